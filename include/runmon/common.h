@@ -1,0 +1,65 @@
+/*
+ * common.h - error reporting, exit codes and aborting allocators shared by
+ * every runmon module.
+ *
+ * Core functions never print: they return an rm_status and fill a
+ * caller-provided struct rm_err. Only the command layer prints and picks the
+ * process exit code.
+ */
+#ifndef RUNMON_COMMON_H
+#define RUNMON_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RM_VERSION "0.1.0"
+
+/* Status of a core call. RM_OK is zero so `if (rc)` reads naturally. */
+enum rm_status {
+	RM_OK = 0,
+	RM_E_USAGE,   /* bad option or argument */
+	RM_E_INPUT,   /* malformed input file or row */
+	RM_E_IO,      /* file system error */
+	RM_E_STORE,   /* SQLite error */
+	RM_E_NET,     /* network or server error */
+	RM_E_NOTFOUND /* the named run or object does not exist */
+};
+
+/* Process exit codes, documented in the README and in `runmon --help`. */
+enum rm_exit {
+	RM_EXIT_OK = 0,       /* healthy / done */
+	RM_EXIT_FINDINGS = 1, /* findings at or above the failing severity */
+	RM_EXIT_USAGE = 2,    /* usage or input error */
+	RM_EXIT_NET = 3,      /* network or server error */
+	RM_EXIT_STORE = 4     /* database or file system error */
+};
+
+struct rm_err {
+	enum rm_status code;
+	char msg[512];
+};
+
+/* Fills err (if not NULL) and returns code, so `return rm_err_set(...)`. */
+int rm_err_set(struct rm_err *err, enum rm_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Maps a status to the exit code a command should return. */
+int rm_exit_code(enum rm_status code);
+
+/* Allocators that abort on out-of-memory: a CLI has no recovery path. */
+void *rm_xmalloc(size_t n);
+void *rm_xcalloc(size_t n, size_t size);
+void *rm_xrealloc(void *p, size_t n);
+char *rm_xstrdup(const char *s);
+char *rm_xstrndup(const char *s, size_t n);
+/* printf into a new string owned by the caller. */
+char *rm_xasprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif

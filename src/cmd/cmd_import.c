@@ -1,0 +1,172 @@
+/*
+ * cmd_import.c - `runmon import`: load history files and batch sidecars.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "runmon/import.h"
+
+static const char usage_text[] =
+    "usage: runmon import [options] FILE...\n"
+    "\n"
+    "Imports per-step losses and batch composition into the database. Formats are\n"
+    "detected from the first line:\n"
+    "  wandb-history     W&B wandb-history.jsonl rows (\"_step\", nested keys, NaN)\n"
+    "  jsonl, csv        plain rows with a step and a loss column\n"
+    "  sidecar-jsonl     batch sidecar: {\"step\", \"bucket\", \"lens\"|\"n\",\"min_len\",...}\n"
+    "  sidecar-csv       the same columns as CSV\n"
+    "  hf-trainer-state  Hugging Face trainer_state.json (log_history)\n"
+    "  wandb-csv         W&B chart export (Step, \"<run> - <metric>\")\n"
+    "  tensorboard-csv   TensorBoard scalar export (Wall time,Step,Value)\n"
+    "A later row replaces an earlier one of the same step; restarts of the step\n"
+    "counter are reported. All files are imported in one transaction: on a bad\n"
+    "line nothing is stored (unless --skip-bad).\n"
+    "\n"
+    "Options:\n"
+    "  --run NAME          run to import into (default: from the file name;\n"
+    "                      ENTITY/PROJECT/ID attaches to a W&B run)\n"
+    "  --format FMT        force a format (one of the names above, or auto)\n"
+    "  --loss-key KEY      loss key (default: loss, train/loss, train_loss, ...)\n"
+    "  --step-key KEY      step key (default: _step, step, global_step, ...)\n"
+    "  --batch-prefix P    prefix of batch keys in history rows (default batch/)\n"
+    "  --buckets B0,B1,..  bucket boundaries in tokens; bucket i holds max_len in\n"
+    "                      (Bi, Bi+1]; used when a row has no bucket\n"
+    "  --skip-bad          skip malformed lines, report how many and where\n"
+    "  --db PATH           database file\n";
+
+static int parse_bounds(const char *s, int64_t **out, int *n)
+{
+	int cap = 8;
+	int64_t *b = rm_xmalloc((size_t)cap * sizeof(*b));
+	*n = 0;
+	while (*s) {
+		char *end;
+		long long v = strtoll(s, &end, 10);
+		if (end == s || (*end && *end != ',') || v < 0 || (*n && v <= b[*n - 1])) {
+			free(b);
+			return -1;
+		}
+		if (*n == cap)
+			b = rm_xrealloc(b, (size_t)(cap *= 2) * sizeof(*b));
+		b[(*n)++] = v;
+		s = *end ? end + 1 : end;
+	}
+	*out = b;
+	return *n >= 2 ? 0 : -1;
+}
+
+static void print_result(const struct rm_import_result *r)
+{
+	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
+	printf("%s: %s -> run '%s': %llu lines, ", r->path, rm_format_name(r->format), r->run_name,
+	       (unsigned long long)r->lines);
+	if (!sidecar)
+		printf("%llu steps (%lld new), ", (unsigned long long)r->steps, (long long)r->new_steps);
+	printf("%llu batches", (unsigned long long)r->batches);
+	if (r->evals)
+		printf(", %llu eval rows", (unsigned long long)r->evals);
+	if (r->steps)
+		printf(", steps %lld..%lld", (long long)r->first_step, (long long)r->last_step);
+	if (r->loss_key)
+		printf(", loss key '%s'", r->loss_key);
+	putchar('\n');
+	if (r->replaced)
+		printf("  %llu rows replaced an earlier row of the same step\n", (unsigned long long)r->replaced);
+	if (r->restarts) {
+		printf("  step counter restarted %llu time%s:", (unsigned long long)r->restarts,
+		       r->restarts > 1 ? "s" : "");
+		for (uint64_t i = 0; i < r->restarts && i < RM_IMPORT_NOTED; i++)
+			printf("%s line %llu (step %lld after %lld)", i ? "," : "",
+			       (unsigned long long)r->restart[i].line, (long long)r->restart[i].step,
+			       (long long)r->restart[i].prev_step);
+		printf("%s\n", r->restarts > RM_IMPORT_NOTED ? ", ..." : "");
+	}
+	if (r->skipped) {
+		printf("  skipped %llu bad line%s (", (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "");
+		for (uint64_t i = 0; i < r->skipped && i < RM_IMPORT_NOTED; i++)
+			printf("%s%llu", i ? ", " : "", (unsigned long long)r->bad_line[i]);
+		printf("%s); first: %s\n", r->skipped > RM_IMPORT_NOTED ? ", ..." : "", r->bad_msg);
+	}
+	if (r->ignored)
+		printf("  %llu rows had no loss, eval or batch values\n", (unsigned long long)r->ignored);
+	if (r->over_bounds)
+		printf("  %llu batches longer than the last bucket boundary (put in the last bucket)\n",
+		       (unsigned long long)r->over_bounds);
+	if (!r->loss_key && !sidecar)
+		printf("  no loss key found (use --loss-key)\n");
+}
+
+static int run_import(int argc, char **argv, struct rm_ctx *ctx)
+{
+	static const struct option longopts[] = {
+	    {"run", required_argument, NULL, 'r'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"loss-key", required_argument, NULL, 'l'},
+	    {"step-key", required_argument, NULL, 's'},
+	    {"batch-prefix", required_argument, NULL, 'p'},
+	    {"buckets", required_argument, NULL, 'b'},
+	    {"skip-bad", no_argument, NULL, 'k'},
+	    {"db", required_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct rm_import_opts opts = {0};
+	int64_t *bounds = NULL;
+	int c, code;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': opts.run_name = optarg; break;
+		case 'f':
+			if (rm_format_parse(optarg, &opts.format))
+				return rm_cmd_usage_error(&cmd_import, "unknown format '%s'", optarg);
+			break;
+		case 'l': opts.loss_key = optarg; break;
+		case 's': opts.step_key = optarg; break;
+		case 'p': opts.batch_prefix = optarg; break;
+		case 'b':
+			free(bounds);
+			if (parse_bounds(optarg, &bounds, &opts.nbounds))
+				return rm_cmd_usage_error(&cmd_import,
+				                          "--buckets wants two or more increasing lengths, like"
+				                          " 0,770,1216,8192 (got '%s')",
+				                          optarg);
+			opts.bounds = bounds;
+			break;
+		case 'k': opts.skip_bad = 1; break;
+		case 'D': ctx->db_path = optarg; break;
+		case 'h': free(bounds); return rm_cmd_help(&cmd_import);
+		default: free(bounds); return rm_cmd_usage_error(&cmd_import, "bad option");
+		}
+	}
+	if (optind >= argc) {
+		free(bounds);
+		return rm_cmd_usage_error(&cmd_import, "no file to import");
+	}
+	struct rm_store *st = NULL;
+	struct rm_import_report rep;
+	struct rm_err err;
+	if ((code = rm_ctx_open_store(ctx, &st)))
+		goto out;
+	if (rm_import(st, &opts, argv + optind, argc - optind, &rep, &err)) {
+		rm_error("%s", err.msg);
+		if (err.code == RM_E_INPUT)
+			fprintf(stderr, "runmon: nothing was imported%s\n",
+			        opts.skip_bad ? "" : " (--skip-bad imports the good lines)");
+		code = rm_exit_code(err.code);
+		goto out;
+	}
+	for (size_t i = 0; i < rep.n; i++)
+		print_result(&rep.r[i]);
+	rm_import_report_release(&rep);
+	code = RM_EXIT_OK;
+out:
+	rm_store_close(st);
+	free(bounds);
+	return code;
+}
+
+const struct rm_cmd cmd_import = {"import", "import history files and batch sidecars", usage_text, run_import};

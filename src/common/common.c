@@ -1,0 +1,93 @@
+/*
+ * common.c - rm_err helpers and aborting allocators.
+ */
+#include "runmon/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rm_err_set(struct rm_err *err, enum rm_status code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		err->code = code;
+	}
+	return (int)code;
+}
+
+int rm_exit_code(enum rm_status code)
+{
+	switch (code) {
+	case RM_OK: return RM_EXIT_OK;
+	case RM_E_USAGE:
+	case RM_E_INPUT:
+	case RM_E_NOTFOUND: return RM_EXIT_USAGE;
+	case RM_E_NET: return RM_EXIT_NET;
+	case RM_E_IO:
+	case RM_E_STORE: return RM_EXIT_STORE;
+	}
+	return RM_EXIT_STORE;
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "runmon: fatal: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *rm_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *rm_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *rm_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *rm_xstrdup(const char *s)
+{
+	return rm_xstrndup(s, strlen(s));
+}
+
+char *rm_xstrndup(const char *s, size_t n)
+{
+	char *p = rm_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *rm_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(0);
+	char *s = rm_xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}

@@ -1,0 +1,184 @@
+/*
+ * main.c - runmon's entry point: global options, then the command table.
+ *
+ * Command names match exactly (no abbreviations): runmon runs from cron
+ * and CI, where a prefix that later becomes ambiguous would break jobs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/cmd.h"
+
+static const struct rm_cmd *const commands[] = {
+    &cmd_import,
+    &cmd_runs,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void vmsg(const char *level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "runmon: %s: ", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void rm_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("error", fmt, ap);
+	va_end(ap);
+}
+
+void rm_warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning", fmt, ap);
+	va_end(ap);
+}
+
+int rm_cmd_help(const struct rm_cmd *cmd)
+{
+	fputs(cmd->usage, stdout);
+	return RM_EXIT_OK;
+}
+
+int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("error", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "see 'runmon %s --help'\n", cmd->name);
+	return RM_EXIT_USAGE;
+}
+
+/* mkdir -p for the default database's directory. */
+static void make_parents(const char *path)
+{
+	char *p = rm_xstrdup(path);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	free(p);
+}
+
+static char *default_db_path(void)
+{
+	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+	char *path;
+	if (xdg && *xdg)
+		path = rm_xasprintf("%s/runmon/runmon.db", xdg);
+	else if (home && *home)
+		path = rm_xasprintf("%s/.local/share/runmon/runmon.db", home);
+	else
+		return rm_xstrdup("runmon.db");
+	make_parents(path);
+	return path;
+}
+
+int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st)
+{
+	struct rm_err err;
+	if (rm_store_open(st, ctx->db_path, &err)) {
+		rm_error("%s", err.msg);
+		return rm_exit_code(err.code);
+	}
+	return RM_EXIT_OK;
+}
+
+static void usage(FILE *fp)
+{
+	fputs("usage: runmon [--db PATH] COMMAND [ARGS]\n"
+	      "       runmon help COMMAND | --version\n\n"
+	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
+	      "batching (trimodal split, ladders, same-bucket runs, loss resets).\n\n"
+	      "Commands:\n",
+	      fp);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+	fputs("\nOptions:\n"
+	      "  --db PATH   database file (env RUNMON_DB; default\n"
+	      "              $XDG_DATA_HOME/runmon/runmon.db or ~/.local/share/runmon/runmon.db)\n\n"
+	      "Exit status: 0 done/healthy, 1 findings at the failing severity, 2 usage or\n"
+	      "input error, 3 network or server error, 4 database or file system error.\n",
+	      fp);
+}
+
+static const struct rm_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+/* A failed write to stdout (a full disk, a closed pipe) is an error. */
+static int finish(int code)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "runmon: error: cannot write output: %s\n", strerror(errno));
+		return code ? code : RM_EXIT_STORE;
+	}
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct rm_ctx ctx = {0};
+	char *db_default = NULL;
+	int i = 1, code;
+	const char *db = getenv("RUNMON_DB");
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+			db = argv[++i];
+		} else if (!strncmp(argv[i], "--db=", 5)) {
+			db = argv[i] + 5;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("runmon %s\n", RM_VERSION);
+			return finish(RM_EXIT_OK);
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return finish(RM_EXIT_OK);
+		} else {
+			fprintf(stderr, "runmon: error: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return RM_EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return RM_EXIT_USAGE;
+	}
+	if (!strcmp(argv[i], "help")) {
+		const struct rm_cmd *c = i + 1 < argc ? find_command(argv[i + 1]) : NULL;
+		if (i + 1 < argc && !c) {
+			fprintf(stderr, "runmon: error: unknown command '%s'\n", argv[i + 1]);
+			return RM_EXIT_USAGE;
+		}
+		if (c)
+			rm_cmd_help(c);
+		else
+			usage(stdout);
+		return finish(RM_EXIT_OK);
+	}
+	const struct rm_cmd *cmd = find_command(argv[i]);
+	if (!cmd) {
+		fprintf(stderr, "runmon: error: unknown command '%s'\n", argv[i]);
+		usage(stderr);
+		return RM_EXIT_USAGE;
+	}
+	if (!db || !*db)
+		db = db_default = default_db_path();
+	ctx.db_path = db;
+	code = cmd->run(argc - i, argv + i, &ctx);
+	free(db_default);
+	return finish(code);
+}

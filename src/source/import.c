@@ -1,0 +1,438 @@
+/*
+ * import.c - import driver: format names and detection, run naming, and
+ * the sink that writes one run's records while noting restarts (the step
+ * counter going backwards) and replacements (a step logged again).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "runmon/csv.h"
+#include "runmon/lines.h"
+
+static const char *const format_names[RM_FMT_COUNT] = {
+    [RM_FMT_AUTO] = NULL,
+    [RM_FMT_WANDB_HISTORY] = "wandb-history",
+    [RM_FMT_JSONL] = "jsonl",
+    [RM_FMT_SIDECAR_JSONL] = "sidecar-jsonl",
+    [RM_FMT_HF_STATE] = "hf-trainer-state",
+    [RM_FMT_WANDB_CSV] = "wandb-csv",
+    [RM_FMT_TB_CSV] = "tensorboard-csv",
+    [RM_FMT_SIDECAR_CSV] = "sidecar-csv",
+    [RM_FMT_CSV] = "csv",
+};
+
+const char *rm_format_name(enum rm_format f)
+{
+	return f > RM_FMT_AUTO && f < RM_FMT_COUNT ? format_names[f] : NULL;
+}
+
+int rm_format_parse(const char *name, enum rm_format *out)
+{
+	if (!strcmp(name, "auto")) {
+		*out = RM_FMT_AUTO;
+		return 0;
+	}
+	for (int f = 1; f < RM_FMT_COUNT; f++)
+		if (!strcmp(name, format_names[f])) {
+			*out = (enum rm_format)f;
+			return 0;
+		}
+	return -1;
+}
+
+int rm_bucket_of(const int64_t *bounds, int nbounds, double max_len, int *over)
+{
+	*over = 0;
+	for (int i = 0; i + 1 < nbounds; i++)
+		if (max_len <= (double)bounds[i + 1])
+			return i;
+	*over = 1;
+	return nbounds - 2;
+}
+
+/* ---- report ------------------------------------------------------------ */
+
+struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
+                                    enum rm_format fmt)
+{
+	rep->r = rm_xrealloc(rep->r, (rep->n + 1) * sizeof(*rep->r));
+	struct rm_import_result *res = &rep->r[rep->n++];
+	memset(res, 0, sizeof(*res));
+	res->path = rm_xstrdup(path);
+	res->run_name = rm_xstrdup(run_name);
+	res->format = fmt;
+	res->first_step = -1;
+	res->last_step = -1;
+	return res;
+}
+
+void rm_import_report_release(struct rm_import_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		free(rep->r[i].path);
+		free(rep->r[i].run_name);
+		free(rep->r[i].loss_key);
+	}
+	free(rep->r);
+	rep->r = NULL;
+	rep->n = 0;
+}
+
+int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
+             struct rm_err *err)
+{
+	if (!opts->skip_bad)
+		return rm_err_set(err, RM_E_INPUT, "%s:%llu: %s", res->path, (unsigned long long)line, why);
+	if (res->skipped < RM_IMPORT_NOTED)
+		res->bad_line[res->skipped] = line;
+	if (res->skipped == 0)
+		snprintf(res->bad_msg, sizeof(res->bad_msg), "%s", why);
+	res->skipped++;
+	return RM_OK;
+}
+
+/* ---- run names ------------------------------------------------------------ */
+
+/* "run-20240501_100000-ab12cd34" (a W&B run directory) gives "ab12cd34". */
+static const char *wandb_dir_run_id(const char *dir, size_t n)
+{
+	const char *p = dir;
+	if (n > 8 && !strncmp(p, "offline-", 8))
+		p += 8;
+	if (strncmp(p, "run-", 4))
+		return NULL;
+	const char *dash = memchr(p + 4, '-', n - (size_t)(p + 4 - dir));
+	return dash && dash + 1 < dir + n ? dash + 1 : NULL;
+}
+
+char *run_name_for(const struct rm_import_opts *opts, const char *path)
+{
+	if (opts->run_name)
+		return rm_xstrdup(opts->run_name);
+	if (!strcmp(path, "-"))
+		return rm_xstrdup("stdin");
+	/* Split into components, newest last. */
+	char *copy = rm_xstrdup(path), *parts[64];
+	int n = 0;
+	for (char *tok = strtok(copy, "/"); tok && n < 64; tok = strtok(NULL, "/"))
+		parts[n++] = tok;
+	char *name = NULL;
+	if (n == 0) {
+		name = rm_xstrdup("run");
+		goto out;
+	}
+	char *base = parts[n - 1], *dot = strrchr(base, '.');
+	if (dot && dot != base)
+		*dot = '\0';
+	/* Generic file names say nothing: use the directory, skipping W&B's
+	 * files/ and Hugging Face's checkpoint-N/. */
+	if (!strcmp(base, "wandb-history") || !strcmp(base, "trainer_state") || !strcmp(base, "history")) {
+		for (int i = n - 2; i >= 0; i--) {
+			if (!strcmp(parts[i], "files") || !strncmp(parts[i], "checkpoint-", 11) ||
+			    !strcmp(parts[i], ".") || !strcmp(parts[i], ".."))
+				continue;
+			const char *id = wandb_dir_run_id(parts[i], strlen(parts[i]));
+			name = rm_xstrdup(id ? id : parts[i]);
+			break;
+		}
+	}
+	if (!name)
+		name = rm_xstrdup(base);
+out:
+	free(copy);
+	return name;
+}
+
+/* ---- sink ------------------------------------------------------------ */
+
+#define SEEN_MAX_STEP (1ll << 27) /* steps tracked exactly (16 MiB of bits) */
+
+int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
+              struct rm_err *err)
+{
+	memset(k, 0, sizeof(*k));
+	k->res = res;
+	k->st = st;
+	k->opts = opts;
+	mapper_init(&k->map, res->format, opts);
+	/* "entity/project/id" attaches the file to that W&B run's record. */
+	char *name = rm_xstrdup(res->run_name), *s1 = strchr(name, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	struct rm_run_key key = {.source = "file", .entity = "", .project = "", .name = name};
+	if (s1 && s2 && !strchr(s2 + 1, '/')) {
+		*s1 = *s2 = '\0';
+		key.entity = name;
+		key.project = s1 + 1;
+		key.name = s2 + 1;
+	}
+	int rc = rm_store_run_ensure(st, &key, &k->run_id, err);
+	free(name);
+	if (!rc)
+		rc = rm_store_count_steps(st, k->run_id, &k->steps_before, err);
+	if (!rc && opts->nbounds >= 2)
+		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
+	res->run_id = k->run_id;
+	return rc;
+}
+
+static struct track *track_for(struct sink *k, int64_t rank)
+{
+	for (size_t i = 0; i < k->ntracks; i++)
+		if (k->tracks[i].rank == rank)
+			return &k->tracks[i];
+	k->tracks = rm_xrealloc(k->tracks, (k->ntracks + 1) * sizeof(*k->tracks));
+	struct track *t = &k->tracks[k->ntracks++];
+	memset(t, 0, sizeof(*t));
+	t->rank = rank;
+	t->max_step = -1;
+	return t;
+}
+
+/* Marks step seen; returns 1 if it was seen before in this file. */
+static int track_seen(struct track *t, int64_t step)
+{
+	if (step >= SEEN_MAX_STEP)
+		return step <= t->max_step;
+	size_t w = (size_t)(step >> 6);
+	if (w >= t->words) {
+		size_t nw = t->words ? t->words : 1024;
+		while (nw <= w)
+			nw *= 2;
+		t->seen = rm_xrealloc(t->seen, nw * sizeof(uint64_t));
+		memset(t->seen + t->words, 0, (nw - t->words) * sizeof(uint64_t));
+		t->words = nw;
+	}
+	uint64_t bit = 1ull << (step & 63);
+	int was = (t->seen[w] & bit) != 0;
+	t->seen[w] |= bit;
+	return was;
+}
+
+static void note_step(struct sink *k, int64_t rank, int64_t step, uint64_t line)
+{
+	struct rm_import_result *res = k->res;
+	struct track *t = track_for(k, rank);
+	if (t->has_prev && step < t->prev) {
+		if (res->restarts < RM_IMPORT_NOTED)
+			res->restart[res->restarts] = (struct rm_restart){line, step, t->prev};
+		res->restarts++;
+	}
+	if (track_seen(t, step))
+		res->replaced++;
+	t->prev = step;
+	t->has_prev = 1;
+	if (step > t->max_step)
+		t->max_step = step;
+	if (res->first_step < 0 || step < res->first_step)
+		res->first_step = step;
+	if (step > res->last_step)
+		res->last_step = step;
+}
+
+int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_t nev, uint64_t line,
+             struct rm_err *err)
+{
+	struct rm_import_result *res = k->res;
+	int rc;
+	if (rec->is_summary || (!rec->has_step_row && !rec->has_batch && !rec->is_eval)) {
+		res->ignored++;
+		return RM_OK;
+	}
+	if (rec->has_step_row) {
+		note_step(k, -1, rec->step, line);
+		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
+			return rc;
+		res->steps++;
+	}
+	if (rec->has_batch) {
+		struct rm_batch *b = &rec->b;
+		if (!((b->have >> RM_B_BUCKET) & 1) && ((b->have >> RM_B_MAX_LEN) & 1) && k->opts->nbounds >= 2) {
+			int over;
+			b->v[RM_B_BUCKET] = rm_bucket_of(k->opts->bounds, k->opts->nbounds, b->v[RM_B_MAX_LEN], &over);
+			b->have |= 1u << RM_B_BUCKET;
+			res->over_bounds += (uint64_t)over;
+		}
+		if (!rec->has_step_row)
+			note_step(k, b->rank, rec->step, line);
+		if ((rc = rm_store_put_batch(k->st, k->run_id, b, err)))
+			return rc;
+		res->batches++;
+	}
+	if (rec->is_eval && nev) {
+		for (size_t i = 0; i < nev; i++)
+			if ((rc = rm_store_put_eval(k->st, k->run_id, rec->step, ev[i].key, ev[i].value, err)))
+				return rc;
+		res->evals++;
+	}
+	return RM_OK;
+}
+
+int sink_finish(struct sink *k, struct rm_err *err)
+{
+	int64_t after;
+	const char *loss_key = k->map.locked[T_LOSS];
+	int rc = rm_store_count_steps(k->st, k->run_id, &after, err);
+	if (rc)
+		return rc;
+	k->res->new_steps = after - k->steps_before;
+	if (loss_key && !k->res->loss_key)
+		k->res->loss_key = rm_xstrdup(loss_key);
+	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
+}
+
+void sink_release(struct sink *k)
+{
+	for (size_t i = 0; i < k->ntracks; i++)
+		free(k->tracks[i].seen);
+	free(k->tracks);
+	mapper_release(&k->map);
+	memset(k, 0, sizeof(*k));
+}
+
+/* ---- detection ------------------------------------------------------------ */
+
+static int row_has_any(struct mapper *m, const struct rm_row *row, enum target lo, enum target hi)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		int prio;
+		enum target t = mapper_target(m, row->f[i].key, row->f[i].klen, &prio);
+		if (t >= lo && t <= hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* A row is a sidecar row when it has batch statistics under their bare
+ * names and no loss. */
+static int looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row)
+{
+	struct mapper plain, side;
+	mapper_init(&plain, RM_FMT_JSONL, opts);
+	mapper_init(&side, RM_FMT_SIDECAR_JSONL, opts);
+	int yes = row_has_any(&side, row, T_BUCKET, T_LENS) && !row_has_any(&plain, row, T_LOSS, T_LOSS) &&
+	          !row_has_any(&plain, row, T_BUCKET, T_LENS);
+	mapper_release(&plain);
+	mapper_release(&side);
+	return yes;
+}
+
+static enum rm_format detect(const struct rm_import_opts *opts, char *line, size_t len)
+{
+	struct rm_row row;
+	struct rm_err err;
+	enum rm_format f;
+	while (len && isspace((unsigned char)*line))
+		line++, len--;
+	rm_row_init(&row);
+	if (len && *line == '{') {
+		if (rm_jsonrow_parse(&row, line, len, &err))
+			f = RM_FMT_HF_STATE; /* a multi-line document */
+		else if (rm_row_get(&row, "log_history"))
+			f = RM_FMT_HF_STATE;
+		else if (rm_row_get(&row, "_step"))
+			f = RM_FMT_WANDB_HISTORY;
+		else
+			f = looks_like_sidecar(opts, &row) ? RM_FMT_SIDECAR_JSONL : RM_FMT_JSONL;
+		rm_row_release(&row);
+		return f;
+	}
+	struct rm_csv csv;
+	rm_csv_init(&csv, rm_csv_guess_sep(line));
+	char *copy = rm_xstrndup(line, len);
+	f = RM_FMT_CSV;
+	if (!rm_csv_split(&csv, copy, len, &err)) {
+		int dash = 0;
+		for (size_t i = 0; i < csv.n; i++) {
+			rm_row_add(&row, csv.cell[i], csv.len[i], 0)->type = RM_F_CELL;
+			dash |= strstr(csv.cell[i], " - ") != NULL;
+		}
+		if (csv.n == 3 && !strcmp(csv.cell[0], "Wall time") && !strcmp(csv.cell[1], "Step") &&
+		    !strcmp(csv.cell[2], "Value"))
+			f = RM_FMT_TB_CSV;
+		else if (csv.n >= 2 && !strcmp(csv.cell[0], "Step") && dash)
+			f = RM_FMT_WANDB_CSV;
+		else if (looks_like_sidecar(opts, &row))
+			f = RM_FMT_SIDECAR_CSV;
+	}
+	free(copy);
+	rm_csv_release(&csv);
+	rm_row_release(&row);
+	return f;
+}
+
+/* Reads the first non-blank line of path to pick its format. */
+static int detect_file(const struct rm_import_opts *opts, const char *path, enum rm_format *out, struct rm_err *err)
+{
+	struct rm_lines lr;
+	char *line;
+	size_t len;
+	int rc = rm_lines_open(&lr, path, err);
+	if (rc)
+		return rc;
+	do {
+		if ((rc = rm_lines_next(&lr, &line, &len, err)))
+			goto out;
+	} while (line && strspn(line, " \t") == len);
+	if (!line) {
+		rc = rm_err_set(err, RM_E_INPUT, "%s: file is empty", path);
+		goto out;
+	}
+	*out = detect(opts, line, len);
+out:
+	rm_lines_close(&lr);
+	return rc;
+}
+
+static int import_file(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err)
+{
+	enum rm_format fmt = opts->format;
+	int rc;
+	if (fmt == RM_FMT_AUTO) {
+		if (!strcmp(path, "-"))
+			return rm_err_set(err, RM_E_USAGE, "reading stdin needs --format");
+		if ((rc = detect_file(opts, path, &fmt, err)))
+			return rc;
+	}
+	switch (fmt) {
+	case RM_FMT_HF_STATE: return import_hf_state(st, opts, path, rep, err);
+	case RM_FMT_WANDB_HISTORY:
+	case RM_FMT_JSONL:
+	case RM_FMT_SIDECAR_JSONL: return import_jsonl(st, opts, path, fmt, rep, err);
+	default: return import_csv(st, opts, path, fmt, rep, err);
+	}
+}
+
+int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *const *files, int nfiles,
+              struct rm_import_report *rep, struct rm_err *err)
+{
+	int rc;
+	memset(rep, 0, sizeof(*rep));
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	for (int i = 0; i < nfiles; i++)
+		if ((rc = import_file(st, opts, files[i], rep, err)))
+			goto fail;
+	for (size_t i = 0; i < rep->n; i++) {
+		struct rm_import_result *r = &rep->r[i];
+		struct rm_import_log log = {r->run_id,
+		                            r->path,
+		                            rm_format_name(r->format),
+		                            (int64_t)r->lines,
+		                            (int64_t)r->steps,
+		                            (int64_t)r->batches,
+		                            (int64_t)r->replaced,
+		                            (int64_t)r->restarts,
+		                            (int64_t)r->skipped};
+		if ((rc = rm_store_log_import(st, &log, err)))
+			goto fail;
+	}
+	if ((rc = rm_store_commit(st, err)))
+		goto fail;
+	return RM_OK;
+fail:
+	rm_store_rollback(st);
+	rm_import_report_release(rep);
+	return rc;
+}

@@ -1,0 +1,138 @@
+/*
+ * import_internal.h - what the importer's files share: the key mapper that
+ * turns a row of any format into a step, batch or eval record, and the sink
+ * that writes records of one run and tracks restarts and replacements.
+ */
+#ifndef RUNMON_IMPORT_INTERNAL_H
+#define RUNMON_IMPORT_INTERNAL_H
+
+#include "runmon/import.h"
+#include "runmon/row.h"
+#include "runmon/store.h"
+
+enum target {
+	T_STEP,
+	T_LOSS,
+	T_LR,
+	T_EPOCH,
+	T_GRAD_NORM,
+	T_RUNTIME,
+	T_TS,
+	T_BUCKET,
+	T_N,
+	T_MIN_LEN,
+	T_MAX_LEN,
+	T_MEAN_LEN,
+	T_TOKENS,
+	T_PADDED,
+	T_RANK,
+	T_LENS,
+	T_EVAL,    /* an evaluation metric (eval_, eval/, val/ ... prefixes) */
+	T_SUMMARY, /* marks a run-summary row (HF's final train_runtime row) */
+	T_COUNT,
+	T_NONE = T_COUNT
+};
+
+#define MAP_CACHE 256
+
+struct map_slot {
+	char *key;
+	uint32_t klen;
+	uint8_t target; /* enum target */
+	uint8_t prio;   /* lower wins when a row has several candidates */
+};
+
+struct mapper {
+	enum rm_format fmt;
+	const struct rm_import_opts *opts;
+	const char *batch_prefix;
+	char *locked[T_COUNT]; /* the key each target settled on */
+	struct map_slot cache[MAP_CACHE];
+};
+
+struct record {
+	int64_t step;
+	int has_step_row; /* the loss key was present */
+	int has_batch;
+	int is_eval; /* no loss, but evaluation metrics */
+	int is_summary;
+	struct rm_step s;
+	struct rm_batch b;
+};
+
+void mapper_init(struct mapper *m, enum rm_format fmt, const struct rm_import_opts *opts);
+void mapper_release(struct mapper *m);
+enum target mapper_target(struct mapper *m, const char *key, size_t klen, int *prio);
+/* Fills rec from row. Returns 0, or -1 with a reason in why. */
+int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, char *why, size_t whylen);
+/* Name of the step key this format expects, for messages. */
+const char *mapper_step_name(const struct mapper *m);
+
+struct track {
+	int64_t rank; /* batch rank, or -1 for step rows */
+	int64_t prev;
+	int has_prev;
+	uint64_t *seen; /* bit per step seen in this file */
+	size_t words;
+	int64_t max_step;
+};
+
+struct sink {
+	struct rm_import_result *res;
+	struct rm_store *st;
+	int64_t run_id;
+	int64_t steps_before;
+	struct track *tracks;
+	size_t ntracks;
+	struct mapper map;
+	const struct rm_import_opts *opts;
+};
+
+/* An evaluation value of a row; key is NUL-terminated. */
+struct eval_kv {
+	const char *key;
+	double value;
+};
+
+int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
+              struct rm_err *err);
+/* Writes the records of one row (runs on the pipeline's writer thread). */
+int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_t nev, uint64_t line,
+             struct rm_err *err);
+int sink_finish(struct sink *k, struct rm_err *err);
+void sink_release(struct sink *k);
+
+/*
+ * The pipeline overlaps parsing with writing: the driver's thread reads,
+ * parses and maps rows; a writer thread owns the store for the file and
+ * runs sink_put. Rows travel in a bounded ring of chunks, so memory stays
+ * flat. While a pipeline runs, only its writer may touch the store.
+ */
+struct pipeline;
+
+struct pipeline *pipeline_start(void);
+/* Maps row for sink k and queues it; a row the mapper rejects goes to
+ * bad_line. Returns the writer's error once it has failed. */
+int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, uint64_t line, struct rm_err *err);
+/* Drains the queue, stops the writer and returns its status. Frees p. */
+int pipeline_finish(struct pipeline *p, struct rm_err *err);
+
+/* Notes a malformed line in res (skip_bad) or fails with file:line. */
+int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
+             struct rm_err *err);
+
+/* Format drivers. */
+int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                 struct rm_import_report *rep, struct rm_err *err);
+int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+               struct rm_import_report *rep, struct rm_err *err);
+int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                    struct rm_import_report *rep, struct rm_err *err);
+
+/* Adds a result for (path, run name) to the report and returns it. */
+struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
+                                    enum rm_format fmt);
+/* Run name for a file: opts->run_name, else derived from the path. */
+char *run_name_for(const struct rm_import_opts *opts, const char *path);
+
+#endif

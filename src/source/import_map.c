@@ -1,0 +1,332 @@
+/*
+ * import_map.c - decides which key of a row is the step, the loss, a batch
+ * statistic or an eval metric, and converts the row into a record.
+ *
+ * Each target has candidate keys in priority order; the first key a run
+ * uses for a target is kept for the rest of the file, so a row carrying
+ * both "loss" and "train/loss" cannot switch series halfway. Lookups go
+ * through a small cache: a file has a few dozen distinct keys and millions
+ * of rows.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+
+static const char *const cand_step_wandb[] = {"_step", NULL};
+static const char *const cand_step[] = {"step", "global_step",       "_step", "Step", "current_steps", "iteration",
+                                        "iter", "train/global_step", NULL};
+static const char *const cand_loss[] = {"loss",          "train/loss",      "train_loss",      "train.loss",
+                                        "training_loss", "train/loss_step", "train_loss_step", NULL};
+static const char *const cand_lr[] = {"lr",       "learning_rate",       "train/lr", "train/learning_rate",
+                                      "train.lr", "train.learning_rate", "train_lr", NULL};
+static const char *const cand_epoch[] = {"epoch", "train/epoch", "train.epoch", NULL};
+static const char *const cand_grad[] = {"grad_norm",     "train/grad_norm",     "train.grad_norm",
+                                        "gradient_norm", "train/gradient_norm", NULL};
+static const char *const cand_runtime[] = {"_runtime", "runtime", NULL};
+static const char *const cand_ts[] = {"_timestamp", "timestamp", "wall_time", "Wall time", "time", NULL};
+static const char *const eval_prefixes[] = {"eval_", "eval/",       "eval.",       "val/",
+                                            "val_",  "validation/", "validation_", NULL};
+
+/* Hugging Face log_history uses exactly these names; its final row's
+ * train_loss is an average over training, not a step's loss. */
+static const char *const hf_step[] = {"step", NULL};
+static const char *const hf_loss[] = {"loss", NULL};
+static const char *const hf_lr[] = {"learning_rate", NULL};
+static const char *const hf_epoch[] = {"epoch", NULL};
+static const char *const hf_grad[] = {"grad_norm", NULL};
+static const char *const tb_step[] = {"Step", NULL};
+static const char *const tb_loss[] = {"Value", NULL};
+static const char *const tb_ts[] = {"Wall time", NULL};
+static const char *const none[] = {NULL};
+
+/* Batch statistics, in enum target order from T_BUCKET. */
+static const char *const batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
+                                          "padded_tokens", "rank", "lens"};
+
+static int is_sidecar(enum rm_format f)
+{
+	return f == RM_FMT_SIDECAR_JSONL || f == RM_FMT_SIDECAR_CSV;
+}
+
+static const char *const *candidates(const struct mapper *m, enum target t)
+{
+	int hf = m->fmt == RM_FMT_HF_STATE, tb = m->fmt == RM_FMT_TB_CSV;
+	switch (t) {
+	case T_STEP: return hf ? hf_step : tb ? tb_step : m->fmt == RM_FMT_WANDB_HISTORY ? cand_step_wandb : cand_step;
+	case T_LOSS: return is_sidecar(m->fmt) ? none : hf ? hf_loss : tb ? tb_loss : cand_loss;
+	case T_LR: return hf ? hf_lr : tb ? none : cand_lr;
+	case T_EPOCH: return hf ? hf_epoch : tb ? none : cand_epoch;
+	case T_GRAD_NORM: return hf ? hf_grad : tb ? none : cand_grad;
+	case T_RUNTIME: return hf || tb ? none : cand_runtime;
+	case T_TS: return hf ? none : tb ? tb_ts : cand_ts;
+	default: return none;
+	}
+}
+
+const char *mapper_step_name(const struct mapper *m)
+{
+	if (m->opts->step_key)
+		return m->opts->step_key;
+	return candidates(m, T_STEP)[0];
+}
+
+void mapper_init(struct mapper *m, enum rm_format fmt, const struct rm_import_opts *opts)
+{
+	memset(m, 0, sizeof(*m));
+	m->fmt = fmt;
+	m->opts = opts;
+	m->batch_prefix = opts->batch_prefix ? opts->batch_prefix : "batch/";
+}
+
+void mapper_release(struct mapper *m)
+{
+	for (int t = 0; t < T_COUNT; t++)
+		free(m->locked[t]);
+	for (int i = 0; i < MAP_CACHE; i++)
+		free(m->cache[i].key);
+	memset(m, 0, sizeof(*m));
+}
+
+static int key_is(const char *key, size_t klen, const char *name)
+{
+	return strlen(name) == klen && !memcmp(key, name, klen);
+}
+
+static int has_prefix(const char *key, size_t klen, const char *pfx)
+{
+	size_t n = strlen(pfx);
+	return klen > n && !memcmp(key, pfx, n);
+}
+
+/* Target of a key, without the cache. */
+static enum target classify(const struct mapper *m, const char *key, size_t klen, int *prio)
+{
+	const struct rm_import_opts *o = m->opts;
+	*prio = 0;
+	if (o->step_key ? key_is(key, klen, o->step_key) : 0)
+		return T_STEP;
+	if (o->loss_key && !is_sidecar(m->fmt) ? key_is(key, klen, o->loss_key) : 0)
+		return T_LOSS;
+	for (int t = T_STEP; t <= T_TS; t++) {
+		if ((t == T_STEP && o->step_key) || (t == T_LOSS && o->loss_key))
+			continue;
+		const char *const *c = candidates(m, (enum target)t);
+		for (int i = 0; c[i]; i++)
+			if (key_is(key, klen, c[i])) {
+				*prio = i;
+				return (enum target)t;
+			}
+	}
+	/* Batch statistics: "batch/bucket" in history rows; a sidecar also
+	 * takes the bare names. */
+	size_t plen = strlen(m->batch_prefix);
+	const char *k = key;
+	size_t kl = klen;
+	if (klen > plen && !memcmp(key, m->batch_prefix, plen)) {
+		k += plen;
+		kl -= plen;
+	} else if (!is_sidecar(m->fmt)) {
+		k = NULL;
+	}
+	if (k)
+		for (int i = 0; i <= T_LENS - T_BUCKET; i++)
+			if (key_is(k, kl, batch_names[i]))
+				return (enum target)(T_BUCKET + i);
+	if (m->fmt == RM_FMT_HF_STATE && key_is(key, klen, "train_runtime"))
+		return T_SUMMARY;
+	for (int i = 0; eval_prefixes[i]; i++)
+		if (has_prefix(key, klen, eval_prefixes[i]))
+			return T_EVAL;
+	return T_NONE;
+}
+
+static uint32_t hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+enum target mapper_target(struct mapper *m, const char *key, size_t klen, int *prio)
+{
+	uint32_t h = hash(key, klen);
+	for (int probe = 0; probe < 8; probe++) {
+		struct map_slot *s = &m->cache[(h + (uint32_t)probe) % MAP_CACHE];
+		if (!s->key) {
+			enum target t = classify(m, key, klen, prio);
+			s->key = rm_xstrndup(key, klen);
+			s->klen = (uint32_t)klen;
+			s->target = (uint8_t)t;
+			s->prio = (uint8_t)*prio;
+			return t;
+		}
+		if (s->klen == klen && !memcmp(s->key, key, klen)) {
+			*prio = s->prio;
+			return (enum target)s->target;
+		}
+	}
+	return classify(m, key, klen, prio); /* cache full around here */
+}
+
+/* Parses a list of lengths from a number array or a text cell such as
+ * "[1801, 1755]" or "1801 1755". Returns the count, or -1. */
+static int lens_stats(const struct rm_row *row, const struct rm_field *f, struct rm_batch *b)
+{
+	double n = 0, sum = 0, lo = INFINITY, hi = -INFINITY;
+	if (f->type == RM_F_NUMARR) {
+		for (uint32_t i = 0; i < f->arr_len; i++) {
+			double v = row->nums[f->arr_off + i];
+			if (!isfinite(v) || v < 0)
+				return -1;
+			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
+		}
+	} else if (f->type == RM_F_CELL || f->type == RM_F_STR) {
+		const char *p = f->raw, *end = f->raw + f->rlen;
+		while (p < end) {
+			while (p < end && strchr("[] ,;\t", *p))
+				p++;
+			if (p >= end)
+				break;
+			const char *q = p;
+			while (q < end && !strchr("[] ,;\t", *q))
+				q++;
+			double v;
+			if (!rm_parse_double(p, (size_t)(q - p), &v) || !isfinite(v) || v < 0)
+				return -1;
+			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
+			p = q;
+		}
+	} else {
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	b->v[RM_B_N] = n;
+	b->v[RM_B_MIN_LEN] = lo;
+	b->v[RM_B_MAX_LEN] = hi;
+	b->v[RM_B_MEAN_LEN] = sum / n;
+	b->v[RM_B_TOKENS] = sum;
+	b->v[RM_B_PADDED] = n * hi - sum;
+	b->have |= 1u << RM_B_N | 1u << RM_B_MIN_LEN | 1u << RM_B_MAX_LEN | 1u << RM_B_MEAN_LEN | 1u << RM_B_TOKENS |
+	           1u << RM_B_PADDED;
+	return (int)n;
+}
+
+/* Fills the batch statistics a sidecar left out but that follow from the
+ * others. */
+static void complete_batch(struct rm_batch *b)
+{
+#define HAS(f)    ((b->have >> (f)) & 1)
+#define SET(f, x) (b->v[f] = (x), b->have |= 1u << (f))
+	if (!HAS(RM_B_TOKENS) && HAS(RM_B_MEAN_LEN) && HAS(RM_B_N))
+		SET(RM_B_TOKENS, round(b->v[RM_B_MEAN_LEN] * b->v[RM_B_N]));
+	if (!HAS(RM_B_MEAN_LEN) && HAS(RM_B_TOKENS) && HAS(RM_B_N) && b->v[RM_B_N] > 0)
+		SET(RM_B_MEAN_LEN, b->v[RM_B_TOKENS] / b->v[RM_B_N]);
+	if (!HAS(RM_B_PADDED) && HAS(RM_B_TOKENS) && HAS(RM_B_N) && HAS(RM_B_MAX_LEN))
+		SET(RM_B_PADDED, b->v[RM_B_N] * b->v[RM_B_MAX_LEN] - b->v[RM_B_TOKENS]);
+#undef HAS
+#undef SET
+}
+
+static const enum rm_step_field step_field_of[] = {
+    [T_LOSS] = RM_S_LOSS,           [T_LR] = RM_S_LR,           [T_EPOCH] = RM_S_EPOCH,
+    [T_GRAD_NORM] = RM_S_GRAD_NORM, [T_RUNTIME] = RM_S_RUNTIME, [T_TS] = RM_S_TS,
+};
+
+int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, char *why, size_t whylen)
+{
+	const struct rm_field *pick[T_COUNT] = {0};
+	int best[T_COUNT];
+	int nevals = 0;
+	memset(rec, 0, sizeof(*rec));
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		int prio;
+		enum target t = mapper_target(m, f->key, f->klen, &prio);
+		if (t == T_NONE)
+			continue;
+		if (t == T_EVAL) {
+			nevals++;
+			continue;
+		}
+		if (m->locked[t]) {
+			if (key_is(f->key, f->klen, m->locked[t]))
+				pick[t] = f;
+			continue;
+		}
+		if (!pick[t] || prio < best[t]) {
+			pick[t] = f;
+			best[t] = prio;
+		}
+	}
+	for (int t = 0; t < T_COUNT; t++)
+		if (pick[t] && !m->locked[t] && t != T_SUMMARY && pick[t]->type != RM_F_NULL)
+			m->locked[t] = rm_xstrndup(pick[t]->key, pick[t]->klen);
+	if (pick[T_SUMMARY]) {
+		rec->is_summary = 1;
+		return 0;
+	}
+	double v;
+	if (!pick[T_STEP] || rm_field_num(pick[T_STEP], &v) != 1) {
+		snprintf(why, whylen, pick[T_STEP] ? "step '%s' is not a number" : "no step ('%s')",
+		         pick[T_STEP] ? m->locked[T_STEP] : mapper_step_name(m));
+		return -1;
+	}
+	if (!(v >= 0 && v < 9007199254740992.0 && v == floor(v))) {
+		snprintf(why, whylen, "step %g is not a non-negative integer", v);
+		return -1;
+	}
+	rec->step = (int64_t)v;
+	rec->s.step = rec->step;
+	rec->b.step = rec->step;
+	for (int t = T_LOSS; t <= T_TS; t++) {
+		if (!pick[t])
+			continue;
+		int rc = rm_field_num(pick[t], &v);
+		if (rc < 0) {
+			snprintf(why, whylen, "'%.*s' is not a number", (int)pick[t]->klen, pick[t]->key);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		enum rm_step_field sf = step_field_of[t];
+		rec->s.v[sf] = v;
+		rec->s.have |= 1u << sf;
+	}
+	rec->has_step_row = (rec->s.have >> RM_S_LOSS) & 1;
+	for (int t = T_BUCKET; t <= T_LENS; t++) {
+		if (!pick[t])
+			continue;
+		if (t == T_LENS) {
+			if (lens_stats(row, pick[t], &rec->b) < 0) {
+				snprintf(why, whylen, "'%.*s' is not a list of lengths", (int)pick[t]->klen,
+				         pick[t]->key);
+				return -1;
+			}
+			continue;
+		}
+		int rc = rm_field_num(pick[t], &v);
+		if (rc < 0 || (rc == 1 && !isfinite(v))) {
+			snprintf(why, whylen, "'%.*s' is not a finite number", (int)pick[t]->klen, pick[t]->key);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		if (t == T_RANK) {
+			rec->b.rank = (int64_t)v;
+			continue;
+		}
+		rec->b.v[t - T_BUCKET] = v;
+		rec->b.have |= 1u << (t - T_BUCKET);
+	}
+	if (rec->b.have) {
+		complete_batch(&rec->b);
+		rec->has_batch = 1;
+	}
+	rec->is_eval = nevals > 0; /* W&B merges eval and train keys of a step */
+	return 0;
+}

@@ -1,0 +1,188 @@
+/*
+ * import_pipe.c - overlaps parsing and writing on two cores.
+ *
+ * Parsing a history line costs about a quarter of what SQLite spends
+ * storing it, so one thread parses and maps rows while another writes
+ * them. Chunks of mapped records cycle through a ring of NCHUNK slots:
+ * the reader fills one, the writer drains the oldest, and each side waits
+ * when the other falls behind, so memory stays a few hundred KiB.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+
+#define NCHUNK     4
+#define CHUNK_ROWS 2048
+
+struct item {
+	struct sink *k;
+	struct record rec;
+	uint64_t line;
+	uint32_t ev0, nev; /* slice of the chunk's evals */
+};
+
+struct chunk {
+	struct item it[CHUNK_ROWS];
+	size_t n;
+	struct eval_kv *ev; /* keys point into keys[] after fix-up */
+	size_t nev, evcap;
+	char *keys;
+	size_t klen, kcap;
+};
+
+struct pipeline {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct chunk *ring[NCHUNK];
+	size_t head, tail, full; /* producer slot, consumer slot, chunks waiting */
+	int done;                /* no more chunks will come */
+	int failed;              /* the writer stopped on err */
+	struct rm_err err;
+};
+
+static void chunk_reset(struct chunk *c)
+{
+	c->n = 0;
+	c->nev = 0;
+	c->klen = 0;
+}
+
+/* The writer thread: drains chunks in order until done. After a failure
+ * it keeps draining (without writing) so the reader never blocks. */
+static void *writer(void *arg)
+{
+	struct pipeline *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->full == 0 && !p->done)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->full == 0) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		struct chunk *c = p->ring[p->tail];
+		int failed = p->failed;
+		pthread_mutex_unlock(&p->mu);
+
+		struct rm_err err;
+		int rc = 0;
+		for (size_t i = 0; i < c->n && !failed && !rc; i++) {
+			struct item *it = &c->it[i];
+			for (uint32_t e = 0; e < it->nev; e++) /* keys were stored as offsets */
+				c->ev[it->ev0 + e].key = c->keys + (uintptr_t)c->ev[it->ev0 + e].key;
+			rc = sink_put(it->k, &it->rec, c->ev + it->ev0, it->nev, it->line, &err);
+		}
+		pthread_mutex_lock(&p->mu);
+		if (rc && !p->failed) {
+			p->failed = 1;
+			p->err = err;
+		}
+		chunk_reset(c);
+		p->tail = (p->tail + 1) % NCHUNK;
+		p->full--;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+struct pipeline *pipeline_start(void)
+{
+	struct pipeline *p = rm_xcalloc(1, sizeof(*p));
+	for (int i = 0; i < NCHUNK; i++)
+		p->ring[i] = rm_xcalloc(1, sizeof(struct chunk));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, writer, p)) {
+		fprintf(stderr, "runmon: fatal: cannot start the import writer thread\n");
+		abort();
+	}
+	return p;
+}
+
+/* Hands the filled chunk to the writer and waits for a free slot. */
+static int hand_off(struct pipeline *p, struct rm_err *err)
+{
+	int failed;
+	pthread_mutex_lock(&p->mu);
+	p->full++;
+	p->head = (p->head + 1) % NCHUNK;
+	pthread_cond_broadcast(&p->cv);
+	while (p->full == NCHUNK)
+		pthread_cond_wait(&p->cv, &p->mu);
+	failed = p->failed;
+	if (failed && err)
+		*err = p->err;
+	pthread_mutex_unlock(&p->mu);
+	return failed ? (int)p->err.code : RM_OK;
+}
+
+static void add_eval(struct chunk *c, const char *key, size_t klen, double v)
+{
+	if (c->klen + klen + 1 > c->kcap) {
+		c->kcap = (c->klen + klen + 1) * 2;
+		c->keys = rm_xrealloc(c->keys, c->kcap);
+	}
+	if (c->nev == c->evcap) {
+		c->evcap = c->evcap ? c->evcap * 2 : 64;
+		c->ev = rm_xrealloc(c->ev, c->evcap * sizeof(*c->ev));
+	}
+	memcpy(c->keys + c->klen, key, klen);
+	c->keys[c->klen + klen] = '\0';
+	/* An offset until the writer fixes it up: keys[] may still move. */
+	c->ev[c->nev].key = (const char *)(uintptr_t)c->klen;
+	c->ev[c->nev].value = v;
+	c->nev++;
+	c->klen += klen + 1;
+}
+
+int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, uint64_t line, struct rm_err *err)
+{
+	struct chunk *c = p->ring[p->head];
+	struct item *it = &c->it[c->n];
+	char why[256];
+	if (mapper_map(&k->map, row, &it->rec, why, sizeof(why)))
+		return bad_line(k->res, k->opts, line, why, err);
+	it->k = k;
+	it->line = line;
+	it->ev0 = (uint32_t)c->nev;
+	if (it->rec.is_eval) {
+		for (size_t i = 0; i < row->n; i++) {
+			const struct rm_field *f = &row->f[i];
+			int prio;
+			double v;
+			if (mapper_target(&k->map, f->key, f->klen, &prio) == T_EVAL && rm_field_num(f, &v) == 1)
+				add_eval(c, f->key, f->klen, v);
+		}
+	}
+	it->nev = (uint32_t)c->nev - it->ev0;
+	if (++c->n == CHUNK_ROWS)
+		return hand_off(p, err);
+	return RM_OK;
+}
+
+int pipeline_finish(struct pipeline *p, struct rm_err *err)
+{
+	if (p->ring[p->head]->n)
+		hand_off(p, NULL);
+	pthread_mutex_lock(&p->mu);
+	p->done = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	int rc = p->failed ? p->err.code : RM_OK;
+	if (p->failed && err)
+		*err = p->err;
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (int i = 0; i < NCHUNK; i++) {
+		free(p->ring[i]->ev);
+		free(p->ring[i]->keys);
+		free(p->ring[i]);
+	}
+	free(p);
+	return rc;
+}

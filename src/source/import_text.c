@@ -1,0 +1,254 @@
+/*
+ * import_text.c - streaming drivers for JSON lines and CSV files.
+ *
+ * Each line becomes a struct rm_row; the mapper and the sink do the rest.
+ * A W&B chart export holds one series per "<run> - <metric>" column, so it
+ * feeds one sink per run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "runmon/csv.h"
+#include "runmon/lines.h"
+
+static int blank(const char *s, size_t n)
+{
+	return strspn(s, " \t") == n;
+}
+
+int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                 struct rm_import_report *rep, struct rm_err *err)
+{
+	struct rm_lines lr;
+	struct rm_row row;
+	struct sink k;
+	char *name = run_name_for(opts, path), *line;
+	size_t len;
+	struct rm_import_result *res = report_add(rep, path, name, fmt);
+	int rc;
+	free(name);
+	if ((rc = rm_lines_open(&lr, path, err)))
+		return rc;
+	rm_row_init(&row);
+	if ((rc = sink_open(&k, st, opts, res, err)))
+		goto out;
+	struct pipeline *p = pipeline_start();
+	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
+		struct rm_err perr;
+		res->lines++;
+		if (blank(line, len))
+			continue;
+		if (rm_jsonrow_parse(&row, line, len, &perr))
+			rc = bad_line(res, opts, lr.lineno, perr.msg, err);
+		else
+			rc = pipeline_feed(p, &k, &row, lr.lineno, err);
+		if (rc)
+			break;
+	}
+	int wrc = pipeline_finish(p, rc ? NULL : err);
+	if (!rc)
+		rc = wrc;
+	if (!rc)
+		rc = sink_finish(&k, err);
+out:
+	sink_release(&k);
+	rm_row_release(&row);
+	rm_lines_close(&lr);
+	return rc;
+}
+
+/* One W&B export series: the columns "<run> - <metric>" of one run. */
+struct series {
+	char *run;
+	size_t *cols; /* column indexes */
+	char **metric;
+	size_t n;
+	struct sink sink;
+	size_t res_index;
+};
+
+static void series_release(struct series *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < s[i].n; j++)
+			free(s[i].metric[j]);
+		free(s[i].metric);
+		free(s[i].cols);
+		free(s[i].run);
+		sink_release(&s[i].sink);
+	}
+	free(s);
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t m = strlen(suffix);
+	return n >= m && !memcmp(s + n - m, suffix, m);
+}
+
+/* Groups export columns by run. Columns ending in __MIN / __MAX are the
+ * chart's aggregation band and are left out. */
+static struct series *group_series(const struct rm_csv *hdr, size_t *nseries)
+{
+	struct series *s = NULL;
+	size_t n = 0;
+	for (size_t c = 1; c < hdr->n; c++) {
+		const char *h = hdr->cell[c];
+		size_t hl = hdr->len[c];
+		if (ends_with(h, hl, "__MIN") || ends_with(h, hl, "__MAX"))
+			continue;
+		const char *sep = NULL;
+		for (const char *p = strstr(h, " - "); p; p = strstr(p + 1, " - "))
+			sep = p;
+		if (!sep)
+			continue;
+		size_t rl = (size_t)(sep - h), i;
+		for (i = 0; i < n; i++)
+			if (strlen(s[i].run) == rl && !memcmp(s[i].run, h, rl))
+				break;
+		if (i == n) {
+			s = rm_xrealloc(s, (n + 1) * sizeof(*s));
+			memset(&s[n], 0, sizeof(*s));
+			s[n].run = rm_xstrndup(h, rl);
+			n++;
+		}
+		s[i].cols = rm_xrealloc(s[i].cols, (s[i].n + 1) * sizeof(size_t));
+		s[i].metric = rm_xrealloc(s[i].metric, (s[i].n + 1) * sizeof(char *));
+		s[i].cols[s[i].n] = c;
+		s[i].metric[s[i].n] = rm_xstrdup(sep + 3);
+		s[i].n++;
+	}
+	*nseries = n;
+	return s;
+}
+
+static void add_cell(struct rm_row *row, const char *key, size_t klen, const char *cell, size_t clen)
+{
+	struct rm_field *f = rm_row_add(row, key, klen, 0);
+	f->type = clen ? RM_F_CELL : RM_F_NULL;
+	f->raw = cell;
+	f->rlen = (uint32_t)clen;
+}
+
+int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+               struct rm_import_report *rep, struct rm_err *err)
+{
+	struct rm_lines lr;
+	struct rm_csv hdr, cells;
+	struct rm_row row;
+	struct series *ser = NULL;
+	size_t nser = 0, ncols = 0;
+	char *line, *hdrline = NULL;
+	size_t len;
+	uint64_t lines = 0;
+	int rc;
+	if ((rc = rm_lines_open(&lr, path, err)))
+		return rc;
+	rm_row_init(&row);
+	rm_csv_init(&hdr, ',');
+	rm_csv_init(&cells, ',');
+	do {
+		if ((rc = rm_lines_next(&lr, &line, &len, err)))
+			goto out;
+		lines++;
+	} while (line && blank(line, len));
+	if (!line) {
+		rc = rm_err_set(err, RM_E_INPUT, "%s: no header line", path);
+		goto out;
+	}
+	hdrline = rm_xstrndup(line, len);
+	hdr.sep = cells.sep = rm_csv_guess_sep(hdrline);
+	if ((rc = rm_csv_split(&hdr, hdrline, len, err))) {
+		char msg[sizeof(err->msg)];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: %s", path, (unsigned long long)lr.lineno, msg);
+		goto out;
+	}
+	ncols = hdr.n;
+	/* One sink per run: every series of an export, else the whole file. */
+	if (fmt == RM_FMT_WANDB_CSV) {
+		ser = group_series(&hdr, &nser);
+		if (nser == 0) {
+			rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: no \"<run> - <metric>\" columns", path,
+			                (unsigned long long)lr.lineno);
+			goto out;
+		}
+		if (nser > 1 && opts->run_name) {
+			rc = rm_err_set(err, RM_E_USAGE,
+			                "%s holds %zu runs (\"%s\", \"%s\", ...); --run names only one: import it"
+			                " without --run",
+			                path, nser, ser[0].run, ser[1].run);
+			goto out;
+		}
+	} else {
+		ser = rm_xcalloc(1, sizeof(*ser));
+		nser = 1;
+	}
+	for (size_t i = 0; i < nser; i++) {
+		char *name = opts->run_name ? rm_xstrdup(opts->run_name)
+		             : ser[i].run   ? rm_xstrdup(ser[i].run)
+		                            : run_name_for(opts, path);
+		ser[i].res_index = rep->n;
+		report_add(rep, path, name, fmt);
+		free(name);
+	}
+	for (size_t i = 0; i < nser; i++)
+		if ((rc = sink_open(&ser[i].sink, st, opts, &rep->r[ser[i].res_index], err)))
+			goto out;
+	struct pipeline *p = pipeline_start();
+	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
+		struct rm_err perr;
+		lines++;
+		if (blank(line, len))
+			continue;
+		if (rm_csv_split(&cells, line, len, &perr)) {
+			if ((rc = bad_line(&rep->r[ser[0].res_index], opts, lr.lineno, perr.msg, err)))
+				break;
+			continue;
+		}
+		if (cells.n != ncols) {
+			char why[96];
+			snprintf(why, sizeof(why), "expected %zu columns as in the header, found %zu", ncols, cells.n);
+			if ((rc = bad_line(&rep->r[ser[0].res_index], opts, lr.lineno, why, err)))
+				break;
+			continue;
+		}
+		for (size_t i = 0; i < nser && !rc; i++) {
+			struct series *s = &ser[i];
+			rm_row_clear(&row);
+			if (fmt != RM_FMT_WANDB_CSV) {
+				for (size_t c = 0; c < ncols; c++)
+					add_cell(&row, hdr.cell[c], hdr.len[c], cells.cell[c], cells.len[c]);
+			} else {
+				int any = 0;
+				add_cell(&row, hdr.cell[0], hdr.len[0], cells.cell[0], cells.len[0]);
+				for (size_t j = 0; j < s->n; j++) {
+					size_t c = s->cols[j];
+					any |= cells.len[c] > 0;
+					add_cell(&row, s->metric[j], strlen(s->metric[j]), cells.cell[c], cells.len[c]);
+				}
+				if (!any)
+					continue; /* this run has no value at this step */
+			}
+			rc = pipeline_feed(p, &s->sink, &row, lr.lineno, err);
+		}
+		if (rc)
+			break;
+	}
+	int wrc = pipeline_finish(p, rc ? NULL : err);
+	if (!rc)
+		rc = wrc;
+	for (size_t i = 0; i < nser && !rc; i++)
+		rc = sink_finish(&ser[i].sink, err);
+	for (size_t i = 0; i < nser; i++)
+		rep->r[ser[i].res_index].lines = lines;
+out:
+	series_release(ser, nser);
+	free(hdrline);
+	rm_csv_release(&hdr);
+	rm_csv_release(&cells);
+	rm_row_release(&row);
+	rm_lines_close(&lr);
+	return rc;
+}

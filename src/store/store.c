@@ -1,0 +1,448 @@
+/*
+ * store.c - SQLite store: connection setup, migrations, upserts, run listing.
+ *
+ * WAL mode and a busy timeout let `watch` write while `diagnose` and Grafana
+ * read. Foreign keys are declared in sql/ but not enforced: every writer
+ * here creates the run first, and the per-row parent lookup would cost ~8%
+ * of an import; deleting a run deletes its rows explicitly. Statements are prepared once per connection and reused.
+ * Nothing here prints; errors carry sqlite3_errmsg.
+ */
+#include "runmon/store.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+
+enum stmt_id { ST_STEP, ST_BATCH, ST_EVAL, ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_STEP] = "INSERT INTO steps(run_id, step, loss, lr, epoch, grad_norm, runtime, ts, nan_mask)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                " ON CONFLICT(run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr,"
+                " epoch = excluded.epoch, grad_norm = excluded.grad_norm, runtime = excluded.runtime,"
+                " ts = excluded.ts, nan_mask = excluded.nan_mask",
+    [ST_BATCH] = "INSERT INTO batches(run_id, step, rank, bucket, n, min_len, max_len, mean_len,"
+                 " tokens, padded_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                 " ON CONFLICT(run_id, step, rank) DO UPDATE SET bucket = excluded.bucket,"
+                 " n = excluded.n, min_len = excluded.min_len, max_len = excluded.max_len,"
+                 " mean_len = excluded.mean_len, tokens = excluded.tokens,"
+                 " padded_tokens = excluded.padded_tokens",
+    [ST_EVAL] = "INSERT INTO evals(run_id, step, key, value) VALUES (?1, ?2, ?3, ?4)"
+                " ON CONFLICT(run_id, step, key) DO UPDATE SET value = excluded.value",
+    [ST_RUN_FIND] = "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3",
+    [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4)",
+};
+
+struct rm_store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[ST_COUNT];
+};
+
+static int db_err(struct rm_store *st, struct rm_err *err, const char *what)
+{
+	return rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, st->path, sqlite3_errmsg(st->db));
+}
+
+static int exec(struct rm_store *st, const char *sql, struct rm_err *err, const char *what)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, st->path,
+		           msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return RM_E_STORE;
+	}
+	return RM_OK;
+}
+
+static sqlite3_stmt *stmt(struct rm_store *st, enum stmt_id id, struct rm_err *err)
+{
+	if (!st->stmt[id] &&
+	    sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL) != SQLITE_OK) {
+		db_err(st, err, "cannot prepare statement");
+		return NULL;
+	}
+	return st->stmt[id];
+}
+
+int rm_store_schema_version(struct rm_store *st)
+{
+	sqlite3_stmt *s;
+	int v = -1;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+int rm_store_latest_version(void)
+{
+	return rm_migrations[rm_migrations_count - 1].version;
+}
+
+/* Applies each migration newer than the database in its own transaction,
+ * so a failed step leaves the database at the previous version. */
+static int migrate(struct rm_store *st, int max_version, struct rm_err *err)
+{
+	int rc;
+	if ((rc = exec(st, "BEGIN IMMEDIATE", err, "cannot lock for migration")))
+		return rc;
+	int v = rm_store_schema_version(st);
+	if (v < 0) {
+		rc = db_err(st, err, "cannot read schema version");
+		goto fail;
+	}
+	if (v > rm_store_latest_version()) {
+		rc = rm_err_set(err, RM_E_STORE,
+		                "database '%s' has schema version %d, newer than this runmon knows (%d)", st->path, v,
+		                rm_store_latest_version());
+		goto fail;
+	}
+	for (int i = 0; i < rm_migrations_count; i++) {
+		const struct rm_migration *m = &rm_migrations[i];
+		if (m->version <= v || m->version > max_version)
+			continue;
+		char what[128];
+		snprintf(what, sizeof(what), "migration %s failed", m->name);
+		if ((rc = exec(st, m->sql, err, what)))
+			goto fail;
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
+		if ((rc = exec(st, pragma, err, "cannot set schema version")))
+			goto fail;
+	}
+	return exec(st, "COMMIT", err, "cannot commit migration");
+fail:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int rm_store_open_version(struct rm_store **out, const char *path, int max_version, struct rm_err *err)
+{
+	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
+	int rc;
+	*out = NULL;
+	st->path = rm_xstrdup(path);
+	/* NOMUTEX: a handle is used by one thread at a time (the importer's
+	 * writer thread takes it over while the reader waits), so SQLite's
+	 * per-call mutex is pure cost (~8% of an import). */
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		rc = rm_err_set(err, RM_E_STORE, "cannot open database '%s': %s", path,
+		                st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	sqlite3_extended_result_codes(st->db, 1);
+	/* journal_mode answers with a row; read it to catch "not a database". */
+	if ((rc = exec(st, "PRAGMA journal_mode = WAL", err, "cannot open")))
+		goto fail;
+	if ((rc = exec(st,
+	               "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+	               " PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY",
+	               err, "cannot configure")))
+		goto fail;
+	if ((rc = migrate(st, max_version, err)))
+		goto fail;
+	*out = st;
+	return RM_OK;
+fail:
+	rm_store_close(st);
+	return rc;
+}
+
+int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err)
+{
+	return rm_store_open_version(out, path, rm_store_latest_version(), err);
+}
+
+void rm_store_close(struct rm_store *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close(st->db);
+	free(st->path);
+	free(st);
+}
+
+int rm_store_begin(struct rm_store *st, struct rm_err *err)
+{
+	return exec(st, "BEGIN IMMEDIATE", err, "cannot start transaction");
+}
+
+int rm_store_commit(struct rm_store *st, struct rm_err *err)
+{
+	return exec(st, "COMMIT", err, "cannot commit");
+}
+
+void rm_store_rollback(struct rm_store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Runs a bound statement to completion and resets it. */
+static int run(struct rm_store *st, sqlite3_stmt *s, struct rm_err *err, const char *what)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_err(st, err, what);
+	return RM_OK;
+}
+
+int rm_store_run_ensure(struct rm_store *st, const struct rm_run_key *key, int64_t *run_id, struct rm_err *err)
+{
+	sqlite3_stmt *s = stmt(st, ST_RUN_FIND, err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, key->entity, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, key->project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, key->name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*run_id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc == SQLITE_ROW)
+		return RM_OK;
+	if (rc != SQLITE_DONE)
+		return db_err(st, err, "cannot look up run");
+	if (!(s = stmt(st, ST_RUN_INSERT, err)))
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, key->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, key->entity, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, key->project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, key->name, -1, SQLITE_STATIC);
+	if ((rc = run(st, s, err, "cannot create run")))
+		return rc;
+	*run_id = sqlite3_last_insert_rowid(st->db);
+	return RM_OK;
+}
+
+/* Binds a value that may be missing (NULL) or NaN (NULL, flagged by caller). */
+static void bind_opt(sqlite3_stmt *s, int i, int have, double v)
+{
+	if (!have || isnan(v))
+		sqlite3_bind_null(s, i);
+	else
+		sqlite3_bind_double(s, i, v);
+}
+
+int rm_store_put_step(struct rm_store *st, int64_t run_id, const struct rm_step *r, struct rm_err *err)
+{
+	sqlite3_stmt *s = stmt(st, ST_STEP, err);
+	if (!s)
+		return RM_E_STORE;
+	int nan_mask = 0;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, r->step);
+	for (int f = 0; f < RM_S_COUNT; f++) {
+		int have = (r->have >> f) & 1;
+		bind_opt(s, 3 + f, have, r->v[f]);
+		if (have && isnan(r->v[f]) && f <= RM_S_GRAD_NORM)
+			nan_mask |= 1 << f;
+	}
+	sqlite3_bind_int(s, 9, nan_mask);
+	return run(st, s, err, "cannot write step");
+}
+
+int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batch *b, struct rm_err *err)
+{
+	sqlite3_stmt *s = stmt(st, ST_BATCH, err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, b->step);
+	sqlite3_bind_int64(s, 3, b->rank);
+	for (int f = 0; f < RM_B_COUNT; f++) {
+		int have = (b->have >> f) & 1;
+		if (have && f != RM_B_MEAN_LEN && isfinite(b->v[f]))
+			sqlite3_bind_int64(s, 4 + f, (sqlite3_int64)llround(b->v[f]));
+		else
+			bind_opt(s, 4 + f, have, b->v[f]);
+	}
+	return run(st, s, err, "cannot write batch");
+}
+
+int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
+                      struct rm_err *err)
+{
+	sqlite3_stmt *s = stmt(st, ST_EVAL, err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, step);
+	sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
+	bind_opt(s, 4, 1, value);
+	return run(st, s, err, "cannot write eval row");
+}
+
+/* Prepares a one-off statement; the caller finalizes it. */
+static sqlite3_stmt *prepare(struct rm_store *st, const char *sql, struct rm_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_err(st, err, "cannot prepare statement");
+		return NULL;
+	}
+	return s;
+}
+
+static int run_once(struct rm_store *st, sqlite3_stmt *s, struct rm_err *err, const char *what)
+{
+	int rc = sqlite3_step(s);
+	int ok = rc == SQLITE_DONE || rc == SQLITE_ROW;
+	if (!ok)
+		db_err(st, err, what);
+	sqlite3_finalize(s);
+	return ok ? RM_OK : RM_E_STORE;
+}
+
+int rm_store_put_buckets(struct rm_store *st, int64_t run_id, const int64_t *bounds, int nbounds, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "DELETE FROM buckets WHERE run_id = ?1", err);
+	int rc;
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	if ((rc = run_once(st, s, err, "cannot replace buckets")))
+		return rc;
+	for (int i = 0; i + 1 < nbounds; i++) {
+		if (!(s = prepare(st, "INSERT INTO buckets(run_id, bucket, lo, hi) VALUES (?1, ?2, ?3, ?4)", err)))
+			return RM_E_STORE;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int(s, 2, i);
+		sqlite3_bind_int64(s, 3, bounds[i]);
+		sqlite3_bind_int64(s, 4, bounds[i + 1]);
+		if ((rc = run_once(st, s, err, "cannot write bucket")))
+			return rc;
+	}
+	return RM_OK;
+}
+
+int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st,
+	                          "UPDATE runs SET last_step = (SELECT MAX(step) FROM steps WHERE run_id = ?1),"
+	                          " loss_key = COALESCE(?2, loss_key), synced_at = ?3 WHERE id = ?1",
+	                          err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (loss_key)
+		sqlite3_bind_text(s, 2, loss_key, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 3, (double)time(NULL));
+	return run_once(st, s, err, "cannot update run");
+}
+
+int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t *n, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "SELECT COUNT(*) FROM steps WHERE run_id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	*n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	return run_once(st, s, err, "cannot count steps");
+}
+
+int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st,
+	                          "INSERT INTO imports(run_id, path, format, lines, steps, batches, replaced,"
+	                          " restarts, skipped, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	                          err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, log->run_id);
+	sqlite3_bind_text(s, 2, log->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, log->format, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, log->lines);
+	sqlite3_bind_int64(s, 5, log->steps);
+	sqlite3_bind_int64(s, 6, log->batches);
+	sqlite3_bind_int64(s, 7, log->replaced);
+	sqlite3_bind_int64(s, 8, log->restarts);
+	sqlite3_bind_int64(s, 9, log->skipped);
+	sqlite3_bind_double(s, 10, (double)time(NULL));
+	return run_once(st, s, err, "cannot log import");
+}
+
+static char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? rm_xstrdup((const char *)t) : NULL;
+}
+
+int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n, struct rm_err *err)
+{
+	sqlite3_stmt *s =
+	    prepare(st,
+	            "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"
+	            " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
+	            " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
+	            " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
+	            " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
+	            " r.synced_at FROM runs r ORDER BY r.id",
+	            err);
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return RM_E_STORE;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*out = rm_xrealloc(*out, cap * sizeof(**out));
+		}
+		struct rm_run_info *r = &(*out)[(*n)++];
+		r->id = sqlite3_column_int64(s, 0);
+		r->source = col_text(s, 1);
+		r->entity = col_text(s, 2);
+		r->project = col_text(s, 3);
+		r->name = col_text(s, 4);
+		r->display_name = col_text(s, 5);
+		r->state = col_text(s, 6);
+		r->loss_key = col_text(s, 7);
+		r->steps = sqlite3_column_int64(s, 8);
+		r->first_step = sqlite3_column_int64(s, 9);
+		r->last_step = sqlite3_column_int64(s, 10);
+		r->batch_steps = sqlite3_column_int64(s, 11);
+		r->synced_at = sqlite3_column_double(s, 12);
+	}
+	if (rc != SQLITE_DONE) {
+		db_err(st, err, "cannot list runs");
+		sqlite3_finalize(s);
+		rm_run_info_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return RM_E_STORE;
+	}
+	sqlite3_finalize(s);
+	return RM_OK;
+}
+
+void rm_run_info_free(struct rm_run_info *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(runs[i].source);
+		free(runs[i].entity);
+		free(runs[i].project);
+		free(runs[i].name);
+		free(runs[i].display_name);
+		free(runs[i].state);
+		free(runs[i].loss_key);
+	}
+	free(runs);
+}

@@ -1,0 +1,428 @@
+/*
+ * test_import.c - every input format against fixtures in tests/data, and
+ * the messy-log rules: restarts, replacements, bad lines, idempotence.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "runmon/import.h"
+#include "testutil.h"
+
+static const int64_t bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
+
+/* Imports files into db; returns the status and fills rep/err. */
+static int imp(const char *db, const struct rm_import_opts *o, const char *f1, const char *f2,
+               struct rm_import_report *rep, struct rm_err *err)
+{
+	struct rm_store *st;
+	char *files[2] = {(char *)f1, (char *)f2};
+	assert_int_equal(rm_store_open(&st, db, err), 0);
+	int rc = rm_import(st, o, files, f2 ? 2 : 1, rep, err);
+	rm_store_close(st);
+	return rc;
+}
+
+static void wandb_history(void **state)
+{
+	const char *db = tu_tmp_path("h.db");
+	struct rm_import_opts o = {.run_name = "h"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("wandb-history.jsonl"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.n, 1);
+	struct rm_import_result *r = &rep.r[0];
+	assert_int_equal(r->format, RM_FMT_WANDB_HISTORY);
+	assert_int_equal(r->lines, 9);
+	assert_int_equal(r->steps, 7);
+	assert_int_equal(r->new_steps, 5);
+	assert_int_equal(r->replaced, 2);
+	assert_int_equal(r->restarts, 1);
+	assert_int_equal(r->restart[0].line, 5);
+	assert_int_equal(r->restart[0].step, 2);
+	assert_int_equal(r->restart[0].prev_step, 3);
+	assert_int_equal(r->batches, 2);
+	assert_int_equal(r->evals, 2);
+	assert_string_equal(r->loss_key, "train/loss");
+	rm_import_report_release(&rep);
+
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 5);
+	assert_string_equal(tu_q_text(db, "SELECT quote(loss) || ',' || nan_mask FROM steps WHERE step = 1"), "NULL,1");
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 2") == 1.5);
+	assert_int_equal(tu_q_int(db, "SELECT epoch IS NULL FROM steps WHERE step = 2"), 1);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") == 1.2);
+	assert_true(isinf(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 4")));
+	assert_true(tu_q_dbl(db, "SELECT lr FROM steps WHERE step = 0") == 0.0003);
+	assert_true(tu_q_dbl(db, "SELECT ts FROM steps WHERE step = 0") == 1714556403.1);
+	assert_true(tu_q_dbl(db, "SELECT runtime FROM steps WHERE step = 0") == 3.2);
+	assert_string_equal(
+	    tu_q_text(db, "SELECT bucket || ',' || n || ',' || padded_tokens FROM batches WHERE step = 0"),
+	    "0,32,9584");
+	assert_string_equal(tu_q_text(db, "SELECT bucket || ',' || max_len FROM batches WHERE step = 2"), "2,2000");
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM evals"), 3);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE step = 5 AND key = 'eval/acc'") == 0.5);
+	assert_string_equal(tu_q_text(db, "SELECT loss_key || ',' || last_step FROM runs"), "train/loss,4");
+	assert_string_equal(tu_q_text(db, "SELECT format || ',' || replaced || ',' || restarts FROM imports"),
+	                    "wandb-history,2,1");
+}
+
+static void nested_loss_key(void **state)
+{
+	const char text[] = "{\"_step\": 0, \"train\": {\"loss\": 2.0}}\n{\"_step\": 1, \"train\": {\"loss\": 1.0}}\n";
+	const char *f = tu_write_file("nested.jsonl", text, sizeof(text) - 1);
+	const char *db = tu_tmp_path("nested.db");
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	assert_string_equal(rep.r[0].loss_key, "train.loss");
+	assert_int_equal(rep.r[0].steps, 2);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT SUM(loss) FROM steps") == 3.0);
+}
+
+static void sidecar_jsonl(void **state)
+{
+	const char *db = tu_tmp_path("s.db");
+	struct rm_import_opts o = {.run_name = "s", .bounds = bounds, .nbounds = 7};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("sidecar.jsonl"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_SIDECAR_JSONL);
+	assert_int_equal(rep.r[0].batches, 4);
+	assert_int_equal(rep.r[0].steps, 0);
+	assert_int_equal(rep.r[0].replaced, 0);
+	assert_int_equal(rep.r[0].restarts, 0);
+	assert_int_equal(rep.r[0].over_bounds, 1);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db,
+	                              "SELECT bucket || ',' || n || ',' || min_len || ',' || max_len || ',' ||"
+	                              " mean_len || ',' || tokens || ',' || padded_tokens FROM batches WHERE step = 0"),
+	                    "3,3,1755,1801,1782.0,5346,57");
+	assert_string_equal(tu_q_text(db, "SELECT bucket || ',' || tokens FROM batches WHERE step = 1"), "1,13608");
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 2 AND rank = 0"), 1);
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 2 AND rank = 1"), 5);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM buckets"), 6);
+	/* The per-step view aggregates ranks. */
+	assert_string_equal(tu_q_text(db, "SELECT ranks || ',' || n || ',' || max_len FROM step_batch WHERE step = 2"),
+	                    "2,5,9000");
+}
+
+static void sidecar_csv(void **state)
+{
+	const char *db = tu_tmp_path("sc.db");
+	struct rm_import_opts o = {.run_name = "s", .bounds = bounds, .nbounds = 7};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("sidecar.csv"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_SIDECAR_CSV);
+	assert_int_equal(rep.r[0].batches, 3);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT bucket || ',' || padded_tokens FROM batches WHERE step = 0"),
+	                    "3,616");
+	assert_string_equal(tu_q_text(db, "SELECT bucket || ',' || mean_len || ',' || padded_tokens FROM batches"
+	                                  " WHERE step = 1 AND rank = 0"),
+	                    "0,434.5,669");
+	assert_string_equal(tu_q_text(db, "SELECT bucket || ',' || quote(padded_tokens) FROM batches"
+	                                  " WHERE step = 1 AND rank = 1"),
+	                    "2,NULL");
+}
+
+static void wandb_chart_export(void **state)
+{
+	const char *db = tu_tmp_path("w.db");
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("wandb_export.csv"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.n, 2);
+	assert_string_equal(rep.r[0].run_name, "brisk-sun-7");
+	assert_string_equal(rep.r[1].run_name, "calm-sea-2");
+	assert_int_equal(rep.r[0].steps, 3);
+	assert_int_equal(rep.r[1].steps, 3);
+	assert_string_equal(rep.r[0].loss_key, "train/loss");
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(quote(loss), ';') FROM steps s JOIN runs r ON"
+	                                  " r.id = s.run_id WHERE r.name = 'brisk-sun-7'"),
+	                    "2.5;2.25;NULL");
+	assert_int_equal(tu_q_int(db, "SELECT MIN(step) FROM steps s JOIN runs r ON r.id = s.run_id"
+	                              " WHERE r.name = 'calm-sea-2'"),
+	                 1);
+	/* --run cannot name two runs at once. */
+	o.run_name = "x";
+	assert_int_equal(imp(tu_tmp_path("w2.db"), &o, tu_data("wandb_export.csv"), NULL, &rep, &err), RM_E_USAGE);
+	assert_non_null(strstr(err.msg, "holds 2 runs"));
+}
+
+static void hf_trainer_state(void **state)
+{
+	const char *db = tu_tmp_path("hf.db");
+	struct rm_import_opts o = {.run_name = "hf"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("trainer_state.json"), NULL, &rep, &err), 0);
+	struct rm_import_result *r = &rep.r[0];
+	assert_int_equal(r->format, RM_FMT_HF_STATE);
+	assert_int_equal(r->lines, 5);
+	assert_int_equal(r->steps, 3);
+	assert_int_equal(r->evals, 1);
+	assert_int_equal(r->ignored, 1); /* the summary row's train_loss is an average */
+	assert_int_equal(r->replaced, 0);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(quote(loss), ';') FROM steps"), "2.3;1.9;NULL");
+	assert_int_equal(tu_q_int(db, "SELECT nan_mask FROM steps WHERE step = 20"), 8);
+	assert_int_equal(tu_q_int(db, "SELECT nan_mask FROM steps WHERE step = 30"), 1);
+	assert_true(tu_q_dbl(db, "SELECT lr FROM steps WHERE step = 10") == 5e-05);
+	assert_true(tu_q_dbl(db, "SELECT epoch FROM steps WHERE step = 20") == 0.67);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'eval_loss'") == 2.1);
+}
+
+static void hf_malformed_names_line(void **state)
+{
+	const char text[] = "{\n  \"log_history\": [\n    {\"step\": 1,}\n  ]\n}\n";
+	const char *f = tu_write_file("trainer_state.json", text, sizeof(text) - 1);
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(tu_tmp_path("hfbad.db"), &o, f, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "trainer_state.json:3: "));
+}
+
+static void tensorboard_csv(void **state)
+{
+	const char *db = tu_tmp_path("tb.db");
+	struct rm_import_opts o = {.run_name = "tb"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("tensorboard.csv"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_TB_CSV);
+	assert_string_equal(rep.r[0].loss_key, "Value");
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || quote(loss), ';') FROM steps"),
+	                    "100=2.5;200=2.25;300=NULL");
+	assert_true(tu_q_dbl(db, "SELECT ts FROM steps WHERE step = 100") == 1714556403.5);
+}
+
+static void plain_csv_and_jsonl(void **state)
+{
+	const char *db = tu_tmp_path("p.db");
+	struct rm_import_opts o = {.run_name = "p"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("plain_current_steps.csv"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_CSV);
+	assert_string_equal(rep.r[0].loss_key, "train_loss");
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss, ';') FROM steps"),
+	                    "1=3.0;2=2.9;3=2.8");
+
+	/* "it" is no known step name: the error says what was looked for... */
+	assert_int_equal(imp(tu_tmp_path("p2.db"), &o, tu_data("plain_iter.jsonl"), NULL, &rep, &err), RM_E_INPUT);
+	assert_string_equal(strstr(err.msg, "plain_iter.jsonl"), "plain_iter.jsonl:1: no step ('step')");
+	/* ...and --step-key names it. */
+	o.step_key = "it";
+	assert_int_equal(imp(db, &o, tu_data("plain_iter.jsonl"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].steps, 2);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 20") == 3.25);
+}
+
+static void bad_line_commits_nothing(void **state)
+{
+	const char *db = tu_tmp_path("bad.db");
+	struct rm_import_opts o = {.run_name = "b"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	/* A good file first: it must be rolled back with the bad one. */
+	assert_int_equal(imp(db, &o, tu_data("tensorboard.csv"), tu_data("bad.jsonl"), &rep, &err), RM_E_INPUT);
+	assert_string_equal(strstr(err.msg, "bad.jsonl"), "bad.jsonl:3: column 32: expected a string key");
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 0);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM runs"), 0);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM imports"), 0);
+
+	o.skip_bad = 1;
+	assert_int_equal(imp(db, &o, tu_data("bad.jsonl"), NULL, &rep, &err), 0);
+	struct rm_import_result *r = &rep.r[0];
+	assert_int_equal(r->skipped, 2);
+	assert_int_equal(r->bad_line[0], 3);
+	assert_int_equal(r->bad_line[1], 5);
+	assert_string_equal(r->bad_msg, "column 32: expected a string key");
+	assert_int_equal(r->steps, 4);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step, ',') FROM steps"), "0,1,3,5");
+}
+
+static void reimport_changes_nothing(void **state)
+{
+	const char *db = tu_tmp_path("again.db");
+	struct rm_import_opts o = {.run_name = "a", .bounds = bounds, .nbounds = 7};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *sum = "SELECT (SELECT COUNT(*) || ':' || total(loss * step) || ':' || total(nan_mask) FROM steps)"
+	                  " || '/' || (SELECT COUNT(*) || ':' || total(bucket * step + padded_tokens) FROM batches)"
+	                  " || '/' || (SELECT COUNT(*) FROM evals)";
+	char first[256];
+	assert_int_equal(imp(db, &o, tu_data("wandb-history.jsonl"), tu_data("sidecar.jsonl"), &rep, &err), 0);
+	rm_import_report_release(&rep);
+	snprintf(first, sizeof(first), "%s", tu_q_text(db, sum));
+	assert_int_equal(imp(db, &o, tu_data("wandb-history.jsonl"), tu_data("sidecar.jsonl"), &rep, &err), 0);
+	assert_int_equal(rep.r[0].new_steps, 0);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, sum), first);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM runs"), 1);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM imports"), 4);
+}
+
+/* Many pipeline chunks: values, eval keys and a late bad line survive the
+ * hand-over between the reader and the writer thread. */
+static void large_file_crosses_chunks(void **state)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *text = malloc(cap);
+	for (int i = 0; i < 10000; i++) {
+		if (i == 9000)
+			len += (size_t)snprintf(text + len, cap - len, "{\"_step\": %d, \"train/loss\": }\n", i);
+		else if (i % 7 == 0)
+			len += (size_t)snprintf(text + len, cap - len,
+			                        "{\"_step\": %d, \"train/loss\": %d.5, \"eval/k%d\": %d}\n", i, i % 10,
+			                        i % 3, i);
+		else
+			len += (size_t)snprintf(text + len, cap - len, "{\"_step\": %d, \"train/loss\": %d.5}\n", i,
+			                        i % 10);
+	}
+	const char *f = tu_write_file("big.jsonl", text, len);
+	free(text);
+	const char *db = tu_tmp_path("big.db");
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "big.jsonl:9001: column"));
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 0);
+
+	o.skip_bad = 1;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].steps, 9999);
+	assert_int_equal(rep.r[0].skipped, 1);
+	assert_int_equal(rep.r[0].evals, 1429);
+	rm_import_report_release(&rep);
+	/* sum over i != 9000 of (i % 10 + 0.5) */
+	assert_true(tu_q_dbl(db, "SELECT SUM(loss) FROM steps") == 45000.0 + 4999.5);
+	assert_int_equal(tu_q_int(db, "SELECT SUM(value) FROM evals"), 7 * (1428 * 1429 / 2));
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(DISTINCT key) FROM evals"), 3);
+	assert_int_equal(tu_q_int(db, "SELECT value FROM evals WHERE step = 9996 AND key = 'eval/k0'"), 9996);
+}
+
+static void empty_and_missing_files(void **state)
+{
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *f = tu_write_file("empty.jsonl", "\n\n", 2);
+	assert_int_equal(imp(tu_tmp_path("e.db"), &o, f, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "empty.jsonl: file is empty"));
+	assert_int_equal(imp(tu_tmp_path("e.db"), &o, "/nonexistent.jsonl", NULL, &rep, &err), RM_E_IO);
+}
+
+static void crlf_and_bom_jsonl(void **state)
+{
+	const char text[] = "\xef\xbb\xbf{\"step\": 1, \"loss\": 2}\r\n{\"step\": 2, \"loss\": 1}\r\n";
+	const char *f = tu_write_file("crlf.jsonl", text, sizeof(text) - 1);
+	const char *db = tu_tmp_path("crlf.db");
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_JSONL);
+	assert_string_equal(rep.r[0].run_name, "crlf");
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 2);
+}
+
+static void forced_format_and_run_paths(void **state)
+{
+	const char text[] = "{\"_step\": 1, \"step\": 100, \"loss\": 2}\n";
+	const char *f = tu_write_file("forced.jsonl", text, sizeof(text) - 1);
+	const char *db = tu_tmp_path("forced.db");
+	struct rm_import_opts o = {.format = RM_FMT_JSONL, .run_name = "acme/llm/ab12cd34"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	rm_import_report_release(&rep);
+	/* As plain JSONL, "step" outranks "_step". */
+	assert_int_equal(tu_q_int(db, "SELECT step FROM steps"), 100);
+	assert_string_equal(tu_q_text(db, "SELECT entity || '|' || project || '|' || name FROM runs"),
+	                    "acme|llm|ab12cd34");
+}
+
+static void run_names_from_paths(void **state)
+{
+	struct rm_import_opts o = {0};
+	const char *cases[][2] = {
+	    {"wandb/run-20240501_100000-ab12cd34/files/wandb-history.jsonl", "ab12cd34"},
+	    {"wandb/offline-run-20240501_100000-zz99/wandb-history.jsonl", "zz99"},
+	    {"out/my-model/checkpoint-500/trainer_state.json", "my-model"},
+	    {"logs/run_7.jsonl", "run_7"},
+	    {"batches.csv", "batches"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *name = run_name_for(&o, cases[i][0]);
+		assert_string_equal(name, cases[i][1]);
+		free(name);
+	}
+	o.run_name = "given";
+	char *name = run_name_for(&o, "x/y.jsonl");
+	assert_string_equal(name, "given");
+	free(name);
+}
+
+static void quote_nonfinite(void **state)
+{
+	const char in[] = "{\"a\": NaN, \"s\": \"NaN \\\" Infinity\", \"b\": -Infinity, \"c\": [Infinity]}";
+	size_t n;
+	char *out = rm_json_quote_nonfinite(in, sizeof(in) - 1, &n);
+	assert_string_equal(
+	    out, "{\"a\": \"NaN\", \"s\": \"NaN \\\" Infinity\", \"b\": \"-Infinity\", \"c\": [\"Infinity\"]}");
+	assert_int_equal(n, strlen(out));
+	free(out);
+}
+
+static void bucket_of_boundaries(void **state)
+{
+	int over;
+	assert_int_equal(rm_bucket_of(bounds, 7, 1, &over), 0);
+	assert_int_equal(rm_bucket_of(bounds, 7, 770, &over), 0);
+	assert_int_equal(rm_bucket_of(bounds, 7, 771, &over), 1);
+	assert_int_equal(over, 0);
+	assert_int_equal(rm_bucket_of(bounds, 7, 8192, &over), 5);
+	assert_int_equal(over, 0);
+	assert_int_equal(rm_bucket_of(bounds, 7, 8193, &over), 5);
+	assert_int_equal(over, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(wandb_history),
+	    cmocka_unit_test(nested_loss_key),
+	    cmocka_unit_test(sidecar_jsonl),
+	    cmocka_unit_test(sidecar_csv),
+	    cmocka_unit_test(wandb_chart_export),
+	    cmocka_unit_test(hf_trainer_state),
+	    cmocka_unit_test(hf_malformed_names_line),
+	    cmocka_unit_test(tensorboard_csv),
+	    cmocka_unit_test(plain_csv_and_jsonl),
+	    cmocka_unit_test(bad_line_commits_nothing),
+	    cmocka_unit_test(reimport_changes_nothing),
+	    cmocka_unit_test(large_file_crosses_chunks),
+	    cmocka_unit_test(empty_and_missing_files),
+	    cmocka_unit_test(crlf_and_bom_jsonl),
+	    cmocka_unit_test(forced_format_and_run_paths),
+	    cmocka_unit_test(run_names_from_paths),
+	    cmocka_unit_test(quote_nonfinite),
+	    cmocka_unit_test(bucket_of_boundaries),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

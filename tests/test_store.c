@@ -1,0 +1,193 @@
+/*
+ * test_store.c - migrations, upserts, non-finite values, rollback, errors.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runmon/store.h"
+#include "testutil.h"
+
+static const struct rm_run_key key = {"file", "", "", "r1"};
+
+static void fresh_database_is_at_latest_version(void **state)
+{
+	const char *db = tu_tmp_path("fresh.db");
+	struct rm_store *st;
+	struct rm_err err;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_schema_version(st), rm_store_latest_version());
+	assert_true(rm_store_latest_version() >= 2);
+	rm_store_close(st);
+	assert_string_equal(tu_q_text(db, "PRAGMA journal_mode"), "wal");
+	/* Reopening migrates nothing and keeps the version. */
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_schema_version(st), rm_store_latest_version());
+	rm_store_close(st);
+}
+
+/* A database made by the first schema keeps its rows through migration. */
+static void migration_from_first_version(void **state)
+{
+	const char *db = tu_tmp_path("v1.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open_version(&st, db, 1, &err), 0);
+	assert_int_equal(rm_store_schema_version(st), 1);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	struct rm_step s = {.step = 5, .v = {[RM_S_LOSS] = 1.5}, .have = 1u << RM_S_LOSS};
+	assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'imports'"), 0);
+
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_schema_version(st), rm_store_latest_version());
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'imports'"), 1);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM step_batches WHERE step = 5") == 1.5);
+}
+
+static void newer_schema_is_refused(void **state)
+{
+	const char *db = tu_tmp_path("future.db");
+	struct rm_store *st;
+	struct rm_err err;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	rm_store_close(st);
+	tu_exec(db, "PRAGMA user_version = 999");
+	assert_int_equal(rm_store_open(&st, db, &err), RM_E_STORE);
+	assert_non_null(strstr(err.msg, "schema version 999, newer than this runmon knows"));
+}
+
+static void not_a_database(void **state)
+{
+	const char *db = tu_write_file("junk.db", "this is not a database, just text that is long enough......", 60);
+	struct rm_store *st;
+	struct rm_err err;
+	assert_int_equal(rm_store_open(&st, db, &err), RM_E_STORE);
+	assert_non_null(strstr(err.msg, "junk.db"));
+	assert_non_null(strstr(err.msg, "not a database"));
+}
+
+static void upsert_replaces_and_is_idempotent(void **state)
+{
+	const char *db = tu_tmp_path("upsert.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run, again, n;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &again, &err), 0);
+	assert_int_equal(run, again);
+	struct rm_step s = {.step = 1, .v = {[RM_S_LOSS] = 2.0, [RM_S_LR] = 0.1}, .have = 3};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+	s.v[RM_S_LOSS] = 1.0;
+	s.have = 1;
+	assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+	assert_int_equal(rm_store_count_steps(st, run, &n, &err), 0);
+	assert_int_equal(n, 1);
+	struct rm_batch b = {.step = 1, .rank = 0, .v = {[RM_B_BUCKET] = 2, [RM_B_MEAN_LEN] = 10.5}, .have = 1 | 16};
+	assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+	assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+	assert_int_equal(rm_store_run_touch(st, run, "train/loss", &err), 0);
+	rm_store_close(st);
+	/* The later row replaced the whole earlier row, lr included. */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps") == 1.0);
+	assert_int_equal(tu_q_int(db, "SELECT lr IS NULL FROM steps"), 1);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 1);
+	assert_string_equal(tu_q_text(db, "SELECT typeof(bucket) || ',' || mean_len FROM batches"), "integer,10.5");
+	assert_string_equal(tu_q_text(db, "SELECT loss_key || ',' || last_step FROM runs"), "train/loss,1");
+}
+
+static void nonfinite_values_are_told_apart(void **state)
+{
+	const char *db = tu_tmp_path("nan.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	struct rm_step a = {.step = 1, .v = {[RM_S_LOSS] = NAN, [RM_S_GRAD_NORM] = NAN}, .have = 1 | 8};
+	struct rm_step b = {.step = 2, .v = {[RM_S_LOSS] = INFINITY}, .have = 1};
+	struct rm_step c = {.step = 3, .v = {[RM_S_LOSS] = -INFINITY}, .have = 1};
+	struct rm_step d = {.step = 4, .have = 0};
+	assert_int_equal(rm_store_put_step(st, run, &a, &err), 0);
+	assert_int_equal(rm_store_put_step(st, run, &b, &err), 0);
+	assert_int_equal(rm_store_put_step(st, run, &c, &err), 0);
+	assert_int_equal(rm_store_put_step(st, run, &d, &err), 0);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT nan_mask FROM steps WHERE step = 1"), 9);
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL FROM steps WHERE step = 1"), 1);
+	assert_true(isinf(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 2")));
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") < -1e308);
+	assert_int_equal(tu_q_int(db, "SELECT nan_mask FROM steps WHERE step = 4"), 0);
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL FROM steps WHERE step = 4"), 1);
+}
+
+static void rollback_leaves_nothing(void **state)
+{
+	const char *db = tu_tmp_path("rollback.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_begin(st, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	struct rm_step s = {.step = 1, .v = {2.0}, .have = 1};
+	assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+	rm_store_rollback(st);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM runs"), 0);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 0);
+}
+
+static void buckets_and_listing(void **state)
+{
+	const char *db = tu_tmp_path("list.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	const int64_t bounds[] = {0, 770, 1216, 8192};
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	assert_int_equal(rm_store_put_buckets(st, run, bounds, 4, &err), 0);
+	for (int i = 10; i < 20; i++) {
+		struct rm_step s = {.step = i, .v = {1.0}, .have = 1};
+		assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+		if (i % 2) {
+			struct rm_batch b = {.step = i, .v = {1}, .have = 1};
+			assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+		}
+	}
+	struct rm_run_info *runs;
+	size_t n;
+	assert_int_equal(rm_store_list_runs(st, &runs, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(runs[0].name, "r1");
+	assert_int_equal(runs[0].steps, 10);
+	assert_int_equal(runs[0].first_step, 10);
+	assert_int_equal(runs[0].last_step, 19);
+	assert_int_equal(runs[0].batch_steps, 5);
+	rm_run_info_free(runs, n);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM buckets"), 3);
+	assert_int_equal(tu_q_int(db, "SELECT hi FROM buckets WHERE bucket = 1"), 1216);
+	assert_int_equal(tu_q_int(db, "SELECT steps FROM bucket_loss WHERE bucket = 1"), 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(fresh_database_is_at_latest_version),
+	    cmocka_unit_test(migration_from_first_version),
+	    cmocka_unit_test(newer_schema_is_refused),
+	    cmocka_unit_test(not_a_database),
+	    cmocka_unit_test(upsert_replaces_and_is_idempotent),
+	    cmocka_unit_test(nonfinite_values_are_told_apart),
+	    cmocka_unit_test(rollback_leaves_nothing),
+	    cmocka_unit_test(buckets_and_listing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
