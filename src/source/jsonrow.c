@@ -218,6 +218,19 @@ static int literal(struct jp *jp, const char *word)
 	return RM_OK;
 }
 
+/* After a member or element: sets *closed on the closing character, steps
+ * over a ',' otherwise, and fails on anything else. */
+static int after_item(struct jp *jp, char close, int *closed, const char *what)
+{
+	ws(jp);
+	*closed = jp->p < jp->end && *jp->p == close;
+	if (*closed || (jp->p < jp->end && *jp->p == ',')) {
+		jp->p++;
+		return RM_OK;
+	}
+	return fail(jp, what);
+}
+
 static int parse_value(struct jp *jp, const char *key, size_t klen, int copy);
 
 static struct rm_field *add(struct jp *jp, const char *key, size_t klen, int copy, enum rm_ftype t)
@@ -268,18 +281,11 @@ static int parse_object(struct jp *jp, int top)
 			size_t full = jp->plen;
 			rc = parse_value(jp, jp->pfx, full, 1);
 		}
-		if (rc)
+		int closed;
+		if (rc || (rc = after_item(jp, '}', &closed, "expected ',' or '}' after value")))
 			return rc;
-		ws(jp);
-		if (jp->p < jp->end && *jp->p == ',') {
-			jp->p++;
-			continue;
-		}
-		if (jp->p < jp->end && *jp->p == '}') {
-			jp->p++;
+		if (closed)
 			break;
-		}
-		return fail(jp, "expected ',' or '}' after value");
 	}
 out:
 	jp->plen = base;
@@ -330,16 +336,11 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 				if (rc)
 					return rc;
 			}
-			ws(jp);
-			if (jp->p < jp->end && *jp->p == ',') {
-				jp->p++;
-				continue;
-			}
-			if (jp->p < jp->end && *jp->p == ']') {
-				jp->p++;
+			int closed, rc = after_item(jp, ']', &closed, "expected ',' or ']' in array");
+			if (rc)
+				return rc;
+			if (closed)
 				break;
-			}
-			return fail(jp, "expected ',' or ']' in array");
 		}
 	}
 	jp->skip--;
