@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 
 static const struct rm_cmd *const commands[] = {
-    &cmd_import,
-    &cmd_runs,
+    &cmd_import, &cmd_runs, &cmd_diagnose, &cmd_simulate, &cmd_demo,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -56,6 +56,48 @@ int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "see 'runmon %s --help'\n", cmd->name);
 	return RM_EXIT_USAGE;
+}
+
+int rm_parse_int(const char *s, int64_t min, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int rm_parse_bounds(const char *s, int64_t **out, int *n)
+{
+	int cap = 8;
+	int64_t *b = rm_xmalloc((size_t)cap * sizeof(*b));
+	*n = 0;
+	for (const char *p = s; *p;) {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+		if (end == p || (*end && *end != ',') || v < 0 || (*n && v <= b[*n - 1])) {
+			free(b);
+			return -1;
+		}
+		if (*n == cap)
+			b = rm_xrealloc(b, (size_t)(cap *= 2) * sizeof(*b));
+		b[(*n)++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (*n < 2) {
+		free(b);
+		return -1;
+	}
+	*out = b;
+	return 0;
+}
+
+int rm_use_color(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	return isatty(STDOUT_FILENO) && !(nc && *nc);
 }
 
 /* mkdir -p for the default database's directory. */

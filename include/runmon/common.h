@@ -14,6 +14,12 @@
 
 #define RM_VERSION "0.1.0"
 
+#if defined(__GNUC__)
+#define RM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define RM_PRINTF(fmt, args)
+#endif
+
 /* Status of a core call. RM_OK is zero so `if (rc)` reads naturally. */
 enum rm_status {
 	RM_OK = 0,

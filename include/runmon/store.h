@@ -103,5 +103,56 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
  * free with rm_run_info_free. */
 int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n, struct rm_err *err);
 void rm_run_info_free(struct rm_run_info *runs, size_t n);
+/* One run's info into *out; release its strings with rm_run_info_release. */
+int rm_store_get_run(struct rm_store *st, int64_t run_id, struct rm_run_info *out, struct rm_err *err);
+void rm_run_info_release(struct rm_run_info *r);
+/* Deletes the run's steps, batches, evals, buckets and findings (a
+ * re-simulation or a forced re-import starts clean). */
+int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err);
+
+/* A run's data as the detectors read it: loss points and, separately,
+ * batch composition per step (aggregated over ranks). Arrays are owned;
+ * free with rm_store_series_release. */
+struct rm_store_series {
+	size_t n; /* steps with a loss row */
+	int64_t *step;
+	double *loss;       /* NaN unless finite (see nonfinite) */
+	uint8_t *nonfinite; /* 1 NaN, 2 +/-Inf, 3 not logged; 0 finite */
+	double *lr;         /* NaN when not logged */
+	double *epoch;      /* NaN when not logged */
+	double *runtime;    /* seconds, NaN when not logged */
+	size_t nb;          /* steps with batch composition */
+	int64_t *bstep;
+	int *bucket;     /* -1 when unknown */
+	double *max_len; /* tokens; NaN when unknown */
+	double *tokens;  /* real tokens; NaN when unknown */
+	double *padded;  /* padding tokens; NaN when unknown */
+	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
+	int nbounds;
+	char *config_json; /* the run's config, or NULL */
+};
+
+/* Finds a run by "ENTITY/PROJECT/ID", by local name, or by a unique
+ * display name. RM_E_NOTFOUND names the database when there is none. */
+int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err);
+
+/* Loads steps >= since of the run. */
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
+                         struct rm_err *err);
+void rm_store_series_release(struct rm_store_series *s);
+
+struct rm_finding_row {
+	const char *detector, *severity;
+	int64_t first_step, last_step; /* -1 when not applicable */
+	double statistic, p_value;     /* NaN when not applicable */
+	const char *evidence_json;
+};
+
+/* Replaces the run's findings with rows[0..n) in one transaction. */
+int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct rm_finding_row *rows, size_t n,
+                              struct rm_err *err);
+
+/* Sets the run's config JSON (used by simulate and sync). */
+int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err);
 
 #endif

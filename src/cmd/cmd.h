@@ -1,6 +1,6 @@
 /*
  * cmd.h - the command table's entry type and what commands share: the
- * global context, opening the store, and git-style messages.
+ * global context, opening the store, option parsing and git-style messages.
  */
 #ifndef RUNMON_CMD_H
 #define RUNMON_CMD_H
@@ -21,29 +21,28 @@ struct rm_cmd {
 
 extern const struct rm_cmd cmd_import;
 extern const struct rm_cmd cmd_runs;
+extern const struct rm_cmd cmd_diagnose;
+extern const struct rm_cmd cmd_simulate;
+extern const struct rm_cmd cmd_demo;
 
-/* "runmon: error: ..." on stderr. */
-void rm_error(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-void rm_warning(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+/* "runmon: error: ..." and "runmon: warning: ..." on stderr. */
+void rm_error(const char *fmt, ...) RM_PRINTF(1, 2);
+void rm_warning(const char *fmt, ...) RM_PRINTF(1, 2);
 
 /* Opens the context's database, printing the error; returns an exit code. */
 int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st);
 
 /* Prints usage to stdout (asked for) and returns 0. */
 int rm_cmd_help(const struct rm_cmd *cmd);
-/* Prints "usage error" hint for cmd and returns RM_EXIT_USAGE. */
-int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* Prints the error and a pointer to --help; returns RM_EXIT_USAGE. */
+int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...) RM_PRINTF(2, 3);
+
+/* Parses a whole decimal integer >= min; returns 0 on success. */
+int rm_parse_int(const char *s, int64_t min, int64_t *out);
+/* Parses "0,770,1216,...": two or more increasing lengths into a new
+ * array (caller frees); returns 0 on success. */
+int rm_parse_bounds(const char *s, int64_t **out, int *n);
+/* Colour on stdout: a terminal, and NO_COLOR unset or empty. */
+int rm_use_color(void);
 
 #endif

@@ -37,27 +37,6 @@ static const char usage_text[] =
     "  --skip-bad          skip malformed lines, report how many and where\n"
     "  --db PATH           database file\n";
 
-static int parse_bounds(const char *s, int64_t **out, int *n)
-{
-	int cap = 8;
-	int64_t *b = rm_xmalloc((size_t)cap * sizeof(*b));
-	*n = 0;
-	while (*s) {
-		char *end;
-		long long v = strtoll(s, &end, 10);
-		if (end == s || (*end && *end != ',') || v < 0 || (*n && v <= b[*n - 1])) {
-			free(b);
-			return -1;
-		}
-		if (*n == cap)
-			b = rm_xrealloc(b, (size_t)(cap *= 2) * sizeof(*b));
-		b[(*n)++] = v;
-		s = *end ? end + 1 : end;
-	}
-	*out = b;
-	return *n >= 2 ? 0 : -1;
-}
-
 static void print_result(const struct rm_import_result *r)
 {
 	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
@@ -129,7 +108,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		case 'p': opts.batch_prefix = optarg; break;
 		case 'b':
 			free(bounds);
-			if (parse_bounds(optarg, &bounds, &opts.nbounds))
+			if (rm_parse_bounds(optarg, &bounds, &opts.nbounds))
 				return rm_cmd_usage_error(&cmd_import,
 				                          "--buckets wants two or more increasing lengths, like"
 				                          " 0,770,1216,8192 (got '%s')",

@@ -384,17 +384,36 @@ static char *col_text(sqlite3_stmt *s, int i)
 	return t ? rm_xstrdup((const char *)t) : NULL;
 }
 
+static const char run_info_sql[] =
+    "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"
+    " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
+    " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
+    " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
+    " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
+    " r.synced_at FROM runs r";
+
+static void read_run_info(sqlite3_stmt *s, struct rm_run_info *r)
+{
+	r->id = sqlite3_column_int64(s, 0);
+	r->source = col_text(s, 1);
+	r->entity = col_text(s, 2);
+	r->project = col_text(s, 3);
+	r->name = col_text(s, 4);
+	r->display_name = col_text(s, 5);
+	r->state = col_text(s, 6);
+	r->loss_key = col_text(s, 7);
+	r->steps = sqlite3_column_int64(s, 8);
+	r->first_step = sqlite3_column_int64(s, 9);
+	r->last_step = sqlite3_column_int64(s, 10);
+	r->batch_steps = sqlite3_column_int64(s, 11);
+	r->synced_at = sqlite3_column_double(s, 12);
+}
+
 int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n, struct rm_err *err)
 {
-	sqlite3_stmt *s =
-	    prepare(st,
-	            "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"
-	            " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
-	            " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
-	            " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
-	            " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
-	            " r.synced_at FROM runs r ORDER BY r.id",
-	            err);
+	char sql[sizeof(run_info_sql) + 32];
+	snprintf(sql, sizeof(sql), "%s ORDER BY r.id", run_info_sql);
+	sqlite3_stmt *s = prepare(st, sql, err);
 	size_t cap = 0;
 	int rc;
 	*out = NULL;
@@ -406,20 +425,7 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 			cap = cap ? cap * 2 : 16;
 			*out = rm_xrealloc(*out, cap * sizeof(**out));
 		}
-		struct rm_run_info *r = &(*out)[(*n)++];
-		r->id = sqlite3_column_int64(s, 0);
-		r->source = col_text(s, 1);
-		r->entity = col_text(s, 2);
-		r->project = col_text(s, 3);
-		r->name = col_text(s, 4);
-		r->display_name = col_text(s, 5);
-		r->state = col_text(s, 6);
-		r->loss_key = col_text(s, 7);
-		r->steps = sqlite3_column_int64(s, 8);
-		r->first_step = sqlite3_column_int64(s, 9);
-		r->last_step = sqlite3_column_int64(s, 10);
-		r->batch_steps = sqlite3_column_int64(s, 11);
-		r->synced_at = sqlite3_column_double(s, 12);
+		read_run_info(s, &(*out)[(*n)++]);
 	}
 	if (rc != SQLITE_DONE) {
 		db_err(st, err, "cannot list runs");
@@ -433,16 +439,265 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 	return RM_OK;
 }
 
+int rm_store_get_run(struct rm_store *st, int64_t run_id, struct rm_run_info *out, struct rm_err *err)
+{
+	char sql[sizeof(run_info_sql) + 32];
+	snprintf(sql, sizeof(sql), "%s WHERE r.id = ?1", run_info_sql);
+	sqlite3_stmt *s = prepare(st, sql, err);
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		read_run_info(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return RM_OK;
+	if (rc == SQLITE_DONE)
+		return rm_err_set(err, RM_E_NOTFOUND, "no run with id %lld", (long long)run_id);
+	return db_err(st, err, "cannot read run");
+}
+
+void rm_run_info_release(struct rm_run_info *r)
+{
+	free(r->source);
+	free(r->entity);
+	free(r->project);
+	free(r->name);
+	free(r->display_name);
+	free(r->state);
+	free(r->loss_key);
+	memset(r, 0, sizeof(*r));
+}
+
+int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
+{
+	static const char *const tables[] = {"steps", "batches", "evals", "buckets", "findings"};
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char sql[64];
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);
+		sqlite3_stmt *s = prepare(st, sql, err);
+		if (!s)
+			return RM_E_STORE;
+		sqlite3_bind_int64(s, 1, run_id);
+		int rc = run_once(st, s, err, "cannot clear run");
+		if (rc)
+			return rc;
+	}
+	return RM_OK;
+}
+
 void rm_run_info_free(struct rm_run_info *runs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(runs[i].source);
-		free(runs[i].entity);
-		free(runs[i].project);
-		free(runs[i].name);
-		free(runs[i].display_name);
-		free(runs[i].state);
-		free(runs[i].loss_key);
-	}
+	for (size_t i = 0; i < n; i++)
+		rm_run_info_release(&runs[i]);
 	free(runs);
+}
+
+int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err)
+{
+	const char *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	sqlite3_stmt *s;
+	int found = 0, rc;
+	if (s1 && s2 && !strchr(s2 + 1, '/')) {
+		s = prepare(st, "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3", err);
+		if (!s)
+			return RM_E_STORE;
+		sqlite3_bind_text(s, 1, spec, (int)(s1 - spec), SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 2, s1 + 1, (int)(s2 - s1 - 1), SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 3, s2 + 1, -1, SQLITE_TRANSIENT);
+	} else {
+		/* A local name first, then a W&B run id or display name that
+		 * only one run has. */
+		s = prepare(st,
+		            "SELECT id FROM runs WHERE name = ?1 OR display_name = ?1"
+		            " ORDER BY (entity = '' AND name = ?1) DESC, (name = ?1) DESC, id LIMIT 2",
+		            err);
+		if (!s)
+			return RM_E_STORE;
+		sqlite3_bind_text(s, 1, spec, -1, SQLITE_TRANSIENT);
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && found < 2) {
+		if (found++ == 0)
+			*run_id = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_err(st, err, "cannot look up run");
+	if (!found)
+		return rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s' (see 'runmon runs')", spec,
+		                  st->path);
+	return RM_OK;
+}
+
+static double col_opt(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+/* Grows the parallel arrays of a series to hold cap entries. */
+#define GROW(arr, cap) ((arr) = rm_xrealloc((arr), (cap) * sizeof(*(arr))))
+
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
+                         struct rm_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	s = prepare(st,
+	            "SELECT step, loss, nan_mask, lr, epoch, runtime FROM steps"
+	            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
+	            err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, since);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 4096;
+			GROW(out->step, cap);
+			GROW(out->loss, cap);
+			GROW(out->nonfinite, cap);
+			GROW(out->lr, cap);
+			GROW(out->epoch, cap);
+			GROW(out->runtime, cap);
+		}
+		size_t i = out->n++;
+		out->step[i] = sqlite3_column_int64(s, 0);
+		double v = col_opt(s, 1);
+		int nan = sqlite3_column_int(s, 2) & 1;
+		out->nonfinite[i] = nan ? 1 : isnan(v) ? 3 : isinf(v) ? 2 : 0;
+		out->loss[i] = out->nonfinite[i] ? NAN : v;
+		out->lr[i] = col_opt(s, 3);
+		out->epoch[i] = col_opt(s, 4);
+		out->runtime[i] = col_opt(s, 5);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	cap = 0;
+	s = prepare(st,
+	            "SELECT step, MIN(bucket), MAX(max_len), SUM(tokens), SUM(padded_tokens) FROM batches"
+	            " WHERE run_id = ?1 AND step >= ?2 GROUP BY step ORDER BY step",
+	            err);
+	if (!s)
+		goto fail_quiet;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, since);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (out->nb == cap) {
+			cap = cap ? cap * 2 : 4096;
+			GROW(out->bstep, cap);
+			GROW(out->bucket, cap);
+			GROW(out->max_len, cap);
+			GROW(out->tokens, cap);
+			GROW(out->padded, cap);
+		}
+		size_t i = out->nb++;
+		out->bstep[i] = sqlite3_column_int64(s, 0);
+		out->bucket[i] = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+		out->max_len[i] = col_opt(s, 2);
+		out->tokens[i] = col_opt(s, 3);
+		out->padded[i] = col_opt(s, 4);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	s = prepare(st, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", err);
+	if (!s)
+		goto fail_quiet;
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->bounds = rm_xrealloc(out->bounds, (size_t)(out->nbounds + 2) * sizeof(*out->bounds));
+		if (out->nbounds == 0)
+			out->bounds[out->nbounds++] = sqlite3_column_int64(s, 0);
+		out->bounds[out->nbounds++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	s = prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
+	if (!s)
+		goto fail_quiet;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		out->config_json = col_text(s, 0);
+	sqlite3_finalize(s);
+	return RM_OK;
+fail:
+	db_err(st, err, "cannot load run");
+fail_quiet:
+	rm_store_series_release(out);
+	return RM_E_STORE;
+}
+
+void rm_store_series_release(struct rm_store_series *s)
+{
+	free(s->step);
+	free(s->loss);
+	free(s->nonfinite);
+	free(s->lr);
+	free(s->epoch);
+	free(s->runtime);
+	free(s->bstep);
+	free(s->bucket);
+	free(s->max_len);
+	free(s->tokens);
+	free(s->padded);
+	free(s->bounds);
+	free(s->config_json);
+	memset(s, 0, sizeof(*s));
+}
+
+int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct rm_finding_row *rows, size_t n,
+                              struct rm_err *err)
+{
+	int rc;
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	sqlite3_stmt *s = prepare(st, "DELETE FROM findings WHERE run_id = ?1", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	if ((rc = run_once(st, s, err, "cannot replace findings")))
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_finding_row *f = &rows[i];
+		s = prepare(st,
+		            "INSERT INTO findings(run_id, detector, severity, first_step, last_step, statistic,"
+		            " p_value, evidence_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		            err);
+		if (!s)
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_text(s, 2, f->detector, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, f->severity, -1, SQLITE_STATIC);
+		if (f->first_step >= 0)
+			sqlite3_bind_int64(s, 4, f->first_step);
+		if (f->last_step >= 0)
+			sqlite3_bind_int64(s, 5, f->last_step);
+		bind_opt(s, 6, 1, f->statistic);
+		bind_opt(s, 7, 1, f->p_value);
+		if (f->evidence_json)
+			sqlite3_bind_text(s, 8, f->evidence_json, -1, SQLITE_STATIC);
+		sqlite3_bind_double(s, 9, (double)time(NULL));
+		if ((rc = run_once(st, s, err, "cannot write finding")))
+			goto fail;
+	}
+	return rm_store_commit(st, err);
+fail:
+	rm_store_rollback(st);
+	return RM_E_STORE;
+}
+
+int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "UPDATE runs SET config_json = ?2 WHERE id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, config_json, -1, SQLITE_STATIC);
+	return run_once(st, s, err, "cannot set run config");
 }

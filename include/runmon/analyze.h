@@ -1,0 +1,32 @@
+/*
+ * analyze.h - diagnose one stored run: load its series, read the context
+ * detectors need from its config, run the detectors, store the findings.
+ * Shared by the diagnose, demo, report and watch commands.
+ */
+#ifndef RUNMON_ANALYZE_H
+#define RUNMON_ANALYZE_H
+
+#include "runmon/common.h"
+#include "runmon/detect.h"
+#include "runmon/store.h"
+
+struct rm_analyze_opts {
+	int64_t since;            /* first step to read */
+	int64_t checkpoint_every; /* 0: from the config (save_steps, ...) */
+	int64_t steps_per_epoch;  /* 0: from the config, else the epoch column */
+	struct rm_detect_opts detect;
+	int store_findings; /* replace the run's findings */
+};
+void rm_analyze_opts_default(struct rm_analyze_opts *o);
+
+/* Diagnoses run_id into *d (release with rm_diagnosis_release) and fills
+ * *info (release with rm_run_info_release). */
+int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_diagnosis *d,
+                   struct rm_run_info *info, struct rm_err *err);
+
+/* The first integer among keys in a run config (plain, or W&B's
+ * {"key": {"value": V}}), searched at the top level and one level down.
+ * Returns 1 when found. */
+int rm_config_int(const char *config_json, const char *const *keys, int64_t *out);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * detect.h - the detectors of homogeneous length-bucketed batching.
+ *
+ * Pure functions over arrays: no database, network, clock or JSON. The
+ * command layer loads a struct rm_series, calls rm_detect_all and renders
+ * the struct rm_diagnosis. Formulas are cited in each detector's file.
+ */
+#ifndef RUNMON_DETECT_H
+#define RUNMON_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RM_MAX_BUCKETS 32
+#define RM_MAX_LIST    8 /* worst runs, ladders, spikes listed individually */
+
+enum rm_severity { RM_SEV_NONE, RM_SEV_INFO, RM_SEV_WARN, RM_SEV_CRITICAL };
+const char *rm_severity_name(enum rm_severity s);
+/* Parses info|warn|critical; returns 0 on success. */
+int rm_severity_parse(const char *name, enum rm_severity *out);
+
+/* What the detectors read. Loss points are the steps that have a loss row
+ * (every step, or one per logging interval); batch composition is per
+ * step and may be denser. */
+struct rm_series {
+	size_t n;
+	const int64_t *step;
+	const double *loss;  /* NaN when not finite */
+	const double *lr;    /* NaN when not logged; may be NULL */
+	const double *epoch; /* NaN when not logged; may be NULL */
+	size_t nb;
+	const int64_t *bstep;
+	const int *bucket;        /* -1 unknown */
+	const double *max_len;    /* NaN unknown; may be NULL */
+	int64_t checkpoint_every; /* steps between checkpoint saves, 0 unknown */
+	int64_t steps_per_epoch;  /* 0 unknown */
+};
+
+struct rm_detect_opts {
+	uint64_t seed;       /* permutation tests */
+	int ladder_interval; /* points per reported interval; 0 = automatic */
+	double hampel_k;     /* spike threshold in robust sigmas (default 5) */
+	double runs_z;       /* runs-test z at or below which runs are flagged (default -4) */
+	double alpha;        /* false discovery rate (default 0.01) */
+};
+void rm_detect_opts_default(struct rm_detect_opts *o);
+
+/* 1. Same-bucket runs. */
+struct rm_bucket_runs {
+	int bucket;
+	size_t steps;
+	double share;                       /* of steps with a bucket */
+	double mean_run, expected_mean_run; /* geometric 1/(1-p) */
+	size_t longest;
+	double p_longest; /* P(longest run >= observed) in random order */
+};
+
+struct rm_run_span {
+	int bucket;
+	int64_t first_step, last_step;
+	size_t length; /* batches */
+};
+
+struct rm_runs_result {
+	int ok;                           /* enough batches with buckets to test */
+	size_t n;                         /* batches with a bucket */
+	int k;                            /* buckets seen */
+	double runs, expected, var, z, p; /* p: one-sided, fewer runs */
+	struct rm_bucket_runs per[RM_MAX_BUCKETS];
+	struct rm_run_span worst[RM_MAX_LIST];
+	int nworst;
+	int flagged;
+};
+
+/* Exact runs-test moments for k categories with counts c[0..k): E[R],
+ * Var[R] (Wald-Wolfowitz generalised; DESIGN.md section 5). */
+void rm_runs_moments(const size_t *c, int k, double *mean, double *var);
+
+/* 2. Loss split by bucket. */
+struct rm_split_result {
+	int ok;
+	int log_scale; /* offsets fitted on log(loss) */
+	int k;
+	int bucket[RM_MAX_BUCKETS];    /* bucket id of each column below */
+	double offset[RM_MAX_BUCKETS]; /* additive, or log-ratio when log_scale */
+	double level[RM_MAX_BUCKETS];  /* loss level relative to the trend: offset, or ratio exp(offset) */
+	double weight[RM_MAX_BUCKETS]; /* loss points attributed to the bucket */
+	double eta2, f, df1, df2, p;
+	int modes; /* Gaussian-mixture modes of the detrended loss (BIC) */
+	double mode_mean[4], mode_weight[4], bic[4];
+	int mode_of_bucket[RM_MAX_BUCKETS];
+	double bucket_purity[RM_MAX_BUCKETS]; /* share of the bucket's points in its mode */
+	int aligned;                          /* >= 2 modes, each bucket's points mostly in one mode */
+	int trimodal;                         /* aligned, with exactly 3 modes */
+	double *trend;                        /* per loss point (owned) */
+	double *adjusted;                     /* bucket-adjusted loss per loss point (owned) */
+	int flagged;
+};
+
+/* 3. Ladders and length ramps. */
+struct rm_ladder {
+	int64_t first_step, last_step;
+	int rises;
+	double height;     /* loss units */
+	double long_share; /* share of long-bucket batches in its span */
+	double mk_s, mk_z; /* Mann-Kendall over the climb */
+};
+
+struct rm_ladder_result {
+	int ok;
+	int interval; /* loss points per reported interval */
+	size_t count;
+	struct rm_ladder list[RM_MAX_LIST];
+	double long_share_overall;
+	double perm_mean; /* ladders in shuffled bucket order, mean */
+	double p;         /* permutation p-value */
+	int perms;
+	int ramp;        /* length ramps found */
+	int ramp_period; /* batches */
+	double ramp_desc_share, ramp_acf_len, ramp_acf_loss;
+	int flagged;
+};
+
+/* 4. Loss resets. */
+struct rm_spike {
+	int64_t step;
+	int bucket;
+	double loss, baseline;
+};
+
+struct rm_resets_result {
+	int ok;
+	size_t spikes;          /* per-bucket baseline */
+	size_t spikes_2x;       /* of those, at least twice their baseline */
+	size_t spikes_global;   /* global baseline on the raw loss */
+	size_t spikes_adjusted; /* global baseline on the adjusted loss */
+	double vanish_share;    /* global spikes gone in the adjusted loss */
+	struct rm_spike list[RM_MAX_LIST];
+	int k;
+	int bucket[RM_MAX_BUCKETS];
+	size_t bucket_spikes[RM_MAX_BUCKETS];
+	double enrichment[RM_MAX_BUCKETS], enrich_p[RM_MAX_BUCKETS], enrich_q[RM_MAX_BUCKETS];
+	double chi2, chi2_df, chi2_p, chi2_q, cramers_v;
+	int64_t checkpoint_every;
+	double ckpt_r, ckpt_p, ckpt_q; /* Rayleigh phase concentration */
+	int64_t steps_per_epoch;
+	double epoch_near, epoch_expected, epoch_p, epoch_q;
+	size_t lr_changes;
+	double lr_near, lr_expected, lr_p, lr_q;
+	int cluster_by_bucket; /* significant after FDR */
+	int checkpoint_cause;
+	int flagged;
+};
+
+/* 5. Verdict. */
+enum rm_hypothesis {
+	RM_H_HOMOGENEOUS,
+	RM_H_BUCKET_RESETS, /* resets in some buckets while the order is healthy */
+	RM_H_CHECKPOINT,
+	RM_H_EPOCH,
+	RM_H_LR,
+	RM_H_INSTABILITY,
+	RM_H_COUNT
+};
+const char *rm_hypothesis_name(enum rm_hypothesis h);
+
+struct rm_ranked {
+	enum rm_hypothesis h;
+	double score; /* evidence, -log10 of the strongest q-value, capped */
+	enum rm_severity severity;
+};
+
+#define RM_CURVE_BINS 40
+
+/* Loss and bucket-adjusted loss over time, in RM_CURVE_BINS equal step
+ * bins, overall and per bucket (NaN where a bin has no point). */
+struct rm_curves {
+	int bins;
+	int64_t first_step, last_step;
+	double loss[RM_CURVE_BINS], adjusted[RM_CURVE_BINS];
+	int k;
+	int bucket[RM_MAX_BUCKETS];
+	double bucket_loss[RM_MAX_BUCKETS][RM_CURVE_BINS];
+	double bucket_adjusted[RM_MAX_BUCKETS][RM_CURVE_BINS];
+	double bucket_mean[RM_MAX_BUCKETS], bucket_adjusted_mean[RM_MAX_BUCKETS];
+};
+
+struct rm_diagnosis {
+	size_t points, finite, nonfinite, batches;
+	int64_t first_step, last_step;
+	struct rm_curves curves;
+	int has_buckets;
+	struct rm_runs_result runs;
+	struct rm_split_result split;
+	struct rm_ladder_result ladder;
+	struct rm_resets_result resets;
+	struct rm_ranked rank[RM_H_COUNT];
+	enum rm_severity severity; /* worst finding */
+	int healthy;
+};
+
+/* Runs every detector. Frees nothing in s; rm_diagnosis_release frees d. */
+void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);
+void rm_diagnosis_release(struct rm_diagnosis *d);
+
+/* The individual detectors (used by rm_detect_all and the tests). */
+struct rm_prepared;
+void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * sim.h - simulated training runs with known ground truth.
+ *
+ * Generates per-step batch composition under a batching strategy and a
+ * loss with realistic per-length levels (short ~0.55, medium ~1.1, long
+ * 1.6-2.2), a decaying trend that falls further at each new epoch, and
+ * multiplicative noise. Pure: arrays out, no I/O.
+ */
+#ifndef RUNMON_SIM_H
+#define RUNMON_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rm_sim_strategy {
+	RM_SIM_SORTED,          /* each epoch ordered short to long */
+	RM_SIM_CHUNKED,         /* streaks of 50-200 batches of one bucket */
+	RM_SIM_BUCKETED_RANDOM, /* one bucket per batch, buckets in random order */
+	RM_SIM_INTERLEAVED,     /* stride-based proportional interleaving */
+	RM_SIM_MIXED,           /* batches drawn from every length */
+	RM_SIM_HF_MEGABATCH,    /* Hugging Face group_by_length megabatches */
+	RM_SIM_COUNT
+};
+const char *rm_sim_strategy_name(enum rm_sim_strategy s);
+int rm_sim_strategy_parse(const char *name, enum rm_sim_strategy *out);
+
+enum rm_sim_spikes { RM_SIM_SPIKES_NONE, RM_SIM_SPIKES_BUCKET, RM_SIM_SPIKES_CHECKPOINT };
+
+struct rm_sim_opts {
+	enum rm_sim_strategy strategy;
+	int64_t steps;
+	uint64_t seed;
+	const int64_t *bounds; /* bucket boundaries; NULL: 0,770,1216,1728,2432,3296,8192 */
+	int nbounds;
+	int log_every; /* report the mean loss every K steps (1: every step) */
+	enum rm_sim_spikes spikes;
+	int64_t save_every;       /* checkpoint interval, steps (default 500) */
+	int64_t steps_per_epoch;  /* default steps / 3 */
+	int64_t tokens_per_batch; /* token budget of a bucketed batch (default 65536) */
+};
+void rm_sim_opts_default(struct rm_sim_opts *o);
+
+struct rm_sim_step {
+	int64_t step;
+	int bucket;
+	int n;                /* sequences */
+	int min_len, max_len; /* tokens */
+	double mean_len;
+	int64_t tokens, padded; /* real and padding tokens */
+	double loss;            /* this step's loss */
+	double lr, epoch;
+	double runtime; /* seconds since start */
+};
+
+/* Simulates o->steps steps into *out (owned by the caller, free()). */
+void rm_simulate(const struct rm_sim_opts *o, struct rm_sim_step **out);
+
+struct rm_store;
+struct rm_err;
+
+/* Simulates into the database as run `name` (replacing its rows): loss
+ * rows every log_every steps (the interval mean, as trainers report it),
+ * batch composition every step, the bucket boundaries, and a config with
+ * save_steps and steps_per_epoch. */
+int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts *o, struct rm_err *err);
+
+/* Writes dir/history.jsonl (W&B history rows) and dir/batches.jsonl (the
+ * batch sidecar) for the same run. */
+int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_err *err);
+
+#endif

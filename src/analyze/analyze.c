@@ -1,0 +1,104 @@
+/*
+ * analyze.c - see analyze.h.
+ */
+#include "runmon/analyze.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "runmon/render.h"
+
+static const char *const checkpoint_keys[] = {"save_steps",         "save_every",          "save_interval",
+                                              "checkpoint_every",   "checkpoint_interval", "ckpt_every",
+                                              "save_every_n_steps", "checkpoint_steps",    NULL};
+static const char *const epoch_keys[] = {"steps_per_epoch", "num_update_steps_per_epoch", NULL};
+
+void rm_analyze_opts_default(struct rm_analyze_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	rm_detect_opts_default(&o->detect);
+	o->store_findings = 1;
+}
+
+static int int_value(json_t *v, int64_t *out)
+{
+	if (json_is_object(v)) /* W&B config: {"value": V, "desc": ...} */
+		v = json_object_get(v, "value");
+	if (json_is_integer(v) && json_integer_value(v) > 0) {
+		*out = json_integer_value(v);
+		return 1;
+	}
+	if (json_is_real(v) && json_real_value(v) >= 1 && json_real_value(v) == floor(json_real_value(v))) {
+		*out = (int64_t)json_real_value(v);
+		return 1;
+	}
+	return 0;
+}
+
+int rm_config_int(const char *config_json, const char *const *keys, int64_t *out)
+{
+	if (!config_json)
+		return 0;
+	json_t *root = json_loads(config_json, 0, NULL), *v;
+	const char *k;
+	int found = 0;
+	if (!json_is_object(root))
+		goto out;
+	for (int i = 0; keys[i] && !found; i++)
+		found = int_value(json_object_get(root, keys[i]), out);
+	json_object_foreach (root, k, v) {
+		if (found)
+			break;
+		if (json_is_object(v) && json_object_get(v, "value"))
+			v = json_object_get(v, "value");
+		for (int i = 0; keys[i] && !found && json_is_object(v); i++)
+			found = int_value(json_object_get(v, keys[i]), out);
+	}
+out:
+	json_decref(root);
+	return found;
+}
+
+int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_diagnosis *d,
+                   struct rm_run_info *info, struct rm_err *err)
+{
+	struct rm_store_series ss;
+	int rc = rm_store_get_run(st, run_id, info, err);
+	if (rc)
+		return rc;
+	if ((rc = rm_store_load_series(st, run_id, o->since, &ss, err))) {
+		rm_run_info_release(info);
+		return rc;
+	}
+	struct rm_series s = {
+	    .n = ss.n,
+	    .step = ss.step,
+	    .loss = ss.loss,
+	    .lr = ss.lr,
+	    .epoch = ss.epoch,
+	    .nb = ss.nb,
+	    .bstep = ss.bstep,
+	    .bucket = ss.bucket,
+	    .max_len = ss.max_len,
+	    .checkpoint_every = o->checkpoint_every,
+	    .steps_per_epoch = o->steps_per_epoch,
+	};
+	if (!s.checkpoint_every)
+		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);
+	if (!s.steps_per_epoch)
+		rm_config_int(ss.config_json, epoch_keys, &s.steps_per_epoch);
+	rm_detect_all(&s, &o->detect, d);
+	rm_store_series_release(&ss);
+	if (o->store_findings) {
+		struct rm_finding_row *rows;
+		size_t n = rm_render_findings(d, &rows);
+		rc = rm_store_replace_findings(st, run_id, rows, n, err);
+		rm_findings_free(rows, n);
+		if (rc) {
+			rm_diagnosis_release(d);
+			rm_run_info_release(info);
+		}
+	}
+	return rc;
+}

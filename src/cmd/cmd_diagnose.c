@@ -1,0 +1,121 @@
+/*
+ * cmd_diagnose.c - `runmon diagnose`: verdict, evidence and fix for a run.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/cmd.h"
+#include "runmon/analyze.h"
+#include "runmon/render.h"
+
+static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
+                                 "\n"
+                                 "Runs the detectors on a stored run and prints the verdict first, then the\n"
+                                 "evidence: same-bucket runs, the loss split by bucket (with the bucket-adjusted\n"
+                                 "loss), ladders and length ramps, and loss resets with their likely cause.\n"
+                                 "RUN is ENTITY/PROJECT/ID, a local run name, or a unique display name.\n"
+                                 "Findings replace the run's earlier findings in the database.\n"
+                                 "\n"
+                                 "Options:\n"
+                                 "  --since STEP            diagnose steps >= STEP only\n"
+                                 "  --json                  print the diagnosis as JSON (schema runmon.diagnosis/1)\n"
+                                 "  --fail-on LEVEL         exit 1 when the verdict reaches info, warn (default)\n"
+                                 "                          or critical\n"
+                                 "  --checkpoint-every N    steps between checkpoint saves (default: save_steps\n"
+                                 "                          or similar in the run config)\n"
+                                 "  --steps-per-epoch N     epoch length (default: the config, else the epoch column)\n"
+                                 "  --ladder-interval N     loss points per reported interval (default: automatic)\n"
+                                 "  --seed N                seed of the permutation test (default fixed)\n"
+                                 "  --db PATH               database file\n"
+                                 "\n"
+                                 "Exit status: 0 below the failing level, 1 at or above it, 2 usage error or\n"
+                                 "unknown run, 4 database error.\n";
+
+static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
+{
+	static const struct option longopts[] = {
+	    {"since", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"fail-on", required_argument, NULL, 'f'},
+	    {"checkpoint-every", required_argument, NULL, 'c'},
+	    {"steps-per-epoch", required_argument, NULL, 'e'},
+	    {"ladder-interval", required_argument, NULL, 'l'},
+	    {"seed", required_argument, NULL, 'S'},
+	    {"db", required_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct rm_analyze_opts o;
+	enum rm_severity fail_on = RM_SEV_WARN;
+	int c, json = 0, code;
+	int64_t v;
+	rm_analyze_opts_default(&o);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (rm_parse_int(optarg, 0, &o.since))
+				return rm_cmd_usage_error(&cmd_diagnose, "--since wants a step number, not '%s'",
+				                          optarg);
+			break;
+		case 'j': json = 1; break;
+		case 'f':
+			if (rm_severity_parse(optarg, &fail_on))
+				return rm_cmd_usage_error(&cmd_diagnose, "--fail-on wants info, warn or critical");
+			break;
+		case 'c':
+			if (rm_parse_int(optarg, 2, &o.checkpoint_every))
+				return rm_cmd_usage_error(&cmd_diagnose, "--checkpoint-every wants a step count >= 2");
+			break;
+		case 'e':
+			if (rm_parse_int(optarg, 1, &o.steps_per_epoch))
+				return rm_cmd_usage_error(&cmd_diagnose, "--steps-per-epoch wants a step count");
+			break;
+		case 'l':
+			if (rm_parse_int(optarg, 1, &v) || v > 100000)
+				return rm_cmd_usage_error(&cmd_diagnose, "--ladder-interval wants 1..100000");
+			o.detect.ladder_interval = (int)v;
+			break;
+		case 'S':
+			if (rm_parse_int(optarg, 0, &v))
+				return rm_cmd_usage_error(&cmd_diagnose, "--seed wants a non-negative integer");
+			o.detect.seed = (uint64_t)v;
+			break;
+		case 'D': ctx->db_path = optarg; break;
+		case 'h': return rm_cmd_help(&cmd_diagnose);
+		default: return rm_cmd_usage_error(&cmd_diagnose, "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return rm_cmd_usage_error(&cmd_diagnose, optind >= argc ? "no run given" : "one run at a time");
+	struct rm_store *st;
+	struct rm_err err;
+	struct rm_diagnosis d;
+	struct rm_run_info info;
+	int64_t run_id;
+	if ((code = rm_ctx_open_store(ctx, &st)))
+		return code;
+	if (rm_store_find_run(st, argv[optind], &run_id, &err) || rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
+		rm_error("%s", err.msg);
+		rm_store_close(st);
+		return rm_exit_code(err.code);
+	}
+	struct rm_render_ctx rc = {.run = &info, .since = o.since, .color = !json && rm_use_color()};
+	if (json) {
+		json_t *doc = rm_render_json(&d, &rc);
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+		json_decref(doc);
+	} else {
+		rm_render_text(stdout, &d, &rc);
+	}
+	code = d.severity >= fail_on ? RM_EXIT_FINDINGS : RM_EXIT_OK;
+	rm_diagnosis_release(&d);
+	rm_run_info_release(&info);
+	rm_store_close(st);
+	return code;
+}
+
+const struct rm_cmd cmd_diagnose = {"diagnose", "find homogeneous batching in a run and say what to do", usage_text,
+                                    run_diagnose};

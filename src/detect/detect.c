@@ -1,0 +1,156 @@
+/*
+ * detect.c - joins loss points with the batches they cover, runs every
+ * detector and frees the results.
+ *
+ * A loss point covers the batches of the steps since the previous loss
+ * row: one batch when the trainer logs every step, K of them when it logs
+ * every K steps. Its bucket shares are what the split, ladder and reset
+ * detectors attribute the loss to.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+static const char *const sev_names[] = {"none", "info", "warn", "critical"};
+
+const char *rm_severity_name(enum rm_severity s)
+{
+	return sev_names[s];
+}
+
+int rm_severity_parse(const char *name, enum rm_severity *out)
+{
+	for (int i = RM_SEV_INFO; i <= RM_SEV_CRITICAL; i++)
+		if (!strcmp(name, sev_names[i])) {
+			*out = (enum rm_severity)i;
+			return 0;
+		}
+	return -1;
+}
+
+void rm_detect_opts_default(struct rm_detect_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seed = 20261129;
+	o->hampel_k = 5;
+	o->runs_z = -4;
+	o->alpha = 0.01;
+}
+
+int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS])
+{
+	char seen[RM_BUCKET_IDS] = {0};
+	int k = 0;
+	for (size_t t = 0; t < s->nb; t++)
+		if (s->bucket[t] >= 0 && s->bucket[t] < RM_BUCKET_IDS)
+			seen[s->bucket[t]] = 1;
+	for (int b = 0; b < RM_BUCKET_IDS; b++) {
+		dense[b] = -1;
+		if (seen[b] && k < RM_MAX_BUCKETS) {
+			dense[b] = k;
+			id[k++] = b;
+		}
+	}
+	return k;
+}
+
+void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
+{
+	int k = p->k;
+	for (size_t j = 0; j < p->n; j++) {
+		float *sh = share + j * (size_t)k;
+		size_t from = p->bfrom[j], to = p->bto[j];
+		memset(sh, 0, (size_t)k * sizeof(*sh));
+		dom[j] = -1;
+		if (to == from)
+			continue;
+		for (size_t t = from; t < to; t++)
+			sh[bseq[t]] += 1;
+		float best = 0;
+		for (int i = 0; i < k; i++) {
+			sh[i] /= (float)(to - from);
+			if (sh[i] > best) {
+				best = sh[i];
+				dom[j] = i;
+			}
+		}
+	}
+}
+
+void prepare(const struct rm_series *s, struct rm_prepared *p)
+{
+	int dense[RM_BUCKET_IDS];
+	memset(p, 0, sizeof(*p));
+	p->k = dense_buckets(s, dense, p->bucket_id);
+	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
+	p->bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
+	for (size_t t = 0; t < s->nb; t++) {
+		int b = s->bucket[t];
+		if (b < 0 || b >= RM_BUCKET_IDS || dense[b] < 0)
+			continue;
+		p->bseq[p->nb] = dense[b];
+		p->bstep[p->nb++] = s->bstep[t];
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += isfinite(s->loss[i]);
+	p->y = rm_xmalloc((n ? n : 1) * sizeof(double));
+	p->step = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
+	p->lr = rm_xmalloc((n ? n : 1) * sizeof(double));
+	p->epoch = rm_xmalloc((n ? n : 1) * sizeof(double));
+	p->bfrom = rm_xmalloc((n ? n : 1) * sizeof(size_t));
+	p->bto = rm_xmalloc((n ? n : 1) * sizeof(size_t));
+	/* Point i covers batches in (step of the previous loss row, step_i];
+	 * the first covers as many steps as the second does. */
+	int64_t first_gap = s->n > 1 ? s->step[1] - s->step[0] : 1;
+	size_t b = 0;
+	while (b < p->nb && s->n && p->bstep[b] <= s->step[0] - first_gap)
+		b++;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t from = b;
+		while (b < p->nb && p->bstep[b] <= s->step[i])
+			b++;
+		if (!isfinite(s->loss[i]))
+			continue;
+		p->bfrom[p->n] = from;
+		p->bto[p->n] = b;
+		p->y[p->n] = s->loss[i];
+		p->step[p->n] = s->step[i];
+		p->lr[p->n] = s->lr ? s->lr[i] : NAN;
+		p->epoch[p->n] = s->epoch ? s->epoch[i] : NAN;
+		p->n++;
+	}
+	size_t k = (size_t)(p->k ? p->k : 1);
+	p->share = rm_xmalloc((p->n ? p->n : 1) * k * sizeof(float));
+	p->dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
+	p->onehot = rm_xcalloc(p->n ? p->n : 1, 1);
+	if (p->k) {
+		prepared_shares(p, p->bseq, p->share, p->dom);
+		for (size_t j = 0; j < p->n; j++)
+			p->onehot[j] = p->dom[j] >= 0 && p->share[j * k + (size_t)p->dom[j]] == 1.0f;
+	} else {
+		for (size_t j = 0; j < p->n; j++)
+			p->dom[j] = -1;
+	}
+	for (size_t j = 0; j < p->n; j++)
+		p->with_batches += p->dom[j] >= 0;
+	p->long_from = p->k - (p->k / 3 > 1 ? p->k / 3 : 1);
+}
+
+void prepared_release(struct rm_prepared *p)
+{
+	free(p->y);
+	free(p->step);
+	free(p->lr);
+	free(p->epoch);
+	free(p->share);
+	free(p->dom);
+	free(p->onehot);
+	free(p->bseq);
+	free(p->bstep);
+	free(p->bfrom);
+	free(p->bto);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,48 @@
+/*
+ * detect_internal.h - what the detector files share: the prepared view of
+ * a series (finite loss points joined with the batches they cover).
+ */
+#ifndef RUNMON_DETECT_INTERNAL_H
+#define RUNMON_DETECT_INTERNAL_H
+
+#include "runmon/common.h"
+#include "runmon/detect.h"
+
+struct rm_prepared {
+	size_t n;  /* finite loss points */
+	double *y; /* their losses */
+	int64_t *step;
+	double *lr, *epoch; /* NaN when not logged */
+	int k;              /* buckets seen, dense 0..k-1 */
+	int bucket_id[RM_MAX_BUCKETS];
+	float *share;     /* n*k: share of each bucket among the batches a point covers */
+	int *dom;         /* dominant dense bucket per point, -1 if it covers no batch */
+	char *onehot;     /* the point's batches are all of bucket dom */
+	int with_batches; /* points covering at least one batch */
+	size_t nb;        /* batches with a bucket */
+	int *bseq;        /* their dense buckets, in step order */
+	int64_t *bstep;
+	size_t *bfrom, *bto; /* point j covers batches [bfrom[j], bto[j]) */
+	int long_from;       /* dense buckets >= long_from count as long */
+};
+
+#define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */
+
+/* Maps bucket ids to dense indexes 0..k-1 in id order (dense[id] = -1 for
+ * ids not seen); fills id[dense] and returns k (at most RM_MAX_BUCKETS). */
+int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS]);
+
+void prepare(const struct rm_series *s, struct rm_prepared *p);
+void prepared_release(struct rm_prepared *p);
+/* Fills share[] and dom[] of every point from a batch bucket sequence (the
+ * real one, or a shuffled one for permutation tests). */
+void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom);
+
+void detect_split(const struct rm_prepared *p, struct rm_split_result *r);
+void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
+                   const struct rm_detect_opts *o, struct rm_ladder_result *r);
+void detect_resets(const struct rm_prepared *p, const struct rm_split_result *split, const struct rm_series *s,
+                   const struct rm_detect_opts *o, struct rm_resets_result *r);
+void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * detect_ladder.c - staircases in the loss as reported, and length ramps.
+ *
+ * The reported loss is the mean over logging intervals (the trainer's own
+ * interval when it logs every K steps; groups of ladder_interval points
+ * otherwise). A staircase is >= 3 rises, each above tau = 3 * 1.4826 *
+ * MAD(first differences), with plateaus but no fall in between, followed
+ * within 3 intervals by a fall to below half its height. Each is explained
+ * by the share of long-bucket batches in its span, and its trend checked
+ * with Mann-Kendall's S and tie-corrected variance (Kendall 1975).
+ * Significance: the ladder count is compared with the counts obtained when
+ * the same residuals are recombined with the bucket offsets in shuffled
+ * bucket order (a permutation test, fixed seed; p = (1 + #{>=}) / (1 + P)).
+ * Length ramps: Hugging Face's group_by_length sorts megabatches of about
+ * 50 batches by length, descending, so max_len falls over consecutive
+ * batches and the loss saw-tooths; the period is the strongest
+ * autocorrelation peak of max_len.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "runmon/stats.h"
+
+#define MIN_RISES   3
+#define FALL_WITHIN 3
+#define RAMP_WINDOW 100000
+#define RAMP_MAXLAG 200
+
+/* Share-weighted offset of point j under the given shares. */
+static double offset_at(const struct rm_split_result *sp, const float *share, int k, size_t j)
+{
+	double v = 0;
+	const float *s = share + j * (size_t)k;
+	for (int i = 0; i < k; i++)
+		v += s[i] * sp->offset[i];
+	return v;
+}
+
+/* Interval means of the detrended loss y (x[0..m)). */
+static size_t intervals(const double *y, const double *trend, size_t n, int g, double *x)
+{
+	size_t m = 0;
+	for (size_t j = 0; j + (size_t)g <= n; j += (size_t)g) {
+		double s = 0;
+		for (int i = 0; i < g; i++)
+			s += y[j + (size_t)i] - trend[j + (size_t)i];
+		x[m++] = s / g;
+	}
+	return m;
+}
+
+/* y = 3-point running median of x (ends copied). */
+static void median3(const double *x, size_t m, double *y)
+{
+	for (size_t i = 0; i < m; i++) {
+		if (i == 0 || i + 1 == m) {
+			y[i] = x[i];
+			continue;
+		}
+		double a = x[i - 1], b = x[i], c = x[i + 1];
+		y[i] = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+	}
+}
+
+/* The step threshold: 3 robust sigmas of the differences of the smoothed
+ * interval means. */
+static double diff_tau(const double *raw, size_t m)
+{
+	if (m < 3)
+		return INFINITY;
+	double *d = rm_xmalloc((m - 1) * sizeof(double)), *x = rm_xmalloc(m * sizeof(double));
+	median3(raw, m, x);
+	for (size_t i = 1; i < m; i++)
+		d[i - 1] = fabs(x[i] - x[i - 1]);
+	free(x);
+	double mad = rm_median_inplace(d, m - 1); /* median |d|: d is centred at 0 */
+	free(d);
+	return 3 * 1.4826 * fmax(mad, 1e-12);
+}
+
+/* Scans x (interval means, smoothed by a 3-point running median so a
+ * single outlier is no step) for staircases; records up to RM_MAX_LIST in
+ * out (if not NULL) as [first, last] interval indexes and returns how many
+ * there are. A climb must also trend: Mann-Kendall z > 2. */
+static size_t scan(const double *raw, size_t m, double tau, size_t (*out)[2], int *rises_out, double *height_out)
+{
+	size_t count = 0, base = 0;
+	int rises = 0;
+	double *x = rm_xmalloc((m ? m : 1) * sizeof(double));
+	median3(raw, m, x);
+	double top = m ? x[0] : 0;
+	for (size_t i = 1; i < m; i++) {
+		double d = x[i] - x[i - 1];
+		if (d > tau) {
+			rises++;
+			if (x[i] > top)
+				top = x[i];
+			continue;
+		}
+		if (d < -tau) {
+			if (rises >= MIN_RISES) {
+				double lowest = x[i];
+				for (size_t f = i; f < m && f < i + FALL_WITHIN; f++)
+					lowest = fmin(lowest, x[f]);
+				if (lowest <= x[base] + (top - x[base]) / 2 &&
+				    rm_mann_kendall(x + base, i - base).z > 2) {
+					if (out && count < RM_MAX_LIST) {
+						out[count][0] = base;
+						out[count][1] = i - 1;
+						rises_out[count] = rises;
+						height_out[count] = top - x[base];
+					}
+					count++;
+				}
+			}
+			base = i;
+			rises = 0;
+			top = x[i];
+			continue;
+		}
+		if (rises == 0 && x[i] < x[base]) { /* still looking for the foot */
+			base = i;
+			top = x[i];
+		}
+	}
+	free(x);
+	return count;
+}
+
+static double long_share(const struct rm_prepared *p, const float *share, size_t from, size_t to)
+{
+	double s = 0, c = 0;
+	for (size_t j = from; j < to && j < p->n; j++) {
+		if (p->dom[j] < 0)
+			continue;
+		for (int i = p->long_from; i < p->k; i++)
+			s += share[j * (size_t)p->k + (size_t)i];
+		c++;
+	}
+	return c ? s / c : 0;
+}
+
+static void ramps(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
+                  struct rm_ladder_result *r)
+{
+	if (!s->max_len || s->nb < 4 * RAMP_MAXLAG)
+		return;
+	size_t from = s->nb > RAMP_WINDOW ? s->nb - RAMP_WINDOW : 0, n = 0;
+	double *x = rm_xmalloc((s->nb - from) * sizeof(double)), desc = 0, pairs = 0;
+	for (size_t t = from; t < s->nb; t++) {
+		if (!isfinite(s->max_len[t]))
+			continue;
+		x[n] = s->max_len[t];
+		if (n > 0) {
+			desc += x[n] < x[n - 1];
+			pairs++;
+		}
+		n++;
+	}
+	r->ramp_desc_share = pairs ? desc / pairs : 0;
+	double acf[RAMP_MAXLAG + 1];
+	if (n > 4 * RAMP_MAXLAG) {
+		rm_acf(x, n, RAMP_MAXLAG, acf);
+		int best = 0;
+		for (int lag = 3; lag < RAMP_MAXLAG; lag++)
+			if (acf[lag] > acf[lag - 1] && acf[lag] >= acf[lag + 1] && acf[lag] > 0.3 &&
+			    (!best || acf[lag] > acf[best]))
+				best = lag;
+		r->ramp_period = best;
+		r->ramp_acf_len = best ? acf[best] : 0;
+	}
+	free(x);
+	/* The loss at the same lag, when points are per batch. */
+	if (r->ramp_period && sp->trend && p->n > 4 * RAMP_MAXLAG) {
+		size_t m = p->n > RAMP_WINDOW ? RAMP_WINDOW : p->n, off = p->n - m;
+		double *e = rm_xmalloc(m * sizeof(double)), a[RAMP_MAXLAG + 1];
+		for (size_t j = 0; j < m; j++)
+			e[j] = p->y[off + j] - sp->trend[off + j];
+		rm_acf(e, m, (size_t)r->ramp_period, a);
+		r->ramp_acf_loss = a[r->ramp_period];
+		free(e);
+	}
+	r->ramp = r->ramp_period > 0 && r->ramp_desc_share >= 0.7;
+}
+
+void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
+                   const struct rm_detect_opts *o, struct rm_ladder_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!sp->trend || p->n < 50)
+		return;
+	ramps(p, s, sp, r);
+	double spacing = p->n > 1 ? (double)(p->step[p->n - 1] - p->step[0]) / (double)(p->n - 1) : 1;
+	int g = o->ladder_interval > 0 ? o->ladder_interval : spacing > 1.5 ? 1 : 10;
+	r->interval = g;
+	size_t mcap = p->n / (size_t)g + 1;
+	double *x = rm_xmalloc(mcap * sizeof(double));
+	size_t m = intervals(p->y, sp->trend, p->n, g, x);
+	if (m < 20) {
+		free(x);
+		return;
+	}
+	r->ok = 1;
+	double tau = diff_tau(x, m);
+	size_t spans[RM_MAX_LIST][2];
+	int rises[RM_MAX_LIST];
+	double height[RM_MAX_LIST];
+	r->count = scan(x, m, tau, spans, rises, height);
+	r->long_share_overall = long_share(p, p->share, 0, p->n);
+	for (size_t i = 0; i < r->count && i < RM_MAX_LIST; i++) {
+		struct rm_ladder *l = &r->list[i];
+		size_t a = spans[i][0], b = spans[i][1];
+		l->first_step = p->step[a * (size_t)g];
+		l->last_step = p->step[(b + 1) * (size_t)g - 1];
+		l->rises = rises[i];
+		l->height = height[i];
+		l->long_share = long_share(p, p->share, a * (size_t)g, (b + 1) * (size_t)g);
+		struct rm_mk mk = rm_mann_kendall(x + a, b - a + 1);
+		l->mk_s = mk.s;
+		l->mk_z = mk.z;
+	}
+	if (!sp->ok || p->k < 2) {
+		r->p = 1;
+		free(x);
+		return;
+	}
+	/* Permutation test: the same residuals with buckets in shuffled order. */
+	size_t budget = 20000000 / (p->n + p->nb + 1);
+	r->perms = budget >= 99 ? 99 : budget < 19 ? 19 : (int)budget;
+	struct rm_rng rng = {o->seed};
+	int *bseq = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
+	float *share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
+	int *dom = rm_xmalloc(p->n * sizeof(int));
+	double *ys = rm_xmalloc(p->n * sizeof(double)), *base = rm_xmalloc(p->n * sizeof(double));
+	for (size_t j = 0; j < p->n; j++)
+		base[j] = offset_at(sp, p->share, p->k, j);
+	memcpy(bseq, p->bseq, p->nb * sizeof(int));
+	/* Each point covering exactly one batch (the trainer logs every step)
+	 * needs no share arithmetic: a table of offset differences does. */
+	int one = 1;
+	for (size_t j = 0; j < p->n && one; j++)
+		one = p->bto[j] - p->bfrom[j] == 1;
+	double delta[RM_MAX_BUCKETS][RM_MAX_BUCKETS];
+	for (int a = 0; a < p->k; a++)
+		for (int b = 0; b < p->k; b++) {
+			double d = sp->offset[a] - sp->offset[b];
+			delta[a][b] = sp->log_scale ? exp(d) : d;
+		}
+	int ge = 0;
+	double sum = 0;
+	for (int it = 0; it < r->perms; it++) {
+		rm_rng_shuffle_int(&rng, bseq, p->nb);
+		if (one) {
+			for (size_t j = 0; j < p->n; j++) {
+				double f = delta[bseq[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
+				ys[j] = sp->log_scale ? p->y[j] * f : p->y[j] + f;
+			}
+		} else {
+			prepared_shares(p, bseq, share, dom);
+			for (size_t j = 0; j < p->n; j++) {
+				double d = p->dom[j] >= 0 ? offset_at(sp, share, p->k, j) - base[j] : 0;
+				ys[j] = sp->log_scale ? p->y[j] * exp(d) : p->y[j] + d;
+			}
+		}
+		size_t mm = intervals(ys, sp->trend, p->n, g, x);
+		size_t c = scan(x, mm, diff_tau(x, mm), NULL, NULL, NULL);
+		sum += (double)c;
+		ge += c >= r->count;
+	}
+	r->perm_mean = sum / r->perms;
+	r->p = (1.0 + ge) / (1.0 + r->perms);
+	r->flagged = r->count >= 1 && r->p < o->alpha * 5 && r->count > 2 * r->perm_mean;
+	free(bseq);
+	free(share);
+	free(dom);
+	free(ys);
+	free(base);
+	free(x);
+}

@@ -1,0 +1,506 @@
+/*
+ * detect_split.c - loss split by bucket: y_t = trend(t) + offset(b_t) + noise.
+ *
+ * Backfitting (Hastie & Tibshirani, Generalized Additive Models, 1990):
+ * the trend is a robust smooth (running median of block medians) over a
+ * window much longer than same-bucket runs, so a streak cannot pass for a
+ * trend; the offsets are a least-squares fit of the detrended loss on each
+ * point's bucket shares (one-hot when the trainer logs every step), refit
+ * after trimming points beyond 4 robust sigmas. One round on the loss and
+ * one on log(loss) pick the scale that explains more, which gets a second
+ * round: per-bucket gaps shrink as training goes on, roughly in proportion.
+ * eta^2 = 1 - SS_res / SS_tot of the detrended loss, with the F-test of the
+ * k-1 offsets. Independently of bucket ids, a Gaussian mixture (EM,
+ * k = 1..4, chosen by BIC = -2 logL + (3k - 1) ln n; Schwarz 1978) counts
+ * the modes of the detrended loss and maps buckets onto them: "aligned"
+ * when each bucket's points mostly fall in one mode (>= 80%), "trimodal"
+ * when aligned with exactly three modes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "runmon/stats.h"
+
+#define GMM_MAX    4
+#define GMM_SAMPLE 20000
+#define GRID       1024
+
+/* Robust trend: medians of blocks of B points, a running median over
+ * those, and linear interpolation between block centres. O(n + m log m). */
+static void smooth_trend(const double *a, size_t n, size_t w, double *out)
+{
+	size_t B = w / 15 > 1 ? w / 15 : 1, m = (n + B - 1) / B;
+	double *blk = rm_xmalloc(m * sizeof(double)), *sm = rm_xmalloc(m * sizeof(double));
+	double *scratch = rm_xmalloc(B * sizeof(double));
+	for (size_t b = 0; b < m; b++) {
+		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
+		blk[b] = rm_median(a + lo, hi - lo, scratch);
+	}
+	size_t wb = w / B;
+	rm_running_median(blk, m, wb | 1, sm);
+	for (size_t i = 0; i < n; i++) {
+		double pos = ((double)i - (double)(B - 1) / 2) / (double)B;
+		if (pos <= 0 || m == 1) {
+			out[i] = sm[0];
+			continue;
+		}
+		size_t b = (size_t)pos;
+		if (b + 1 >= m) {
+			out[i] = sm[m - 1];
+			continue;
+		}
+		double f = pos - (double)b;
+		out[i] = sm[b] * (1 - f) + sm[b + 1] * f;
+	}
+	free(blk);
+	free(sm);
+	free(scratch);
+}
+
+/* Solves the k x k system A x = b in place (Gaussian elimination with
+ * partial pivoting); a singular column gets x = 0. */
+static void solve(double *A, double *b, int k, double *x)
+{
+	for (int c = 0; c < k; c++) {
+		int piv = c;
+		for (int r = c + 1; r < k; r++)
+			if (fabs(A[r * k + c]) > fabs(A[piv * k + c]))
+				piv = r;
+		if (piv != c) {
+			for (int j = 0; j < k; j++) {
+				double t = A[c * k + j];
+				A[c * k + j] = A[piv * k + j];
+				A[piv * k + j] = t;
+			}
+			double t = b[c];
+			b[c] = b[piv];
+			b[piv] = t;
+		}
+		if (fabs(A[c * k + c]) < 1e-12)
+			continue;
+		for (int r = c + 1; r < k; r++) {
+			double f = A[r * k + c] / A[c * k + c];
+			for (int j = c; j < k; j++)
+				A[r * k + j] -= f * A[c * k + j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = k - 1; c >= 0; c--) {
+		if (fabs(A[c * k + c]) < 1e-12) {
+			x[c] = 0;
+			continue;
+		}
+		double s = b[c];
+		for (int j = c + 1; j < k; j++)
+			s -= A[c * k + j] * x[j];
+		x[c] = s / A[c * k + c];
+	}
+}
+
+/* The point covers batches of known bucket (and buckets are in use). */
+static int has(const struct rm_prepared *p, size_t j)
+{
+	return p->k > 0 && p->dom[j] >= 0;
+}
+
+/* Least squares of r on the shares of points with batches, skipping those
+ * with keep[j] == 0; o is centred to a zero weighted mean. */
+static void fit_offsets(const struct rm_prepared *p, const double *r, const char *keep, double *o, double *wsum)
+{
+	int k = p->k;
+	double A[RM_MAX_BUCKETS * RM_MAX_BUCKETS] = {0}, b[RM_MAX_BUCKETS] = {0};
+	memset(wsum, 0, (size_t)k * sizeof(*wsum));
+	for (size_t j = 0; j < p->n; j++) {
+		if (!has(p, j) || (keep && !keep[j]))
+			continue;
+		const float *s = p->share + j * (size_t)k;
+		if (p->onehot[j]) { /* the common case, O(1) */
+			int i = p->dom[j];
+			A[i * k + i] += 1;
+			b[i] += r[j];
+			wsum[i] += 1;
+			continue;
+		}
+		for (int i = 0; i < k; i++) {
+			if (s[i] == 0)
+				continue;
+			wsum[i] += s[i];
+			b[i] += s[i] * r[j];
+			for (int l = 0; l < k; l++)
+				A[i * k + l] += (double)s[i] * s[l];
+		}
+	}
+	solve(A, b, k, o);
+	double mean = 0, tot = 0;
+	for (int i = 0; i < k; i++) {
+		mean += o[i] * wsum[i];
+		tot += wsum[i];
+	}
+	mean = tot > 0 ? mean / tot : 0;
+	for (int i = 0; i < k; i++)
+		o[i] -= mean;
+}
+
+static double fitted(const struct rm_prepared *p, const double *o, size_t j)
+{
+	if (!has(p, j))
+		return 0;
+	if (p->onehot[j])
+		return o[p->dom[j]];
+	const float *s = p->share + j * (size_t)p->k;
+	double v = 0;
+	for (int i = 0; i < p->k; i++)
+		v += s[i] * o[i];
+	return v;
+}
+
+struct fit {
+	double o[RM_MAX_BUCKETS], w[RM_MAX_BUCKETS];
+	double eta2, f, df1, df2, p;
+	double *trend, *resid; /* resid: z - trend */
+};
+
+/* Mean same-bucket run length in batches. */
+static double mean_run(const struct rm_prepared *p)
+{
+	size_t runs = p->nb ? 1 : 0;
+	for (size_t t = 1; t < p->nb; t++)
+		runs += p->bseq[t] != p->bseq[t - 1];
+	return runs ? (double)p->nb / (double)runs : 1;
+}
+
+static size_t trend_window(const struct rm_prepared *p)
+{
+	double spacing = p->n > 1 ? (double)(p->step[p->n - 1] - p->step[0]) / (double)(p->n - 1) : 1;
+	double w_steps = fmax(200, 20 * mean_run(p));
+	size_t w = (size_t)(w_steps / fmax(spacing, 1));
+	if (w > p->n / 3)
+		w = p->n / 3;
+	if (w < 5)
+		w = 5;
+	return w | 1;
+}
+
+/* One backfitting round: trend of z minus the current offsets, then the
+ * offsets of z minus that trend, refit without points beyond 4 robust
+ * sigmas. Then eta^2 and the F-test for the current fit. */
+static void fit_round(const struct rm_prepared *p, const double *z, size_t w, struct fit *f)
+{
+	size_t n = p->n;
+	double *a = rm_xmalloc(n * sizeof(double));
+	char *keep = rm_xmalloc(n);
+	if (!f->trend) {
+		f->trend = rm_xmalloc(n * sizeof(double));
+		f->resid = rm_xmalloc(n * sizeof(double));
+		memset(f->o, 0, sizeof(f->o));
+	}
+	for (size_t j = 0; j < n; j++)
+		a[j] = z[j] - fitted(p, f->o, j);
+	smooth_trend(a, n, w, f->trend);
+	for (size_t j = 0; j < n; j++)
+		f->resid[j] = z[j] - f->trend[j];
+	fit_offsets(p, f->resid, NULL, f->o, f->w);
+	size_t m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (has(p, j))
+			a[m++] = fabs(f->resid[j] - fitted(p, f->o, j));
+	double mad = m ? 1.4826 * rm_median_inplace(a, m) : 0;
+	for (size_t j = 0; j < n; j++)
+		keep[j] = fabs(f->resid[j] - fitted(p, f->o, j)) <= 4 * mad + 1e-300;
+	fit_offsets(p, f->resid, keep, f->o, f->w);
+	/* eta^2 and F over the points with batches. */
+	double mean = 0, sst = 0, ssr = 0, cnt = 0;
+	for (size_t j = 0; j < n; j++)
+		if (has(p, j)) {
+			mean += f->resid[j];
+			cnt++;
+		}
+	mean = cnt ? mean / cnt : 0;
+	for (size_t j = 0; j < n; j++) {
+		if (!has(p, j))
+			continue;
+		double e = f->resid[j] - mean, r = f->resid[j] - mean - fitted(p, f->o, j);
+		sst += e * e;
+		ssr += r * r;
+	}
+	f->eta2 = sst > 0 ? fmax(0, 1 - ssr / sst) : 0;
+	f->df1 = p->k - 1;
+	f->df2 = cnt - p->k;
+	f->f = f->df1 > 0 && f->df2 > 0 && ssr > 0 ? ((sst - ssr) / f->df1) / (ssr / f->df2) : 0;
+	f->p = f->df1 > 0 && f->df2 > 0 ? (ssr > 0 ? rm_f_sf(f->f, f->df1, f->df2) : 0) : 1;
+	free(a);
+	free(keep);
+}
+
+static void fit_release(struct fit *f)
+{
+	free(f->trend);
+	free(f->resid);
+}
+
+#define GMM_BINS 512
+
+/* One-dimensional Gaussian mixture by EM over a histogram of x (sorted
+ * ascending; bins between the 0.1% and 99.9% quantiles, counts as
+ * weights), started at evenly spaced quantiles. Binning makes each EM
+ * iteration O(bins * k) whatever n is. Returns the log-likelihood. */
+static double gmm(const double *x, size_t n, int k, double *mu, double *var, double *w)
+{
+	double lo = x[(size_t)(0.001 * (double)n)], hi = x[(size_t)(0.999 * (double)(n - 1))];
+	double width = (hi - lo) / GMM_BINS, cnt[GMM_BINS] = {0}, ctr[GMM_BINS];
+	if (!(width > 0))
+		width = 1e-12;
+	for (size_t i = 0; i < n; i++) {
+		long b = (long)((x[i] - lo) / width);
+		cnt[b < 0 ? 0 : b >= GMM_BINS ? GMM_BINS - 1 : b]++;
+	}
+	double m = 0, v = 0;
+	for (int b = 0; b < GMM_BINS; b++) {
+		ctr[b] = lo + (b + 0.5) * width;
+		m += cnt[b] * ctr[b];
+	}
+	m /= (double)n;
+	for (int b = 0; b < GMM_BINS; b++)
+		v += cnt[b] * (ctr[b] - m) * (ctr[b] - m);
+	v = fmax(v / (double)n, width * width);
+	for (int c = 0; c < k; c++) {
+		mu[c] = x[(size_t)(((double)c + 0.5) / k * (double)n)];
+		var[c] = v / (k * k);
+		w[c] = 1.0 / k;
+	}
+	double resp[GMM_BINS][GMM_MAX], ll = -INFINITY;
+	for (int it = 0; it < 300; it++) {
+		double nll = 0;
+		for (int b = 0; b < GMM_BINS; b++) {
+			double tot = 0;
+			for (int c = 0; c < k; c++) {
+				double d = ctr[b] - mu[c];
+				resp[b][c] = w[c] * exp(-0.5 * d * d / var[c]) / sqrt(2 * M_PI * var[c]);
+				tot += resp[b][c];
+			}
+			tot = fmax(tot, 1e-300);
+			nll += cnt[b] * log(tot);
+			for (int c = 0; c < k; c++)
+				resp[b][c] /= tot;
+		}
+		for (int c = 0; c < k; c++) {
+			double sw = 0, sx = 0, sxx = 0;
+			for (int b = 0; b < GMM_BINS; b++) {
+				sw += cnt[b] * resp[b][c];
+				sx += cnt[b] * resp[b][c] * ctr[b];
+			}
+			if (sw < 1e-9)
+				continue;
+			mu[c] = sx / sw;
+			for (int b = 0; b < GMM_BINS; b++)
+				sxx += cnt[b] * resp[b][c] * (ctr[b] - mu[c]) * (ctr[b] - mu[c]);
+			/* floor: a component narrower than a bin is an artefact */
+			var[c] = fmax(sxx / sw, width * width);
+			w[c] = sw / (double)n;
+		}
+		if (fabs(nll - ll) < 1e-9 * (double)n) {
+			ll = nll;
+			break;
+		}
+		ll = nll;
+	}
+	return ll;
+}
+
+/* Index of the lowest density strictly between grid points a < b. */
+static int valley(const double *dens, int a, int b)
+{
+	int v = a + 1;
+	for (int g = a + 1; g < b; g++)
+		if (dens[g] < dens[v])
+			v = g;
+	return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void modes(const struct rm_prepared *p, const double *resid, struct rm_split_result *r)
+{
+	size_t stride = p->n > GMM_SAMPLE ? p->n / GMM_SAMPLE : 1, m = 0;
+	double *x = rm_xmalloc((p->n / stride + 1) * sizeof(double));
+	size_t *at = rm_xmalloc((p->n / stride + 1) * sizeof(size_t));
+	for (size_t j = 0; j < p->n; j += stride) {
+		at[m] = j;
+		x[m++] = resid[j];
+	}
+	double best = INFINITY;
+	double mu[GMM_MAX][GMM_MAX], var[GMM_MAX][GMM_MAX], w[GMM_MAX][GMM_MAX];
+	int kbest = 1;
+	/* quantile initialisation wants sorted data */
+	double *sorted = rm_xmalloc(m * sizeof(double));
+	memcpy(sorted, x, m * sizeof(double));
+	qsort(sorted, m, sizeof(double), cmp_double);
+	for (int k = 1; k <= GMM_MAX && (size_t)k * 10 <= m; k++) {
+		double ll = gmm(sorted, m, k, mu[k - 1], var[k - 1], w[k - 1]);
+		r->bic[k - 1] = -2 * ll + (3.0 * k - 1) * log((double)m);
+		if (r->bic[k - 1] < best) {
+			best = r->bic[k - 1];
+			kbest = k;
+		}
+	}
+	free(sorted);
+	/* Modes are the peaks of the fitted density, not its components: two
+	 * overlapping Gaussians make one peak. Basins split at the valleys. */
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < m; i++) {
+		lo = fmin(lo, x[i]);
+		hi = fmax(hi, x[i]);
+	}
+	double dens[GRID], *M = mu[kbest - 1], *V = var[kbest - 1], *W = w[kbest - 1];
+	for (int g = 0; g < GRID; g++) {
+		double xx = lo + (hi - lo) * g / (GRID - 1), f = 0;
+		for (int c = 0; c < kbest; c++)
+			f += W[c] * exp(-0.5 * (xx - M[c]) * (xx - M[c]) / V[c]) / sqrt(V[c]);
+		dens[g] = f;
+	}
+	/* Local maxima; then, while two neighbours are not separated by a
+	 * valley 10% below the lower one, drop the lower. */
+	int pk[GRID], npk = 0;
+	for (int g = 1; g < GRID - 1; g++)
+		if (dens[g] > dens[g - 1] && dens[g] >= dens[g + 1])
+			pk[npk++] = g;
+	if (npk == 0)
+		pk[npk++] = dens[0] >= dens[GRID - 1] ? 0 : GRID - 1;
+	for (int merged = 1; merged && npk > 1;) {
+		merged = 0;
+		for (int i = 0; i + 1 < npk && !merged; i++) {
+			int v = valley(dens, pk[i], pk[i + 1]), low = dens[pk[i]] < dens[pk[i + 1]] ? i : i + 1;
+			if (dens[v] * 1.1 > dens[pk[low]]) {
+				memmove(pk + low, pk + low + 1, (size_t)(npk - low - 1) * sizeof(int));
+				npk--;
+				merged = 1;
+			}
+		}
+	}
+	if (npk > GMM_MAX)
+		npk = GMM_MAX;
+	double cut[GMM_MAX + 1]; /* basin c is [cut[c], cut[c+1]) */
+	cut[0] = -INFINITY;
+	for (int i = 0; i < npk; i++) {
+		r->mode_mean[i] = lo + (hi - lo) * pk[i] / (GRID - 1);
+		cut[i + 1] = i + 1 < npk ? lo + (hi - lo) * valley(dens, pk[i], pk[i + 1]) / (GRID - 1) : INFINITY;
+	}
+	r->modes = npk;
+	double mass[GMM_MAX] = {0};
+	int *basin = rm_xmalloc(m * sizeof(int));
+	for (size_t i = 0; i < m; i++) {
+		int c = 0;
+		while (c + 1 < npk && x[i] >= cut[c + 1])
+			c++;
+		basin[i] = c;
+		mass[c]++;
+	}
+	for (int c = 0; c < npk; c++)
+		r->mode_weight[c] = mass[c] / (double)m;
+	/* Map each bucket's pure points onto their mode. */
+	double votes[RM_MAX_BUCKETS][GMM_MAX] = {{0}};
+	for (size_t i = 0; i < m; i++) {
+		size_t j = at[i];
+		int d = p->dom[j];
+		if (!has(p, j) || !p->onehot[j])
+			continue;
+		votes[d][basin[i]]++;
+	}
+	free(basin);
+	int kbest_modes = npk;
+	int used[GMM_MAX] = {0}, lined_up = 0;
+	double pur_num = 0, pur_den = 0;
+	for (int i = 0; i < p->k; i++) {
+		double tot = 0, top = 0;
+		int topc = -1;
+		for (int c = 0; c < kbest_modes; c++) {
+			tot += votes[i][c];
+			if (votes[i][c] > top) {
+				top = votes[i][c];
+				topc = c;
+			}
+		}
+		r->mode_of_bucket[i] = topc;
+		r->bucket_purity[i] = tot > 0 ? top / tot : 0;
+		if (topc >= 0 && !used[topc]) {
+			used[topc] = 1;
+			lined_up++;
+		}
+		pur_num += top;
+		pur_den += tot;
+	}
+	r->aligned = npk >= 2 && lined_up >= 2 && pur_den > 0 && pur_num / pur_den >= 0.8;
+	r->trimodal = r->aligned && npk == 3 && lined_up == 3;
+	free(x);
+	free(at);
+}
+
+void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->k = p->k;
+	for (int i = 0; i < p->k; i++)
+		r->bucket[i] = p->bucket_id[i];
+	if (p->n < 50)
+		return;
+	r->trend = rm_xmalloc(p->n * sizeof(double));
+	r->adjusted = rm_xmalloc(p->n * sizeof(double));
+	if (p->k < 2 || p->with_batches < 50) {
+		/* No bucket information: the trend is still useful downstream. */
+		struct rm_prepared q = *p;
+		struct fit f = {0};
+		q.k = 0;
+		fit_round(&q, p->y, trend_window(p), &f);
+		memcpy(r->trend, f.trend, p->n * sizeof(double));
+		memcpy(r->adjusted, p->y, p->n * sizeof(double));
+		modes(&q, f.resid, r);
+		fit_release(&f);
+		return;
+	}
+	/* One round on each scale picks the scale; the winner gets a second. */
+	struct fit lin = {0}, lg = {0};
+	size_t w = trend_window(p);
+	int positive = 1;
+	for (size_t j = 0; j < p->n && positive; j++)
+		positive = p->y[j] > 0;
+	fit_round(p, p->y, w, &lin);
+	int use_log = 0;
+	double *z = NULL;
+	if (positive) {
+		z = rm_xmalloc(p->n * sizeof(double));
+		for (size_t j = 0; j < p->n; j++)
+			z[j] = log(p->y[j]);
+		fit_round(p, z, w, &lg);
+		use_log = lg.eta2 > lin.eta2;
+	}
+	fit_round(p, use_log ? z : p->y, w, use_log ? &lg : &lin);
+	free(z);
+	struct fit *f = use_log ? &lg : &lin;
+	r->ok = 1;
+	r->log_scale = use_log;
+	for (int i = 0; i < p->k; i++) {
+		r->offset[i] = f->o[i];
+		r->level[i] = use_log ? exp(f->o[i]) : f->o[i];
+		r->weight[i] = f->w[i];
+	}
+	r->eta2 = f->eta2;
+	r->f = f->f;
+	r->df1 = f->df1;
+	r->df2 = f->df2;
+	r->p = f->p;
+	for (size_t j = 0; j < p->n; j++) {
+		double fit = fitted(p, f->o, j);
+		r->trend[j] = use_log ? exp(f->trend[j]) : f->trend[j];
+		r->adjusted[j] = use_log ? p->y[j] * exp(-fit) : p->y[j] - fit;
+	}
+	modes(p, f->resid, r);
+	r->flagged = r->eta2 >= 0.1 && r->p < 1e-6;
+	fit_release(&lin);
+	fit_release(&lg);
+}

@@ -1,0 +1,201 @@
+/*
+ * detect_verdict.c - ranks the explanations a person would consider and
+ * sets each finding's severity.
+ *
+ * The false discovery rate is controlled with Benjamini-Hochberg (1995)
+ * over the runs test, the split's F-test and the reset tests (spikes x
+ * bucket, each bucket's enrichment, checkpoint phase, epoch and
+ * learning-rate proximity); a test counts only when its q-value is below
+ * alpha. The ladder test is a permutation test with its own floor of
+ * 1/(perms+1) and is judged on its p-value.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "runmon/stats.h"
+
+static const char *const hyp_names[RM_H_COUNT] = {
+    [RM_H_HOMOGENEOUS] = "homogeneous batching",   [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
+    [RM_H_CHECKPOINT] = "checkpoint interference", [RM_H_EPOCH] = "epoch boundaries",
+    [RM_H_LR] = "learning-rate changes",           [RM_H_INSTABILITY] = "genuine instability",
+};
+
+const char *rm_hypothesis_name(enum rm_hypothesis h)
+{
+	return hyp_names[h];
+}
+
+/* -log10 p, from z when p underflows. */
+static double evidence(double p, double z)
+{
+	if (p >= 1)
+		return 0;
+	if (p > 1e-300)
+		return fmin(300, -log10(p));
+	return fmin(300, z * z / 2 * M_LOG10E);
+}
+
+void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
+{
+	struct rm_runs_result *ru = &d->runs;
+	struct rm_split_result *sp = &d->split;
+	struct rm_ladder_result *la = &d->ladder;
+	struct rm_resets_result *re = &d->resets;
+	double p[8 + RM_MAX_BUCKETS], q[8 + RM_MAX_BUCKETS];
+	size_t m = 0;
+	size_t at_runs = m;
+	p[m++] = ru->ok ? ru->p : 1;
+	size_t at_split = m;
+	p[m++] = sp->ok ? sp->p : 1;
+	size_t at_chi2 = m;
+	p[m++] = re->chi2_p;
+	size_t at_ckpt = m;
+	p[m++] = re->ckpt_p;
+	size_t at_epoch = m;
+	p[m++] = re->epoch_p;
+	size_t at_lr = m;
+	p[m++] = re->lr_p;
+	size_t at_enrich = m;
+	for (int b = 0; b < re->k; b++)
+		p[m++] = re->enrich_p[b];
+	rm_bh_adjust(p, m, q);
+	re->chi2_q = q[at_chi2];
+	re->ckpt_q = q[at_ckpt];
+	re->epoch_q = q[at_epoch];
+	re->lr_q = q[at_lr];
+	int enriched = 0;
+	for (int b = 0; b < re->k; b++) {
+		re->enrich_q[b] = q[at_enrich + (size_t)b];
+		enriched |= re->enrich_q[b] < o->alpha && re->enrichment[b] > 1;
+	}
+	ru->flagged = ru->flagged && q[at_runs] < o->alpha;
+	sp->flagged = sp->flagged && q[at_split] < o->alpha;
+	re->cluster_by_bucket = re->spikes >= 5 && re->chi2_q < o->alpha && enriched;
+	re->checkpoint_cause = re->spikes >= 5 && re->ckpt_q < o->alpha;
+	re->flagged = re->cluster_by_bucket || re->checkpoint_cause;
+
+	struct rm_ranked *h = d->rank;
+	for (int i = 0; i < RM_H_COUNT; i++)
+		h[i] = (struct rm_ranked){(enum rm_hypothesis)i, 0, RM_SEV_NONE};
+	/* Homogeneous batching: long same-bucket runs, with the split, ladders,
+	 * length ramps and bucket-clustered resets as aggravating evidence. */
+	struct rm_ranked *hb = &h[RM_H_HOMOGENEOUS];
+	hb->score = ru->ok ? evidence(ru->p, ru->z) : 0;
+	if (ru->flagged || la->ramp)
+		hb->severity = RM_SEV_WARN;
+	if ((ru->flagged || la->ramp) && (la->flagged || re->cluster_by_bucket))
+		hb->severity = RM_SEV_CRITICAL;
+	if (hb->severity == RM_SEV_NONE && sp->flagged)
+		hb->severity = RM_SEV_INFO; /* a split in a well-mixed order: information */
+	if (hb->severity >= RM_SEV_WARN && re->cluster_by_bucket)
+		hb->score += evidence(re->chi2_q, 0);
+	if (la->ramp)
+		hb->score = fmax(hb->score, 10 * la->ramp_desc_share);
+	/* Resets that cluster by bucket while the order is healthy: the data of
+	 * those buckets, not the batching. */
+	struct rm_ranked *hr = &h[RM_H_BUCKET_RESETS];
+	if (re->cluster_by_bucket && hb->severity < RM_SEV_WARN) {
+		hr->severity = RM_SEV_WARN;
+		hr->score = evidence(re->chi2_q, 0);
+	}
+
+	h[RM_H_CHECKPOINT].score = re->checkpoint_every > 1 ? evidence(re->ckpt_q, 0) : 0;
+	h[RM_H_CHECKPOINT].severity = re->checkpoint_cause ? RM_SEV_WARN : RM_SEV_NONE;
+	h[RM_H_EPOCH].score = evidence(re->epoch_q, 0);
+	h[RM_H_EPOCH].severity = re->spikes >= 3 && re->epoch_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
+	h[RM_H_LR].score = evidence(re->lr_q, 0);
+	h[RM_H_LR].severity = re->spikes >= 3 && re->lr_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
+	/* Resets no cause explains, still there in the bucket-adjusted loss:
+	 * a warning when they are big (twice their baseline), else information. */
+	struct rm_ranked *hi = &h[RM_H_INSTABILITY];
+	hi->score = log10(1.0 + (double)re->spikes_adjusted);
+	if (re->spikes >= 5 && !re->cluster_by_bucket && !re->checkpoint_cause &&
+	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE)
+		hi->severity = re->spikes_2x >= 5 ? RM_SEV_WARN : RM_SEV_INFO;
+
+	/* Rank: severity first, then evidence. */
+	for (int a = 0; a < RM_H_COUNT; a++)
+		for (int b = a + 1; b < RM_H_COUNT; b++)
+			if (h[b].severity > h[a].severity ||
+			    (h[b].severity == h[a].severity && h[b].score > h[a].score)) {
+				struct rm_ranked t = h[a];
+				h[a] = h[b];
+				h[b] = t;
+			}
+	d->severity = h[0].severity;
+	d->healthy = d->severity <= RM_SEV_INFO;
+}
+
+/* Binned means of the loss and the adjusted loss, overall and per bucket. */
+static void curves(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_curves *c)
+{
+	double n[RM_CURVE_BINS] = {0}, nb[RM_MAX_BUCKETS][RM_CURVE_BINS] = {{0}};
+	double tot[RM_MAX_BUCKETS] = {0}, cnt[RM_MAX_BUCKETS] = {0}, adj[RM_MAX_BUCKETS] = {0};
+	memset(c, 0, sizeof(*c));
+	c->bins = RM_CURVE_BINS;
+	c->k = p->k;
+	memcpy(c->bucket, p->bucket_id, sizeof(c->bucket));
+	if (p->n == 0)
+		return;
+	c->first_step = p->step[0];
+	c->last_step = p->step[p->n - 1];
+	double span = (double)(c->last_step - c->first_step) + 1;
+	for (size_t j = 0; j < p->n; j++) {
+		int b = (int)((double)(p->step[j] - c->first_step) / span * RM_CURVE_BINS);
+		double a = sp->adjusted ? sp->adjusted[j] : p->y[j];
+		c->loss[b] += p->y[j];
+		c->adjusted[b] += a;
+		n[b]++;
+		int d = p->dom[j];
+		if (d >= 0 && p->onehot[j]) {
+			c->bucket_loss[d][b] += p->y[j];
+			c->bucket_adjusted[d][b] += a;
+			nb[d][b]++;
+			tot[d] += p->y[j];
+			adj[d] += a;
+			cnt[d]++;
+		}
+	}
+	for (int b = 0; b < RM_CURVE_BINS; b++) {
+		c->loss[b] = n[b] ? c->loss[b] / n[b] : NAN;
+		c->adjusted[b] = n[b] ? c->adjusted[b] / n[b] : NAN;
+		for (int i = 0; i < p->k; i++) {
+			c->bucket_loss[i][b] = nb[i][b] ? c->bucket_loss[i][b] / nb[i][b] : NAN;
+			c->bucket_adjusted[i][b] = nb[i][b] ? c->bucket_adjusted[i][b] / nb[i][b] : NAN;
+		}
+	}
+	for (int i = 0; i < p->k; i++) {
+		c->bucket_mean[i] = cnt[i] ? tot[i] / cnt[i] : NAN;
+		c->bucket_adjusted_mean[i] = cnt[i] ? adj[i] / cnt[i] : NAN;
+	}
+}
+
+void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d)
+{
+	struct rm_prepared p;
+	memset(d, 0, sizeof(*d));
+	prepare(s, &p);
+	d->points = s->n;
+	d->finite = p.n;
+	d->nonfinite = s->n - p.n;
+	d->batches = p.nb;
+	d->has_buckets = p.k >= 2;
+	rm_detect_runs(s, o, &d->runs);
+	detect_split(&p, &d->split);
+	detect_ladder(&p, s, &d->split, o, &d->ladder);
+	detect_resets(&p, &d->split, s, o, &d->resets);
+	detect_verdict(o, d);
+	curves(&p, &d->split, &d->curves);
+	d->first_step = p.n ? p.step[0] : -1;
+	d->last_step = p.n ? p.step[p.n - 1] : -1;
+	prepared_release(&p);
+}
+
+void rm_diagnosis_release(struct rm_diagnosis *d)
+{
+	free(d->split.trend);
+	free(d->split.adjusted);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,135 @@
+/*
+ * explain.c - the verdict in one sentence and the fix, shared by every
+ * output (terminal, JSON, findings, reports, alerts).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runmon/render.h"
+
+/* The bucket with the highest spike enrichment. */
+static int top_enriched(const struct rm_resets_result *re)
+{
+	int best = -1;
+	for (int b = 0; b < re->k; b++)
+		if (re->bucket_spikes[b] && (best < 0 || re->enrichment[b] > re->enrichment[best]))
+			best = b;
+	return best;
+}
+
+void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
+{
+	const struct rm_ranked *top = &d->rank[0];
+	const struct rm_runs_result *ru = &d->runs;
+	const struct rm_resets_result *re = &d->resets;
+	if (top->severity < RM_SEV_WARN) {
+		if (!d->has_buckets)
+			snprintf(buf, n,
+			         "no alarm from the bucket-free checks; record batch composition to test for"
+			         " homogeneous batching");
+		else if (d->split.flagged)
+			snprintf(buf, n,
+			         "healthy order: buckets are interleaved (runs z = %.1f), so the per-bucket loss"
+			         " split (eta^2 = %.2f) is information, not an alarm; watch the bucket-adjusted loss",
+			         ru->z, d->split.eta2);
+		else
+			snprintf(buf, n, "healthy: no homogeneous batching, no clustered resets");
+		return;
+	}
+	switch (top->h) {
+	case RM_H_HOMOGENEOUS:
+		if (d->ladder.ramp && !ru->flagged)
+			snprintf(buf, n,
+			         "length ramps: max_len falls in %.0f%% of consecutive batches with a period of %d"
+			         " batches (group_by_length megabatches), and the loss saw-tooths with it",
+			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
+		else
+			snprintf(buf, n,
+			         "homogeneous batching: %.0f same-bucket runs where random order gives %.0f"
+			         " (z = %.1f)%s%s",
+			         ru->runs, ru->expected, ru->z,
+			         d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
+			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
+		break;
+	case RM_H_BUCKET_RESETS: {
+		int b = top_enriched(re);
+		snprintf(buf, n,
+		         "loss resets cluster in bucket %d (%.1fx its share of steps, chi2 q = %.2g) while the"
+		         " batching order is healthy",
+		         b >= 0 ? re->bucket[b] : -1, b >= 0 ? re->enrichment[b] : 0, re->chi2_q);
+		break;
+	}
+	case RM_H_CHECKPOINT:
+		snprintf(buf, n,
+		         "loss resets line up with checkpoint saves every %lld steps (Rayleigh R = %.2f, q = %.2g),"
+		         " not with buckets",
+		         (long long)re->checkpoint_every, re->ckpt_r, re->ckpt_q);
+		break;
+	case RM_H_INSTABILITY:
+		snprintf(buf, n,
+		         "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
+		         " epoch or schedule change: genuine instability",
+		         re->spikes, re->spikes_2x);
+		break;
+	default: snprintf(buf, n, "%s", rm_hypothesis_name(top->h));
+	}
+}
+
+int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
+{
+	static char enrich[256];
+	int n = 0;
+	const struct rm_ranked *top = &d->rank[0];
+#define ADD(s)                                                                                                         \
+	do {                                                                                                           \
+		if (n < max)                                                                                           \
+			lines[n++] = (s);                                                                              \
+	} while (0)
+	if (top->severity < RM_SEV_WARN) {
+		if (!d->has_buckets)
+			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
+			    " so runmon can test for homogeneous batching");
+		else
+			ADD("nothing to fix; plot the bucket-adjusted loss rather than the raw loss");
+		return n;
+	}
+	switch (top->h) {
+	case RM_H_HOMOGENEOUS:
+		if (d->ladder.ramp)
+			ADD("group_by_length sorts each megabatch by length: turn it off, or shuffle batch order"
+			    " after grouping");
+		ADD("interleave buckets in proportion to their size (stride scheduling): give each bucket a"
+		    " stride of 1/share and always draw the next batch from the bucket furthest behind, so every"
+		    " window of batches holds the buckets in their overall proportions");
+		ADD("or build mixed-bucket batches (several buckets per batch), at some padding cost");
+		ADD("meanwhile, read the bucket-adjusted loss: it removes each bucket's level, and its spikes"
+		    " are real ones");
+		break;
+	case RM_H_BUCKET_RESETS: {
+		const struct rm_resets_result *re = &d->resets;
+		int b = top_enriched(re);
+		snprintf(enrich, sizeof(enrich),
+		         "inspect the samples of bucket %d (the longest sequences, truncation, corrupt data) and"
+		         " consider gradient clipping; the batching order itself is fine",
+		         b >= 0 ? re->bucket[b] : -1);
+		ADD(enrich);
+		break;
+	}
+	case RM_H_CHECKPOINT:
+		ADD("check what a checkpoint save does to training: optimizer state, the data loader's"
+		    " iterator or RNG, or a reloaded model");
+		break;
+	case RM_H_EPOCH:
+		ADD("check what happens at each epoch start: reshuffling, dataset resets, schedule steps");
+		break;
+	case RM_H_LR: ADD("smooth the learning-rate schedule around its jumps, or lower the peak"); break;
+	case RM_H_INSTABILITY:
+		ADD("lower the learning rate or its peak, clip gradients, and look for bad samples at the"
+		    " spike steps");
+		break;
+	default: break;
+	}
+#undef ADD
+	return n;
+}

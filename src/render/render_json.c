@@ -1,0 +1,263 @@
+/*
+ * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/1,
+ * documented in the README) and as finding rows for the store. Every
+ * number the text report shows is here; non-finite numbers become null.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/render.h"
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *series(const double *v, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, num(v[i]));
+	return a;
+}
+
+static json_t *runs_json(const struct rm_runs_result *r)
+{
+	json_t *o = json_pack("{s:b, s:I, s:i, s:b}", "ok", r->ok, "batches", (json_int_t)r->n, "buckets", r->k,
+	                      "flagged", r->flagged);
+	if (!r->ok)
+		return o;
+	json_object_set_new(o, "runs", num(r->runs));
+	json_object_set_new(o, "expected", num(r->expected));
+	json_object_set_new(o, "variance", num(r->var));
+	json_object_set_new(o, "z", num(r->z));
+	json_object_set_new(o, "p", num(r->p));
+	json_t *per = json_array(), *worst = json_array();
+	for (int i = 0; i < r->k; i++) {
+		const struct rm_bucket_runs *b = &r->per[i];
+		json_array_append_new(per,
+		                      json_pack("{s:i, s:I, s:o, s:o, s:o, s:I, s:o}", "bucket", b->bucket, "batches",
+		                                (json_int_t)b->steps, "share", num(b->share), "mean_run",
+		                                num(b->mean_run), "expected_mean_run", num(b->expected_mean_run),
+		                                "longest", (json_int_t)b->longest, "p_longest", num(b->p_longest)));
+	}
+	for (int i = 0; i < r->nworst; i++)
+		json_array_append_new(worst, json_pack("{s:i, s:I, s:I, s:I}", "bucket", r->worst[i].bucket,
+		                                       "first_step", (json_int_t)r->worst[i].first_step, "last_step",
+		                                       (json_int_t)r->worst[i].last_step, "length",
+		                                       (json_int_t)r->worst[i].length));
+	json_object_set_new(o, "per_bucket", per);
+	json_object_set_new(o, "longest_runs", worst);
+	return o;
+}
+
+static json_t *split_json(const struct rm_split_result *s, const struct rm_curves *cv)
+{
+	json_t *o = json_pack("{s:b, s:b}", "ok", s->ok, "flagged", s->flagged);
+	if (s->ok) {
+		json_object_set_new(o, "scale", json_string(s->log_scale ? "log" : "linear"));
+		json_object_set_new(o, "eta2", num(s->eta2));
+		json_object_set_new(o, "f", num(s->f));
+		json_object_set_new(o, "df1", num(s->df1));
+		json_object_set_new(o, "df2", num(s->df2));
+		json_object_set_new(o, "p", num(s->p));
+	}
+	json_t *modes = json_pack("{s:i, s:b, s:b, s:o, s:o, s:o}", "count", s->modes, "aligned", s->aligned,
+	                          "trimodal", s->trimodal, "means", series(s->mode_mean, s->modes), "weights",
+	                          series(s->mode_weight, s->modes), "bic", series(s->bic, 4));
+	json_object_set_new(o, "modes", modes);
+	json_t *b = json_array();
+	for (int i = 0; i < cv->k; i++) {
+		json_t *e = json_pack("{s:i, s:o, s:o}", "bucket", cv->bucket[i], "mean_loss", num(cv->bucket_mean[i]),
+		                      "mean_adjusted", num(cv->bucket_adjusted_mean[i]));
+		if (s->ok) {
+			json_object_set_new(e, "offset", num(s->offset[i]));
+			json_object_set_new(e, "level", num(s->level[i]));
+			json_object_set_new(e, "points", num(s->weight[i]));
+			json_object_set_new(e, "mode", json_integer(s->mode_of_bucket[i] + 1));
+			json_object_set_new(e, "purity", num(s->bucket_purity[i]));
+		}
+		json_object_set_new(e, "loss_curve", series(cv->bucket_loss[i], cv->bins));
+		json_object_set_new(e, "adjusted_curve", series(cv->bucket_adjusted[i], cv->bins));
+		json_array_append_new(b, e);
+	}
+	json_object_set_new(o, "buckets", b);
+	return o;
+}
+
+static json_t *ladder_json(const struct rm_ladder_result *l)
+{
+	json_t *o = json_pack("{s:b, s:b}", "ok", l->ok, "flagged", l->flagged);
+	if (l->ok) {
+		json_t *list = json_array();
+		for (size_t i = 0; i < l->count && i < RM_MAX_LIST; i++) {
+			const struct rm_ladder *x = &l->list[i];
+			json_array_append_new(list, json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o}", "first_step",
+			                                      (json_int_t)x->first_step, "last_step",
+			                                      (json_int_t)x->last_step, "rises", x->rises, "height",
+			                                      num(x->height), "long_share", num(x->long_share), "mk_s",
+			                                      num(x->mk_s), "mk_z", num(x->mk_z)));
+		}
+		json_object_set_new(o, "interval", json_integer(l->interval));
+		json_object_set_new(o, "count", json_integer((json_int_t)l->count));
+		json_object_set_new(o, "shuffled_mean", num(l->perm_mean));
+		json_object_set_new(o, "p", num(l->p));
+		json_object_set_new(o, "permutations", json_integer(l->perms));
+		json_object_set_new(o, "long_share_overall", num(l->long_share_overall));
+		json_object_set_new(o, "ladders", list);
+	}
+	json_object_set_new(o, "length_ramp",
+	                    json_pack("{s:b, s:i, s:o, s:o, s:o}", "detected", l->ramp, "period", l->ramp_period,
+	                              "descending_share", num(l->ramp_desc_share), "acf_max_len", num(l->ramp_acf_len),
+	                              "acf_loss", num(l->ramp_acf_loss)));
+	return o;
+}
+
+static json_t *resets_json(const struct rm_resets_result *r)
+{
+	json_t *o = json_pack("{s:b, s:b}", "ok", r->ok, "flagged", r->flagged);
+	if (!r->ok)
+		return o;
+	json_object_set_new(o, "spikes", json_integer((json_int_t)r->spikes));
+	json_object_set_new(o, "spikes_2x", json_integer((json_int_t)r->spikes_2x));
+	json_object_set_new(o, "spikes_global", json_integer((json_int_t)r->spikes_global));
+	json_object_set_new(o, "spikes_adjusted", json_integer((json_int_t)r->spikes_adjusted));
+	json_object_set_new(o, "vanish_share", num(r->vanish_share));
+	json_object_set_new(o, "cluster_by_bucket", json_boolean(r->cluster_by_bucket));
+	json_object_set_new(o, "checkpoint_cause", json_boolean(r->checkpoint_cause));
+	json_t *list = json_array(), *buckets = json_array();
+	for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++)
+		json_array_append_new(list, json_pack("{s:I, s:i, s:o, s:o}", "step", (json_int_t)r->list[i].step,
+		                                      "bucket", r->list[i].bucket, "loss", num(r->list[i].loss),
+		                                      "baseline", num(r->list[i].baseline)));
+	json_object_set_new(o, "largest", list);
+	for (int b = 0; b < r->k; b++)
+		json_array_append_new(buckets,
+		                      json_pack("{s:i, s:I, s:o, s:o, s:o}", "bucket", r->bucket[b], "spikes",
+		                                (json_int_t)r->bucket_spikes[b], "enrichment", num(r->enrichment[b]),
+		                                "p", num(r->enrich_p[b]), "q", num(r->enrich_q[b])));
+	json_object_set_new(o, "by_bucket",
+	                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "chi2", num(r->chi2), "df", num(r->chi2_df),
+	                              "p", num(r->chi2_p), "q", num(r->chi2_q), "cramers_v", num(r->cramers_v),
+	                              "buckets", buckets));
+	json_object_set_new(o, "checkpoint",
+	                    json_pack("{s:o, s:o, s:o, s:o}", "every",
+	                              r->checkpoint_every > 1 ? json_integer(r->checkpoint_every) : json_null(),
+	                              "rayleigh_r", num(r->ckpt_r), "p", num(r->ckpt_p), "q", num(r->ckpt_q)));
+	json_object_set_new(o, "epoch",
+	                    json_pack("{s:o, s:o, s:o, s:o, s:o}", "steps_per_epoch",
+	                              r->steps_per_epoch > 0 ? json_integer(r->steps_per_epoch) : json_null(), "near",
+	                              num(r->epoch_near), "expected", num(r->epoch_expected), "p", num(r->epoch_p), "q",
+	                              num(r->epoch_q)));
+	json_object_set_new(o, "lr",
+	                    json_pack("{s:I, s:o, s:o, s:o, s:o}", "changes", (json_int_t)r->lr_changes, "near",
+	                              num(r->lr_near), "expected", num(r->lr_expected), "p", num(r->lr_p), "q",
+	                              num(r->lr_q)));
+	return o;
+}
+
+json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx *c)
+{
+	const struct rm_run_info *r = c->run;
+	char line[512];
+	const char *fix[8];
+	rm_explain_verdict(d, line, sizeof(line));
+	int nf = rm_explain_fix(d, fix, 8);
+	json_t *fixes = json_array(), *hyps = json_array();
+	for (int i = 0; i < nf; i++)
+		json_array_append_new(fixes, json_string(fix[i]));
+	for (int i = 0; i < RM_H_COUNT; i++)
+		json_array_append_new(hyps, json_pack("{s:s, s:s, s:o}", "name", rm_hypothesis_name(d->rank[i].h),
+		                                      "severity", rm_severity_name(d->rank[i].severity), "evidence",
+		                                      num(d->rank[i].score)));
+	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?}", "source", r->source ? r->source : "", "entity",
+	                        r->entity ? r->entity : "", "project", r->project ? r->project : "", "name", r->name,
+	                        "display_name", r->display_name, "url", c->run_url);
+	json_t *curve = json_pack("{s:I, s:I, s:o, s:o}", "first_step", (json_int_t)d->curves.first_step, "last_step",
+	                          (json_int_t)d->curves.last_step, "loss", series(d->curves.loss, d->curves.bins),
+	                          "adjusted", series(d->curves.adjusted, d->curves.bins));
+	json_t *o =
+	    json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:b, s:s, s:b}", "schema", RM_DIAGNOSIS_SCHEMA, "run", run,
+	              "since", (json_int_t)c->since, "points", (json_int_t)d->points, "finite", (json_int_t)d->finite,
+	              "nonfinite", (json_int_t)d->nonfinite, "batches", (json_int_t)d->batches, "has_buckets",
+	              d->has_buckets, "severity", rm_severity_name(d->severity), "healthy", d->healthy);
+	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
+	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
+	json_object_set_new(o, "verdict",
+	                    json_pack("{s:s, s:s, s:s, s:o}", "hypothesis", rm_hypothesis_name(d->rank[0].h),
+	                              "severity", rm_severity_name(d->rank[0].severity), "summary", line, "fix",
+	                              fixes));
+	json_object_set_new(o, "hypotheses", hyps);
+	json_object_set_new(o, "curve", curve);
+	json_object_set_new(o, "runs_test", runs_json(&d->runs));
+	json_object_set_new(o, "split", split_json(&d->split, &d->curves));
+	json_object_set_new(o, "ladder", ladder_json(&d->ladder));
+	json_object_set_new(o, "resets", resets_json(&d->resets));
+	return o;
+}
+
+static void add_row(struct rm_finding_row **rows, size_t *n, const char *det, enum rm_severity sev, int64_t first,
+                    int64_t last, double stat, double p, json_t *evidence)
+{
+	*rows = rm_xrealloc(*rows, (*n + 1) * sizeof(**rows));
+	struct rm_finding_row *f = &(*rows)[(*n)++];
+	f->detector = det;
+	f->severity = rm_severity_name(sev);
+	f->first_step = first;
+	f->last_step = last;
+	f->statistic = stat;
+	f->p_value = p;
+	f->evidence_json = json_dumps(evidence, JSON_COMPACT);
+	json_decref(evidence);
+}
+
+size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **rows)
+{
+	size_t n = 0;
+	char line[512];
+	*rows = NULL;
+	rm_explain_verdict(d, line, sizeof(line));
+	add_row(rows, &n, "verdict", d->severity, d->first_step, d->last_step, d->rank[0].score, NAN,
+	        json_pack("{s:s, s:s}", "hypothesis", rm_hypothesis_name(d->rank[0].h), "summary", line));
+	if (d->runs.ok && d->runs.flagged) {
+		int64_t a = d->runs.nworst ? d->runs.worst[0].first_step : -1,
+		        b = d->runs.nworst ? d->runs.worst[0].last_step : -1;
+		add_row(rows, &n, "same_bucket_runs", RM_SEV_WARN, a, b, d->runs.z, d->runs.p, runs_json(&d->runs));
+	}
+	if (d->split.ok && d->split.flagged) {
+		struct rm_curves cv = d->curves;
+		for (int i = 0; i < cv.k; i++)
+			for (int b = 0; b < cv.bins; b++)
+				cv.bucket_loss[i][b] = cv.bucket_adjusted[i][b] = NAN; /* keep rows small */
+		cv.bins = 0;
+		add_row(rows, &n, "loss_split", RM_SEV_INFO, d->first_step, d->last_step, d->split.eta2, d->split.p,
+		        split_json(&d->split, &cv));
+	}
+	if (d->ladder.flagged || d->ladder.ramp) {
+		int64_t a = d->ladder.count ? d->ladder.list[0].first_step : -1;
+		int64_t b = d->ladder.count ? d->ladder.list[0].last_step : -1;
+		add_row(rows, &n, d->ladder.ramp && !d->ladder.flagged ? "length_ramp" : "ladder", RM_SEV_WARN, a, b,
+		        (double)d->ladder.count, d->ladder.p, ladder_json(&d->ladder));
+	}
+	const struct rm_resets_result *r = &d->resets;
+	if (r->cluster_by_bucket)
+		add_row(rows, &n, "resets_by_bucket", RM_SEV_WARN, r->spikes ? r->list[0].step : -1, -1, r->chi2,
+		        r->chi2_q, resets_json(r));
+	if (r->checkpoint_cause)
+		add_row(rows, &n, "resets_at_checkpoints", RM_SEV_WARN, -1, -1, r->ckpt_r, r->ckpt_q, resets_json(r));
+	for (int i = 0; i < RM_H_COUNT; i++) {
+		const struct rm_ranked *h = &d->rank[i];
+		if (h->h == RM_H_INSTABILITY && h->severity >= RM_SEV_INFO)
+			add_row(rows, &n, "instability", h->severity, -1, -1, (double)r->spikes_adjusted, NAN,
+			        resets_json(r));
+	}
+	return n;
+}
+
+void rm_findings_free(struct rm_finding_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)rows[i].evidence_json);
+	free(rows);
+}

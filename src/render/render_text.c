@@ -1,0 +1,268 @@
+/*
+ * render_text.c - the terminal report of `runmon diagnose`: the verdict
+ * and what to do first, then the evidence of each detector, per-bucket
+ * sparklines of the loss and of the bucket-adjusted loss.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "runmon/render.h"
+
+static const char *const blocks[] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
+                                     "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
+
+static const char *sev_color(enum rm_severity s)
+{
+	switch (s) {
+	case RM_SEV_CRITICAL: return "\033[1;31m";
+	case RM_SEV_WARN: return "\033[1;33m";
+	case RM_SEV_INFO: return "\033[36m";
+	default: return "\033[32m";
+	}
+}
+
+static void sev(FILE *fp, const struct rm_render_ctx *c, enum rm_severity s, const char *text)
+{
+	if (c->color)
+		fprintf(fp, "%s%s\033[0m", sev_color(s), text);
+	else
+		fputs(text, fp);
+}
+
+/* A sparkline of v[0..n) on the scale [lo, hi]; NaN prints a space. */
+static void spark(FILE *fp, const double *v, int n, double lo, double hi)
+{
+	for (int i = 0; i < n; i++) {
+		if (isnan(v[i])) {
+			fputc(' ', fp);
+			continue;
+		}
+		int b = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.999) : 3;
+		fputs(blocks[b < 0 ? 0 : b > 7 ? 7 : b], fp);
+	}
+}
+
+static void range_of(const double *v, int n, double *lo, double *hi)
+{
+	for (int i = 0; i < n; i++)
+		if (!isnan(v[i])) {
+			*lo = fmin(*lo, v[i]);
+			*hi = fmax(*hi, v[i]);
+		}
+}
+
+static void fmt_p(char *buf, size_t n, double p)
+{
+	if (p < 1e-300)
+		snprintf(buf, n, "< 1e-300");
+	else if (p < 0.001)
+		snprintf(buf, n, "= %.1e", p);
+	else
+		snprintf(buf, n, "= %.3f", p);
+}
+
+static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
+{
+	const struct rm_run_info *r = c->run;
+	if (r->entity && *r->entity)
+		fprintf(fp, "run %s/%s/%s", r->entity, r->project, r->name);
+	else
+		fprintf(fp, "run %s", r->name);
+	if (r->display_name)
+		fprintf(fp, " (%s)", r->display_name);
+	fprintf(fp, ": %zu loss points", d->points);
+	if (d->points)
+		fprintf(fp, ", steps %lld..%lld", (long long)d->first_step, (long long)d->last_step);
+	if (d->nonfinite)
+		fprintf(fp, " (%zu not finite)", d->nonfinite);
+	fprintf(fp, ", %zu batches with a bucket, %d buckets\n", d->batches, d->runs.k);
+	if (c->run_url)
+		fprintf(fp, "%s\n", c->run_url);
+}
+
+static void verdict(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
+{
+	char line[512];
+	const char *fix[8];
+	rm_explain_verdict(d, line, sizeof(line));
+	fputs("\nVERDICT  ", fp);
+	const char *label = d->severity >= RM_SEV_WARN ? rm_severity_name(d->severity) : "ok";
+	sev(fp, c, d->severity, label);
+	fprintf(fp, ": %s\n", line);
+	int nf = rm_explain_fix(d, fix, 8);
+	fputs("\nWhat to do:\n", fp);
+	for (int i = 0; i < nf; i++)
+		fprintf(fp, "  %d. %s\n", i + 1, fix[i]);
+	fputs("\nHypotheses, strongest first:\n", fp);
+	for (int i = 0; i < RM_H_COUNT; i++) {
+		const struct rm_ranked *h = &d->rank[i];
+		fprintf(fp, "  %d. %-34s ", i + 1, rm_hypothesis_name(h->h));
+		sev(fp, c, h->severity, h->severity ? rm_severity_name(h->severity) : "-");
+		fprintf(fp, "%*s evidence %.1f\n", h->severity ? 9 - (int)strlen(rm_severity_name(h->severity)) : 8, "",
+		        h->score);
+	}
+}
+
+static void runs_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_runs_result *r = &d->runs;
+	char p[32];
+	fputs("\nSame-bucket runs\n", fp);
+	if (!r->ok) {
+		fputs("  not tested: fewer than 20 batches with a bucket, or a single bucket\n", fp);
+		return;
+	}
+	fmt_p(p, sizeof(p), r->p);
+	fprintf(fp, "  %.0f runs, %.1f expected in random order (sd %.1f): z = %.2f, p %s%s\n", r->runs, r->expected,
+	        sqrt(r->var), r->z, p, r->flagged ? "  [flagged]" : "");
+	fputs("  bucket   batches  share  mean run  expected  longest  P(longest)\n", fp);
+	for (int i = 0; i < r->k; i++) {
+		const struct rm_bucket_runs *b = &r->per[i];
+		fprintf(fp, "  %6d  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", b->bucket, b->steps, 100 * b->share,
+		        b->mean_run, b->expected_mean_run, b->longest, b->p_longest);
+	}
+	if (r->nworst) {
+		fputs("  longest runs:", fp);
+		for (int i = 0; i < r->nworst && i < 5; i++)
+			fprintf(fp, "%s bucket %d at steps %lld..%lld (%zu)", i ? "," : "", r->worst[i].bucket,
+			        (long long)r->worst[i].first_step, (long long)r->worst[i].last_step,
+			        r->worst[i].length);
+		fputc('\n', fp);
+	}
+}
+
+static void split_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_split_result *s = &d->split;
+	const struct rm_curves *cv = &d->curves;
+	char p[32];
+	fputs("\nLoss by bucket\n", fp);
+	if (!s->ok) {
+		fprintf(fp, "  not tested: no batch composition (%d modes in the detrended loss)\n", s->modes);
+	} else {
+		fmt_p(p, sizeof(p), s->p);
+		fprintf(fp,
+		        "  eta^2 = %.3f of the detrended %sloss is explained by bucket: F(%.0f, %.0f) = %.4g, p %s\n",
+		        s->eta2, s->log_scale ? "log " : "", s->df1, s->df2, s->f, p);
+		fprintf(fp, "  %d mode%s in the detrended loss (Gaussian mixture, BIC)%s\n", s->modes,
+		        s->modes == 1 ? "" : "s",
+		        s->trimodal  ? ": a trimodal split lining up with bucket groups"
+		        : s->aligned ? ", lining up with bucket groups"
+		                     : "");
+	}
+	if (cv->k == 0)
+		return;
+	double lo = INFINITY, hi = -INFINITY, alo = INFINITY, ahi = -INFINITY;
+	for (int i = 0; i < cv->k; i++) {
+		range_of(cv->bucket_loss[i], cv->bins, &lo, &hi);
+		range_of(cv->bucket_adjusted[i], cv->bins, &alo, &ahi);
+	}
+	fprintf(fp, "  bucket  %-10s mode  mean loss  %-*s  adjusted\n", s->log_scale ? "level" : "offset", cv->bins,
+	        "loss over time (shared scale)");
+	for (int i = 0; i < cv->k; i++) {
+		char lev[24];
+		if (s->ok)
+			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
+		else
+			snprintf(lev, sizeof(lev), "-");
+		fprintf(fp, "  %6d  %-10s %4d  %9.4f  ", cv->bucket[i], lev, s->ok ? s->mode_of_bucket[i] + 1 : 0,
+		        cv->bucket_mean[i]);
+		spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
+		fputs("  ", fp);
+		spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
+		fputc('\n', fp);
+	}
+}
+
+static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_ladder_result *l = &d->ladder;
+	fputs("\nLadders in the reported loss\n", fp);
+	if (!l->ok) {
+		fputs("  not tested: too few points\n", fp);
+	} else {
+		fprintf(fp,
+		        "  %zu ladder%s (intervals of %d points); shuffled bucket order gives %.1f, p = %.3f (%d"
+		        " permutations)%s\n",
+		        l->count, l->count == 1 ? "" : "s", l->interval, l->perm_mean, l->p, l->perms,
+		        l->flagged ? "  [flagged]" : "");
+		for (size_t i = 0; i < l->count && i < 5; i++) {
+			const struct rm_ladder *x = &l->list[i];
+			fprintf(fp,
+			        "  steps %lld..%lld: %d rises, +%.3f, long-bucket share %.0f%% (overall %.0f%%),"
+			        " Mann-Kendall z = %.1f\n",
+			        (long long)x->first_step, (long long)x->last_step, x->rises, x->height,
+			        100 * x->long_share, 100 * l->long_share_overall, x->mk_z);
+		}
+	}
+	if (l->ramp)
+		fprintf(
+		    fp,
+		    "  length ramps: max_len falls in %.0f%% of consecutive batches, period %d batches (autocorrelation"
+		    " %.2f; loss %.2f at that lag)\n",
+		    100 * l->ramp_desc_share, l->ramp_period, l->ramp_acf_len, l->ramp_acf_loss);
+	else if (l->ramp_desc_share > 0)
+		fprintf(fp, "  no length ramps (max_len falls in %.0f%% of consecutive batches)\n",
+		        100 * l->ramp_desc_share);
+}
+
+static void resets_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_resets_result *r = &d->resets;
+	fputs("\nLoss resets\n", fp);
+	if (!r->ok) {
+		fputs("  not tested: too few points\n", fp);
+		return;
+	}
+	fprintf(fp, "  %zu spike%s against per-bucket baselines (%zu at least twice their baseline)\n", r->spikes,
+	        r->spikes == 1 ? "" : "s", r->spikes_2x);
+	fprintf(fp, "  a global baseline flags %zu; %.0f%% of those vanish in the bucket-adjusted loss (%zu remain)\n",
+	        r->spikes_global, 100 * r->vanish_share, r->spikes_adjusted);
+	if (r->spikes && r->k >= 2) {
+		fprintf(fp, "  by bucket: chi2(%.0f) = %.2f, q = %.2g, Cramer's V = %.3f%s\n", r->chi2_df, r->chi2,
+		        r->chi2_q, r->cramers_v, r->cluster_by_bucket ? "  [clustered]" : "");
+		for (int b = 0; b < r->k; b++)
+			if (r->bucket_spikes[b])
+				fprintf(fp, "    bucket %d: %zu spikes, %.2fx its share of steps, q = %.2g\n",
+				        r->bucket[b], r->bucket_spikes[b], r->enrichment[b], r->enrich_q[b]);
+	}
+	if (r->checkpoint_every > 1)
+		fprintf(fp, "  checkpoint saves every %lld steps: Rayleigh R = %.2f, q = %.2g%s\n",
+		        (long long)r->checkpoint_every, r->ckpt_r, r->ckpt_q, r->checkpoint_cause ? "  [aligned]" : "");
+	else
+		fputs("  checkpoint interval unknown (--checkpoint-every, or save_steps in the run config)\n", fp);
+	if (r->epoch_expected > 0)
+		fprintf(fp, "  epoch boundaries: %.0f spikes just after one, %.1f expected, q = %.2g\n", r->epoch_near,
+		        r->epoch_expected, r->epoch_q);
+	if (r->lr_changes)
+		fprintf(fp, "  learning-rate jumps (%zu): %.0f spikes just after one, %.1f expected, q = %.2g\n",
+		        r->lr_changes, r->lr_near, r->lr_expected, r->lr_q);
+	for (size_t i = 0; i < r->spikes && i < 5; i++)
+		fprintf(fp, "    step %lld: loss %.4f, baseline %.4f (bucket %d)\n", (long long)r->list[i].step,
+		        r->list[i].loss, r->list[i].baseline, r->list[i].bucket);
+}
+
+void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
+{
+	header(fp, d, c);
+	verdict(fp, d, c);
+	if (d->curves.bins && d->points) {
+		double lo = INFINITY, hi = -INFINITY;
+		range_of(d->curves.loss, d->curves.bins, &lo, &hi);
+		range_of(d->curves.adjusted, d->curves.bins, &lo, &hi);
+		fputs("\nloss            ", fp);
+		spark(fp, d->curves.loss, d->curves.bins, lo, hi);
+		fputs("\nbucket-adjusted ", fp);
+		spark(fp, d->curves.adjusted, d->curves.bins, lo, hi);
+		fputs("  <- the curve to watch\n", fp);
+	}
+	if (!d->has_buckets)
+		fputs("\nNo batch composition for this run: the runs test, the split and the per-bucket baselines need"
+		      " it.\nRecord it with a sidecar file or batch/* keys (see the README), then import or sync"
+		      " again.\n",
+		      fp);
+	runs_section(fp, d);
+	split_section(fp, d);
+	ladder_section(fp, d);
+	resets_section(fp, d);
+}

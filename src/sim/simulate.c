@@ -1,0 +1,281 @@
+/*
+ * simulate.c - see sim.h.
+ *
+ * Sequence lengths are log-normal (median 1100 tokens, sigma 0.75),
+ * clipped to [16, last boundary]. A bucketed batch takes as many sequences
+ * of one bucket as fit the token budget at that bucket's upper bound. The
+ * loss of a batch is the mean of a per-length level over its sequences
+ * (piecewise linear through anchors that give the three groups teams
+ * see: up to 1216 tokens ~0.55, to 2432 ~1.1, longer 1.7-2.0), times the trend 1 + 1.2 exp(-t / (steps/4)), times
+ * 0.92 per completed epoch, times (1 + 0.05 noise).
+ */
+#include "runmon/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/common.h"
+#include "runmon/stats.h"
+
+static const int64_t default_bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
+static const char *const names[RM_SIM_COUNT] = {"sorted",      "chunked", "bucketed-random",
+                                                "interleaved", "mixed",   "hf-megabatch"};
+
+const char *rm_sim_strategy_name(enum rm_sim_strategy s)
+{
+	return names[s];
+}
+
+int rm_sim_strategy_parse(const char *name, enum rm_sim_strategy *out)
+{
+	for (int i = 0; i < RM_SIM_COUNT; i++)
+		if (!strcmp(name, names[i])) {
+			*out = (enum rm_sim_strategy)i;
+			return 0;
+		}
+	return -1;
+}
+
+void rm_sim_opts_default(struct rm_sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->strategy = RM_SIM_CHUNKED;
+	o->steps = 20000;
+	o->seed = 1;
+	o->log_every = 1;
+	o->save_every = 500;
+	o->tokens_per_batch = 65536;
+}
+
+/* Loss level by sequence length: short ~0.55, medium ~1.1, long 1.6-2.2. */
+static double level_of(double len)
+{
+	static const double x[] = {0, 1216, 1217, 2432, 2433, 4000, 8192};
+	static const double y[] = {0.52, 0.6, 1.02, 1.2, 1.7, 1.85, 2.0};
+	for (int i = 1; i < 7; i++)
+		if (len <= x[i])
+			return y[i - 1] + (y[i] - y[i - 1]) * (len - x[i - 1]) / (x[i] - x[i - 1]);
+	return y[6];
+}
+
+struct gen {
+	struct rm_rng rng;
+	const int64_t *b;
+	int nb; /* boundaries */
+	int k;  /* buckets */
+	double maxlen;
+};
+
+static double draw_len(struct gen *g)
+{
+	for (;;) {
+		double v = round(exp(log(1100) + 0.75 * rm_rng_normal(&g->rng)));
+		if (v >= 16 && v <= g->maxlen)
+			return v;
+	}
+}
+
+static int bucket_of(const struct gen *g, double len)
+{
+	for (int i = 0; i + 1 < g->nb; i++)
+		if (len <= (double)g->b[i + 1])
+			return i;
+	return g->k - 1;
+}
+
+/* A length from bucket b: the log-normal truncated to (lo, hi], by
+ * inverting its CDF (no rejection loop, however rare the bucket). */
+static double draw_len_in(struct gen *g, int b)
+{
+	double lo = fmax((double)g->b[b], 15.5), hi = (double)g->b[b + 1];
+	double plo = rm_norm_cdf((log(lo + 0.5) - log(1100)) / 0.75),
+	       phi = rm_norm_cdf((log(hi + 0.5) - log(1100)) / 0.75);
+	double u = plo + (phi - plo) * rm_rng_uniform(&g->rng);
+	double v = round(exp(log(1100) + 0.75 * rm_norm_quantile(u)));
+	return fmin(fmax(v, (double)g->b[b] + 1), hi);
+}
+
+/* Fills st's composition from lengths and returns the batch's level. */
+static double compose(struct rm_sim_step *st, const double *len, int n, const struct gen *g)
+{
+	double lo = INFINITY, hi = 0, sum = 0, lev = 0;
+	for (int i = 0; i < n; i++) {
+		lo = fmin(lo, len[i]);
+		hi = fmax(hi, len[i]);
+		sum += len[i];
+		lev += level_of(len[i]) * len[i];
+	}
+	st->n = n;
+	st->min_len = (int)lo;
+	st->max_len = (int)hi;
+	st->mean_len = sum / n;
+	st->tokens = (int64_t)sum;
+	st->padded = (int64_t)(n * hi - sum);
+	st->bucket = bucket_of(g, hi);
+	return lev / sum; /* token-weighted: the loss is a mean over tokens */
+}
+
+/* Share of batches from each bucket when batches are bucketed: length
+ * share over sequences per batch. */
+static void bucket_shares(struct gen *g, const struct rm_sim_opts *o, double *q)
+{
+	double cnt[64] = {0}, tot = 0;
+	for (int i = 0; i < 20000; i++)
+		cnt[bucket_of(g, draw_len(g))]++;
+	for (int b = 0; b < g->k; b++) {
+		double per = fmax(1, floor((double)o->tokens_per_batch / (double)g->b[b + 1]));
+		q[b] = cnt[b] / per;
+		tot += q[b];
+	}
+	for (int b = 0; b < g->k; b++)
+		q[b] /= tot;
+}
+
+static int pick(struct gen *g, const double *q)
+{
+	double u = rm_rng_uniform(&g->rng), c = 0;
+	for (int b = 0; b < g->k; b++) {
+		c += q[b];
+		if (u < c)
+			return b;
+	}
+	return g->k - 1;
+}
+
+/* The bucket sequence of a bucketed strategy. */
+static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int *seq)
+{
+	int64_t n = o->steps, epoch = o->steps_per_epoch;
+	double credit[64] = {0};
+	int cur = 0, left = 0;
+	for (int64_t t = 0; t < n; t++) {
+		switch (o->strategy) {
+		case RM_SIM_SORTED: {
+			/* Within an epoch, the bucket whose cumulative share covers
+			 * the position: short first, long last. */
+			double pos = (double)(t % epoch) / (double)epoch, c = 0;
+			seq[t] = g->k - 1;
+			for (int b = 0; b < g->k; b++) {
+				c += q[b];
+				if (pos < c) {
+					seq[t] = b;
+					break;
+				}
+			}
+			break;
+		}
+		case RM_SIM_CHUNKED:
+			if (left == 0) {
+				cur = pick(g, q);
+				left = 50 + (int)rm_rng_below(&g->rng, 151);
+			}
+			left--;
+			seq[t] = cur;
+			break;
+		case RM_SIM_INTERLEAVED: {
+			/* Stride scheduling: each bucket earns its share per step;
+			 * the richest bucket goes next. */
+			int best = 0;
+			for (int b = 0; b < g->k; b++) {
+				credit[b] += q[b];
+				if (credit[b] > credit[best])
+					best = b;
+			}
+			credit[best] -= 1;
+			seq[t] = best;
+			break;
+		}
+		default: seq[t] = pick(g, q);
+		}
+	}
+}
+
+void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
+{
+	struct rm_sim_opts o = *o0;
+	struct gen g = {.rng = {o.seed * 0x9E3779B97F4A7C15ull + 1}};
+	g.b = o.bounds && o.nbounds >= 2 ? o.bounds : default_bounds;
+	g.nb = o.bounds && o.nbounds >= 2 ? o.nbounds : 7;
+	g.k = g.nb - 1 < 64 ? g.nb - 1 : 64;
+	g.maxlen = (double)g.b[g.nb - 1];
+	if (o.steps_per_epoch <= 0)
+		o.steps_per_epoch = o.steps / 3 > 0 ? o.steps / 3 : 1;
+	if (o.log_every < 1)
+		o.log_every = 1;
+	int64_t n = o.steps;
+	struct rm_sim_step *st = rm_xcalloc((size_t)(n ? n : 1), sizeof(*st));
+	double q[64], len[4096];
+	int *seq = rm_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+	bucket_shares(&g, &o, q);
+	int bucketed = o.strategy != RM_SIM_MIXED && o.strategy != RM_SIM_HF_MEGABATCH;
+	if (bucketed)
+		bucket_order(&g, &o, q, seq);
+	/* HF megabatches: 50 batches of a fixed size, sorted longest first. */
+	const int mega = 50, per = 16;
+	double *pool = rm_xmalloc(mega * per * sizeof(double));
+	double runtime = 0;
+	for (int64_t t = 0; t < n; t++) {
+		int cnt;
+		if (bucketed) {
+			int b = seq[t];
+			cnt = (int)fmax(1, floor((double)o.tokens_per_batch / (double)g.b[b + 1]));
+			if (cnt > 4096)
+				cnt = 4096;
+			for (int i = 0; i < cnt; i++)
+				len[i] = draw_len_in(&g, b);
+		} else if (o.strategy == RM_SIM_MIXED) {
+			/* Random lengths until the padded batch would pass the budget. */
+			double hi = 0;
+			cnt = 0;
+			for (;;) {
+				double v = draw_len(&g);
+				if (cnt > 0 && (cnt + 1) * fmax(hi, v) > (double)o.tokens_per_batch)
+					break;
+				len[cnt++] = v;
+				hi = fmax(hi, v);
+				if (cnt == 4096)
+					break;
+			}
+		} else {
+			int slot = (int)(t % mega);
+			if (slot == 0) {
+				for (int i = 0; i < mega * per; i++)
+					pool[i] = draw_len(&g);
+				/* descending sort (insertion sort is fine for 800) */
+				for (int i = 1; i < mega * per; i++) {
+					double v = pool[i];
+					int j = i;
+					while (j > 0 && pool[j - 1] < v) {
+						pool[j] = pool[j - 1];
+						j--;
+					}
+					pool[j] = v;
+				}
+			}
+			cnt = per;
+			memcpy(len, pool + slot * per, per * sizeof(double));
+		}
+		struct rm_sim_step *s = &st[t];
+		double level = compose(s, len, cnt, &g);
+		s->step = t;
+		double epoch = (double)t / (double)o.steps_per_epoch;
+		double trend = (1 + 1.2 * exp(-(double)t / fmax(1, (double)n / 4))) * pow(0.92, floor(epoch));
+		double loss = level * trend * (1 + 0.05 * rm_rng_normal(&g.rng));
+		if (o.spikes == RM_SIM_SPIKES_BUCKET && s->bucket == g.k - 1 && rm_rng_uniform(&g.rng) < 0.03)
+			loss *= 1.8;
+		if (o.spikes == RM_SIM_SPIKES_CHECKPOINT && o.save_every > 0 && t % o.save_every == 1)
+			loss *= 1.8;
+		s->loss = loss;
+		double warm = fmax(1, (double)n / 50);
+		s->lr =
+		    3e-4 * ((double)t < warm ? ((double)t + 1) / warm
+		                             : 0.5 * (1 + cos(M_PI * ((double)t - warm) / fmax(1, (double)n - warm))));
+		s->epoch = epoch;
+		runtime += (double)(s->tokens + s->padded) / 30000.0;
+		s->runtime = runtime;
+	}
+	free(pool);
+	free(seq);
+	*out = st;
+}

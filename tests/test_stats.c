@@ -1,0 +1,153 @@
+/*
+ * test_stats.c - order statistics, running medians, distribution tails,
+ * Mann-Kendall, Benjamini-Hochberg and the random generator, against known
+ * values and naive implementations.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/stats.h"
+#include "testutil.h"
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double naive_median(const double *x, size_t n)
+{
+	double *s = malloc(n * sizeof(double));
+	memcpy(s, x, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp);
+	double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}
+
+static void median_matches_sort(void **state)
+{
+	struct rm_rng r = {42};
+	double x[301], scratch[301];
+	for (int trial = 0; trial < 2000; trial++) {
+		size_t n = 1 + rm_rng_below(&r, 300);
+		int levels = 1 + (int)rm_rng_below(&r, 20); /* many duplicates */
+		for (size_t i = 0; i < n; i++)
+			x[i] = (double)rm_rng_below(&r, (uint64_t)levels);
+		assert_true(rm_median(x, n, scratch) == naive_median(x, n));
+	}
+	double y[] = {5, 1, 3};
+	assert_true(rm_mad(y, 3, 3, scratch) == 2);
+}
+
+static void running_median_matches_naive(void **state)
+{
+	struct rm_rng r = {7};
+	size_t widths[] = {1, 3, 5, 31, 63, 65, 101, 999};
+	for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
+		size_t n = 1500, w = widths[wi];
+		double *x = malloc(n * sizeof(double)), *out = malloc(n * sizeof(double));
+		for (size_t i = 0; i < n; i++)
+			x[i] = rm_rng_below(&r, 4) ? (double)rm_rng_below(&r, 50) : rm_rng_normal(&r);
+		rm_running_median(x, n, w, out);
+		for (size_t i = 0; i < n; i++) {
+			size_t lo = i > w / 2 ? i - w / 2 : 0, hi = i + w / 2 + 1 < n ? i + w / 2 + 1 : n;
+			double want = naive_median(x + lo, hi - lo);
+			if (out[i] != want)
+				fail_msg("w %zu i %zu: %g != %g", w, i, out[i], want);
+		}
+		free(x);
+		free(out);
+	}
+}
+
+static void distribution_tails(void **state)
+{
+	/* Critical values from standard tables. */
+	assert_float_equal(rm_chi2_sf(3.841459, 1), 0.05, 1e-6);
+	assert_float_equal(rm_chi2_sf(11.0705, 5), 0.05, 1e-5);
+	assert_float_equal(rm_chi2_sf(0, 3), 1.0, 0);
+	assert_float_equal(rm_chi2_sf(100, 2), exp(-50), 1e-25);
+	assert_float_equal(rm_f_sf(4.1028, 2, 10), 0.05, 1e-5);
+	assert_float_equal(rm_f_sf(2.3053, 5, 100), 0.05, 1e-4);
+	/* P(X >= 3), X ~ Bin(10, 0.2) = 1 - (0.8^10 + 10*0.2*0.8^9 + 45*0.04*0.8^8) */
+	assert_float_equal(rm_binom_sf(3, 10, 0.2), 0.3222004736, 1e-9);
+	assert_float_equal(rm_binom_sf(0, 10, 0.2), 1.0, 0);
+	assert_float_equal(rm_binom_sf(11, 10, 0.2), 0.0, 0);
+	assert_float_equal(rm_norm_cdf(1.959963985), 0.975, 1e-9);
+	for (double p = 1e-10; p < 1; p *= 3.7)
+		assert_float_equal(rm_norm_cdf(rm_norm_quantile(p)), p, p * 1e-9);
+}
+
+static void mann_kendall_known_values(void **state)
+{
+	const double up[] = {1, 2, 3, 4, 5};
+	struct rm_mk mk = rm_mann_kendall(up, 5);
+	assert_float_equal(mk.s, 10, 0);
+	assert_float_equal(mk.var, 5 * 4 * 15 / 18.0, 1e-12);
+	assert_float_equal(mk.z, 9 / sqrt(5 * 4 * 15 / 18.0), 1e-12);
+	/* One tie of two: var = (n(n-1)(2n+5) - 2*1*9) / 18. */
+	const double tied[] = {1, 1, 2, 3};
+	mk = rm_mann_kendall(tied, 4);
+	assert_float_equal(mk.s, 5, 0);
+	assert_float_equal(mk.var, (4 * 3 * 13 - 18) / 18.0, 1e-12);
+	assert_float_equal(mk.z, 4 / sqrt((4 * 3 * 13 - 18) / 18.0), 1e-12);
+	const double down[] = {3, 2, 1};
+	assert_true(rm_mann_kendall(down, 3).z < 0);
+}
+
+static void benjamini_hochberg(void **state)
+{
+	const double p[] = {0.01, 0.04, 0.03, 0.005};
+	double q[4];
+	rm_bh_adjust(p, 4, q);
+	assert_float_equal(q[0], 0.02, 1e-12);
+	assert_float_equal(q[1], 0.04, 1e-12);
+	assert_float_equal(q[2], 0.04, 1e-12);
+	assert_float_equal(q[3], 0.02, 1e-12);
+}
+
+static void acf_of_a_period(void **state)
+{
+	double x[400], a[21];
+	for (int i = 0; i < 400; i++)
+		x[i] = i % 10 < 5 ? 1 : -1;
+	rm_acf(x, 400, 20, a);
+	assert_float_equal(a[0], 1, 1e-12);
+	assert_true(a[10] > 0.9 && a[5] < -0.9);
+}
+
+static void rng_is_reproducible(void **state)
+{
+	struct rm_rng a = {123}, b = {123};
+	for (int i = 0; i < 100; i++)
+		assert_true(rm_rng_next(&a) == rm_rng_next(&b));
+	int v[50], seen[50] = {0};
+	for (int i = 0; i < 50; i++)
+		v[i] = i;
+	rm_rng_shuffle_int(&a, v, 50);
+	for (int i = 0; i < 50; i++)
+		seen[v[i]]++;
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(seen[i], 1);
+	double m = 0, s = 0;
+	for (int i = 0; i < 100000; i++) {
+		double z = rm_rng_normal(&a);
+		m += z;
+		s += z * z;
+	}
+	assert_float_equal(m / 100000, 0, 0.02);
+	assert_float_equal(s / 100000, 1, 0.02);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(median_matches_sort), cmocka_unit_test(running_median_matches_naive),
+	    cmocka_unit_test(distribution_tails),  cmocka_unit_test(mann_kendall_known_values),
+	    cmocka_unit_test(benjamini_hochberg),  cmocka_unit_test(acf_of_a_period),
+	    cmocka_unit_test(rng_is_reproducible),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
