@@ -120,13 +120,12 @@ struct rm_store_series {
 	uint8_t *nonfinite; /* 1 NaN, 2 +/-Inf, 3 not logged; 0 finite */
 	double *lr;         /* NaN when not logged */
 	double *epoch;      /* NaN when not logged */
-	double *runtime;    /* seconds, NaN when not logged */
-	size_t nb;          /* steps with batch composition */
+
+	size_t nb; /* steps with batch composition */
 	int64_t *bstep;
 	int *bucket;     /* -1 when unknown */
 	double *max_len; /* tokens; NaN when unknown */
-	double *tokens;  /* real tokens; NaN when unknown */
-	double *padded;  /* padding tokens; NaN when unknown */
+
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;
 	char *config_json; /* the run's config, or NULL */

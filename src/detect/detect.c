@@ -79,27 +79,57 @@ void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share,
 	}
 }
 
+/* A copy of the entries of src (or NaN when src is NULL) where keep[i]. */
+static double *pick(const double *src, const char *keep, size_t n, size_t m)
+{
+	double *out = rm_xmalloc((m ? m : 1) * sizeof(double));
+	for (size_t i = 0, j = 0; i < n; i++)
+		if (keep[i])
+			out[j++] = src ? src[i] : NAN;
+	return out;
+}
+
 void prepare(const struct rm_series *s, struct rm_prepared *p)
 {
 	int dense[RM_BUCKET_IDS];
 	memset(p, 0, sizeof(*p));
 	p->k = dense_buckets(s, dense, p->bucket_id);
 	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
-	p->bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
+	int64_t *bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
 	for (size_t t = 0; t < s->nb; t++) {
 		int b = s->bucket[t];
 		if (b < 0 || b >= RM_BUCKET_IDS || dense[b] < 0)
 			continue;
 		p->bseq[p->nb] = dense[b];
-		p->bstep[p->nb++] = s->bstep[t];
+		bstep[p->nb++] = s->bstep[t];
 	}
+	/* The series' own arrays serve when nothing was left out (the usual
+	 * case), which saves a copy of each on a long run. */
+	if (p->nb == s->nb) {
+		free(bstep);
+		p->bstep = s->bstep;
+	} else {
+		p->bstep = p->own_bstep = bstep;
+	}
+	char *keep = rm_xmalloc(s->n ? s->n : 1);
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++)
-		n += isfinite(s->loss[i]);
-	p->y = rm_xmalloc((n ? n : 1) * sizeof(double));
-	p->step = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
-	p->lr = rm_xmalloc((n ? n : 1) * sizeof(double));
-	p->epoch = rm_xmalloc((n ? n : 1) * sizeof(double));
+		n += keep[i] = isfinite(s->loss[i]) != 0;
+	if (n == s->n && s->lr && s->epoch) {
+		p->y = s->loss;
+		p->step = s->step;
+		p->lr = s->lr;
+		p->epoch = s->epoch;
+	} else {
+		p->y = p->own_y = pick(s->loss, keep, s->n, n);
+		p->lr = p->own_lr = pick(s->lr, keep, s->n, n);
+		p->epoch = p->own_epoch = pick(s->epoch, keep, s->n, n);
+		int64_t *step = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
+		for (size_t i = 0, j = 0; i < s->n; i++)
+			if (keep[i])
+				step[j++] = s->step[i];
+		p->step = p->own_step = step;
+	}
 	p->bfrom = rm_xmalloc((n ? n : 1) * sizeof(size_t));
 	p->bto = rm_xmalloc((n ? n : 1) * sizeof(size_t));
 	/* Point i covers batches in (step of the previous loss row, step_i];
@@ -112,21 +142,28 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 		size_t from = b;
 		while (b < p->nb && p->bstep[b] <= s->step[i])
 			b++;
-		if (!isfinite(s->loss[i]))
+		if (!keep[i])
 			continue;
 		p->bfrom[p->n] = from;
 		p->bto[p->n] = b;
-		p->y[p->n] = s->loss[i];
-		p->step[p->n] = s->step[i];
-		p->lr[p->n] = s->lr ? s->lr[i] : NAN;
-		p->epoch[p->n] = s->epoch ? s->epoch[i] : NAN;
 		p->n++;
 	}
-	size_t k = (size_t)(p->k ? p->k : 1);
-	p->share = rm_xmalloc((p->n ? p->n : 1) * k * sizeof(float));
+	free(keep);
 	p->dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
 	p->onehot = rm_xcalloc(p->n ? p->n : 1, 1);
-	if (p->k) {
+	p->one_each = p->k > 0;
+	for (size_t j = 0; j < p->n && p->one_each; j++)
+		p->one_each = p->bto[j] - p->bfrom[j] == 1;
+	if (p->one_each) {
+		/* Every point covers one batch (the trainer logs every step): the
+		 * dominant bucket is that batch's, and no share matrix is needed. */
+		for (size_t j = 0; j < p->n; j++) {
+			p->dom[j] = p->bseq[p->bfrom[j]];
+			p->onehot[j] = 1;
+		}
+	} else if (p->k) {
+		size_t k = (size_t)p->k;
+		p->share = rm_xmalloc((p->n ? p->n : 1) * k * sizeof(float));
 		prepared_shares(p, p->bseq, p->share, p->dom);
 		for (size_t j = 0; j < p->n; j++)
 			p->onehot[j] = p->dom[j] >= 0 && p->share[j * k + (size_t)p->dom[j]] == 1.0f;
@@ -141,15 +178,16 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 
 void prepared_release(struct rm_prepared *p)
 {
-	free(p->y);
-	free(p->step);
-	free(p->lr);
-	free(p->epoch);
+	free(p->own_y);
+	free(p->own_step);
+	free(p->own_lr);
+	free(p->own_epoch);
+	free(p->own_bstep);
 	free(p->share);
 	free(p->dom);
 	free(p->onehot);
 	free(p->bseq);
-	free(p->bstep);
+
 	free(p->bfrom);
 	free(p->bto);
 	memset(p, 0, sizeof(*p));

@@ -9,19 +9,23 @@
 #include "runmon/detect.h"
 
 struct rm_prepared {
-	size_t n;  /* finite loss points */
-	double *y; /* their losses */
-	int64_t *step;
-	double *lr, *epoch; /* NaN when not logged */
-	int k;              /* buckets seen, dense 0..k-1 */
+	size_t n;        /* finite loss points */
+	const double *y; /* their losses */
+	const int64_t *step;
+	const double *lr, *epoch; /* NaN when not logged */
+	/* Copies prepare made (NULL when the series' arrays are used as is). */
+	double *own_y, *own_lr, *own_epoch;
+	int64_t *own_step, *own_bstep;
+	int k; /* buckets seen, dense 0..k-1 */
 	int bucket_id[RM_MAX_BUCKETS];
-	float *share;     /* n*k: share of each bucket among the batches a point covers */
+	float *share;     /* n*k bucket shares among a point's batches; NULL when one_each */
+	int one_each;     /* every point covers exactly one batch */
 	int *dom;         /* dominant dense bucket per point, -1 if it covers no batch */
 	char *onehot;     /* the point's batches are all of bucket dom */
 	int with_batches; /* points covering at least one batch */
 	size_t nb;        /* batches with a bucket */
 	int *bseq;        /* their dense buckets, in step order */
-	int64_t *bstep;
+	const int64_t *bstep;
 	size_t *bfrom, *bto; /* point j covers batches [bfrom[j], bto[j]) */
 	int long_from;       /* dense buckets >= long_from count as long */
 };

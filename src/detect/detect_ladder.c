@@ -129,14 +129,18 @@ static size_t scan(const double *raw, size_t m, double tau, size_t (*out)[2], in
 	return count;
 }
 
-static double long_share(const struct rm_prepared *p, const float *share, size_t from, size_t to)
+/* Share of long-bucket batches among the points [from, to). */
+static double long_share(const struct rm_prepared *p, size_t from, size_t to)
 {
 	double s = 0, c = 0;
 	for (size_t j = from; j < to && j < p->n; j++) {
 		if (p->dom[j] < 0)
 			continue;
-		for (int i = p->long_from; i < p->k; i++)
-			s += share[j * (size_t)p->k + (size_t)i];
+		if (p->onehot[j])
+			s += p->dom[j] >= p->long_from;
+		else
+			for (int i = p->long_from; i < p->k; i++)
+				s += p->share[j * (size_t)p->k + (size_t)i];
 		c++;
 	}
 	return c ? s / c : 0;
@@ -208,7 +212,7 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	int rises[RM_MAX_LIST];
 	double height[RM_MAX_LIST];
 	r->count = scan(x, m, tau, spans, rises, height);
-	r->long_share_overall = long_share(p, p->share, 0, p->n);
+	r->long_share_overall = long_share(p, 0, p->n);
 	for (size_t i = 0; i < r->count && i < RM_MAX_LIST; i++) {
 		struct rm_ladder *l = &r->list[i];
 		size_t a = spans[i][0], b = spans[i][1];
@@ -216,7 +220,7 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 		l->last_step = p->step[(b + 1) * (size_t)g - 1];
 		l->rises = rises[i];
 		l->height = height[i];
-		l->long_share = long_share(p, p->share, a * (size_t)g, (b + 1) * (size_t)g);
+		l->long_share = long_share(p, a * (size_t)g, (b + 1) * (size_t)g);
 		struct rm_mk mk = rm_mann_kendall(x + a, b - a + 1);
 		l->mk_s = mk.s;
 		l->mk_z = mk.z;
@@ -231,17 +235,20 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	r->perms = budget >= 99 ? 99 : budget < 19 ? 19 : (int)budget;
 	struct rm_rng rng = {o->seed};
 	int *bseq = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
-	float *share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
-	int *dom = rm_xmalloc(p->n * sizeof(int));
-	double *ys = rm_xmalloc(p->n * sizeof(double)), *base = rm_xmalloc(p->n * sizeof(double));
-	for (size_t j = 0; j < p->n; j++)
-		base[j] = offset_at(sp, p->share, p->k, j);
+	double *ys = rm_xmalloc(p->n * sizeof(double));
 	memcpy(bseq, p->bseq, p->nb * sizeof(int));
-	/* Each point covering exactly one batch (the trainer logs every step)
-	 * needs no share arithmetic: a table of offset differences does. */
-	int one = 1;
-	for (size_t j = 0; j < p->n && one; j++)
-		one = p->bto[j] - p->bfrom[j] == 1;
+	/* When each point covers one batch (the trainer logs every step), a
+	 * table of offset differences replaces the share arithmetic. */
+	float *share = NULL;
+	int *dom = NULL;
+	double *base = NULL;
+	if (!p->one_each) {
+		share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
+		dom = rm_xmalloc(p->n * sizeof(int));
+		base = rm_xmalloc(p->n * sizeof(double));
+		for (size_t j = 0; j < p->n; j++)
+			base[j] = offset_at(sp, p->share, p->k, j);
+	}
 	double delta[RM_MAX_BUCKETS][RM_MAX_BUCKETS];
 	for (int a = 0; a < p->k; a++)
 		for (int b = 0; b < p->k; b++) {
@@ -252,7 +259,7 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	double sum = 0;
 	for (int it = 0; it < r->perms; it++) {
 		rm_rng_shuffle_int(&rng, bseq, p->nb);
-		if (one) {
+		if (p->one_each) {
 			for (size_t j = 0; j < p->n; j++) {
 				double f = delta[bseq[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
 				ys[j] = sp->log_scale ? p->y[j] * f : p->y[j] + f;

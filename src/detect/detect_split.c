@@ -238,6 +238,7 @@ static void fit_release(struct fit *f)
 {
 	free(f->trend);
 	free(f->resid);
+	f->trend = f->resid = NULL;
 }
 
 #define GMM_BINS 512
@@ -478,6 +479,7 @@ void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 			z[j] = log(p->y[j]);
 		fit_round(p, z, w, &lg);
 		use_log = lg.eta2 > lin.eta2;
+		fit_release(use_log ? &lin : &lg); /* the loser's arrays, before round two */
 	}
 	fit_round(p, use_log ? z : p->y, w, use_log ? &lg : &lin);
 	free(z);

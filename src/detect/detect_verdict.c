@@ -10,6 +10,7 @@
  * 1/(perms+1) and is judged on its p-value.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +173,21 @@ static void curves(const struct rm_prepared *p, const struct rm_split_result *sp
 	}
 }
 
+struct ladder_job {
+	const struct rm_prepared *p;
+	const struct rm_series *s;
+	const struct rm_split_result *split;
+	const struct rm_detect_opts *o;
+	struct rm_ladder_result *out;
+};
+
+static void *ladder_thread(void *arg)
+{
+	struct ladder_job *j = arg;
+	detect_ladder(j->p, j->s, j->split, j->o, j->out);
+	return NULL;
+}
+
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_prepared p;
@@ -182,10 +198,19 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->nonfinite = s->n - p.n;
 	d->batches = p.nb;
 	d->has_buckets = p.k >= 2;
-	rm_detect_runs(s, o, &d->runs);
 	detect_split(&p, &d->split);
-	detect_ladder(&p, s, &d->split, o, &d->ladder);
+	/* The ladder's permutation test is the longest detector: it runs on the
+	 * second core while this one does the runs test and the resets. Both
+	 * only read p and the split. */
+	struct ladder_job job = {&p, s, &d->split, o, &d->ladder};
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, ladder_thread, &job) == 0;
+	if (!threaded)
+		ladder_thread(&job);
+	rm_detect_runs(s, o, &d->runs);
 	detect_resets(&p, &d->split, s, o, &d->resets);
+	if (threaded)
+		pthread_join(th, NULL);
 	detect_verdict(o, d);
 	curves(&p, &d->split, &d->curves);
 	d->first_step = p.n ? p.step[0] : -1;

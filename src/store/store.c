@@ -10,6 +10,7 @@
 #include "runmon/store.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,33 +537,52 @@ static double col_opt(sqlite3_stmt *s, int i)
 	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
 }
 
+/* Rows a load will read, so arrays are sized once (no realloc copies). */
+static size_t count_rows(sqlite3 *db, const char *table, int64_t run_id, int64_t since)
+{
+	char sql[96];
+	sqlite3_stmt *s;
+	size_t n = 0;
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, since);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = (size_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
 /* Grows the parallel arrays of a series to hold cap entries. */
 #define GROW(arr, cap) ((arr) = rm_xrealloc((arr), (cap) * sizeof(*(arr))))
 
-int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
-                         struct rm_err *err)
+/* Loss rows of the run; returns an SQLite result code. */
+static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
 {
 	sqlite3_stmt *s;
-	size_t cap = 0;
-	int rc;
-	memset(out, 0, sizeof(*out));
-	s = prepare(st,
-	            "SELECT step, loss, nan_mask, lr, epoch, runtime FROM steps"
-	            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
-	            err);
-	if (!s)
-		return RM_E_STORE;
+	size_t cap = count_rows(db, "steps", run_id, since);
+	int rc = sqlite3_prepare_v2(db,
+	                            "SELECT step, loss, nan_mask, lr, epoch FROM steps"
+	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
+	                            -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, since);
+	GROW(out->step, cap + 1);
+	GROW(out->loss, cap + 1);
+	GROW(out->nonfinite, cap + 1);
+	GROW(out->lr, cap + 1);
+	GROW(out->epoch, cap + 1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (out->n == cap) {
+		if (out->n == cap) { /* rows added since the count */
 			cap = cap ? cap * 2 : 4096;
 			GROW(out->step, cap);
 			GROW(out->loss, cap);
 			GROW(out->nonfinite, cap);
 			GROW(out->lr, cap);
 			GROW(out->epoch, cap);
-			GROW(out->runtime, cap);
 		}
 		size_t i = out->n++;
 		out->step[i] = sqlite3_column_int64(s, 0);
@@ -572,39 +592,102 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, str
 		out->loss[i] = out->nonfinite[i] ? NAN : v;
 		out->lr[i] = col_opt(s, 3);
 		out->epoch[i] = col_opt(s, 4);
-		out->runtime[i] = col_opt(s, 5);
 	}
 	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	cap = 0;
-	s = prepare(st,
-	            "SELECT step, MIN(bucket), MAX(max_len), SUM(tokens), SUM(padded_tokens) FROM batches"
-	            " WHERE run_id = ?1 AND step >= ?2 GROUP BY step ORDER BY step",
-	            err);
-	if (!s)
-		goto fail_quiet;
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Batch composition per step. Ranks of a step are merged here rather
+ * than by GROUP BY, which costs four times the plain ordered scan; the
+ * bucket is the lowest any rank used, as in the step_batch view. */
+static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
+{
+	sqlite3_stmt *s;
+	size_t cap = count_rows(db, "batches", run_id, since);
+	int rc = sqlite3_prepare_v2(db,
+	                            "SELECT step, bucket, max_len FROM batches"
+	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
+	                            -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, since);
+	GROW(out->bstep, cap + 1);
+	GROW(out->bucket, cap + 1);
+	GROW(out->max_len, cap + 1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t step = sqlite3_column_int64(s, 0);
+		int bucket = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+		double ml = col_opt(s, 2);
+		size_t i = out->nb;
+		if (i > 0 && out->bstep[i - 1] == step) { /* another rank of the same step */
+			i--;
+			if (bucket >= 0 && (out->bucket[i] < 0 || bucket < out->bucket[i]))
+				out->bucket[i] = bucket;
+			out->max_len[i] = isnan(out->max_len[i]) ? ml : fmax(out->max_len[i], ml);
+			continue;
+		}
 		if (out->nb == cap) {
 			cap = cap ? cap * 2 : 4096;
 			GROW(out->bstep, cap);
 			GROW(out->bucket, cap);
 			GROW(out->max_len, cap);
-			GROW(out->tokens, cap);
-			GROW(out->padded, cap);
 		}
-		size_t i = out->nb++;
-		out->bstep[i] = sqlite3_column_int64(s, 0);
-		out->bucket[i] = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
-		out->max_len[i] = col_opt(s, 2);
-		out->tokens[i] = col_opt(s, 3);
-		out->padded[i] = col_opt(s, 4);
+		out->nb++;
+		out->bstep[i] = step;
+		out->bucket[i] = bucket;
+		out->max_len[i] = ml;
 	}
 	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+struct batch_job {
+	sqlite3 *db;
+	int64_t run_id, since;
+	struct rm_store_series *out;
+	int rc;
+	char msg[256];
+};
+
+static void *batch_thread(void *arg)
+{
+	struct batch_job *j = arg;
+	j->rc = load_batches(j->db, j->run_id, j->since, j->out);
+	if (j->rc)
+		snprintf(j->msg, sizeof(j->msg), "%s", sqlite3_errmsg(j->db));
+	return NULL;
+}
+
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
+                         struct rm_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	/* Steps and batches are read at once, on two connections: each is a
+	 * long scan, and the second core is otherwise idle. (WAL lets both
+	 * read while a writer commits; they may see a step more or less.) */
+	struct batch_job job = {.run_id = run_id, .since = since, .out = out};
+	pthread_t th;
+	int threaded =
+	    sqlite3_open_v2(st->path, &job.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+	    pthread_create(&th, NULL, batch_thread, &job) == 0;
+	rc = load_steps(st->db, run_id, since, out);
+	if (threaded) {
+		pthread_join(th, NULL);
+	} else {
+		job.rc = load_batches(st->db, run_id, since, out);
+		if (job.rc)
+			snprintf(job.msg, sizeof(job.msg), "%s", sqlite3_errmsg(st->db));
+	}
+	sqlite3_close(job.db);
+	if (rc)
 		goto fail;
+	if (job.rc) {
+		rm_err_set(err, RM_E_STORE, "cannot load run in database '%s': %s", st->path, job.msg);
+		goto fail_quiet;
+	}
 	s = prepare(st, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", err);
 	if (!s)
 		goto fail_quiet;
@@ -640,12 +723,11 @@ void rm_store_series_release(struct rm_store_series *s)
 	free(s->nonfinite);
 	free(s->lr);
 	free(s->epoch);
-	free(s->runtime);
+
 	free(s->bstep);
 	free(s->bucket);
 	free(s->max_len);
-	free(s->tokens);
-	free(s->padded);
+
 	free(s->bounds);
 	free(s->config_json);
 	memset(s, 0, sizeof(*s));
