@@ -154,4 +154,17 @@ int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct 
 /* Sets the run's config JSON (used by simulate and sync). */
 int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err);
 
+/* Metadata of a W&B run, as sync stores it. */
+struct rm_run_meta {
+	const char *display_name, *state, *config_json; /* NULL: unchanged */
+	double created_at, heartbeat_at;                /* unix seconds, 0: unchanged */
+	int64_t remote_last_step, history_lines;        /* -1: unchanged */
+};
+int rm_store_set_run_meta(struct rm_store *st, int64_t run_id, const struct rm_run_meta *m, struct rm_err *err);
+
+/* The run's sync cursor (0 when it was never synced). */
+int rm_store_sync_cursor(struct rm_store *st, int64_t run_id, int64_t *cursor, struct rm_err *err);
+/* Sets the cursor; call inside the transaction that writes the window. */
+int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor, struct rm_err *err);
+
 #endif

@@ -21,6 +21,7 @@ struct rm_cmd {
 
 extern const struct rm_cmd cmd_import;
 extern const struct rm_cmd cmd_runs;
+extern const struct rm_cmd cmd_sync;
 extern const struct rm_cmd cmd_diagnose;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;

@@ -149,14 +149,26 @@ out:
 
 #define SEEN_MAX_STEP (1ll << 27) /* steps tracked exactly (16 MiB of bits) */
 
-int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
-              struct rm_err *err)
+int sink_open_key(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
+                  const struct rm_run_key *key, struct rm_err *err)
 {
 	memset(k, 0, sizeof(*k));
 	k->res = res;
 	k->st = st;
 	k->opts = opts;
 	mapper_init(&k->map, res->format, opts);
+	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
+	if (!rc)
+		rc = rm_store_count_steps(st, k->run_id, &k->steps_before, err);
+	if (!rc && opts->nbounds >= 2)
+		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
+	res->run_id = k->run_id;
+	return rc;
+}
+
+int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
+              struct rm_err *err)
+{
 	/* "entity/project/id" attaches the file to that W&B run's record. */
 	char *name = rm_xstrdup(res->run_name), *s1 = strchr(name, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
 	struct rm_run_key key = {.source = "file", .entity = "", .project = "", .name = name};
@@ -166,13 +178,8 @@ int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *
 		key.project = s1 + 1;
 		key.name = s2 + 1;
 	}
-	int rc = rm_store_run_ensure(st, &key, &k->run_id, err);
+	int rc = sink_open_key(k, st, opts, res, &key, err);
 	free(name);
-	if (!rc)
-		rc = rm_store_count_steps(st, k->run_id, &k->steps_before, err);
-	if (!rc && opts->nbounds >= 2)
-		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
-	res->run_id = k->run_id;
 	return rc;
 }
 

@@ -65,6 +65,9 @@ void mapper_release(struct mapper *m);
 enum target mapper_target(struct mapper *m, const char *key, size_t klen, int *prio);
 /* Fills rec from row. Returns 0, or -1 with a reason in why. */
 int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, char *why, size_t whylen);
+/* Calls add for each evaluation metric of row that holds a number. */
+void mapper_each_eval(struct mapper *m, const struct rm_row *row,
+                      void (*add)(void *arg, const char *key, size_t klen, double value), void *arg);
 /* Name of the step key this format expects, for messages. */
 const char *mapper_step_name(const struct mapper *m);
 
@@ -96,6 +99,9 @@ struct eval_kv {
 
 int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
               struct rm_err *err);
+/* As sink_open, for a run named by key (sync). */
+int sink_open_key(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
+                  const struct rm_run_key *key, struct rm_err *err);
 /* Writes the records of one row (runs on the pipeline's writer thread). */
 int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_t nev, uint64_t line,
              struct rm_err *err);

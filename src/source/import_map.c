@@ -66,6 +66,18 @@ static const char *const *candidates(const struct mapper *m, enum target t)
 	}
 }
 
+void mapper_each_eval(struct mapper *m, const struct rm_row *row,
+                      void (*add)(void *arg, const char *key, size_t klen, double value), void *arg)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		int prio;
+		double v;
+		if (mapper_target(m, f->key, f->klen, &prio) == T_EVAL && rm_field_num(f, &v) == 1)
+			add(arg, f->key, f->klen, v);
+	}
+}
+
 const char *mapper_step_name(const struct mapper *m)
 {
 	if (m->opts->step_key)

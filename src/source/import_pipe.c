@@ -120,8 +120,9 @@ static int hand_off(struct pipeline *p, struct rm_err *err)
 	return failed ? (int)p->err.code : RM_OK;
 }
 
-static void add_eval(struct chunk *c, const char *key, size_t klen, double v)
+static void add_eval(void *arg, const char *key, size_t klen, double v)
 {
+	struct chunk *c = arg;
 	if (c->klen + klen + 1 > c->kcap) {
 		c->kcap = (c->klen + klen + 1) * 2;
 		c->keys = rm_xrealloc(c->keys, c->kcap);
@@ -149,15 +150,8 @@ int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, 
 	it->k = k;
 	it->line = line;
 	it->ev0 = (uint32_t)c->nev;
-	if (it->rec.is_eval) {
-		for (size_t i = 0; i < row->n; i++) {
-			const struct rm_field *f = &row->f[i];
-			int prio;
-			double v;
-			if (mapper_target(&k->map, f->key, f->klen, &prio) == T_EVAL && rm_field_num(f, &v) == 1)
-				add_eval(c, f->key, f->klen, v);
-		}
-	}
+	if (it->rec.is_eval)
+		mapper_each_eval(&k->map, row, add_eval, c);
 	it->nev = (uint32_t)c->nev - it->ev0;
 	if (++c->n == CHUNK_ROWS)
 		return hand_off(p, err);

@@ -783,3 +783,52 @@ int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_
 	sqlite3_bind_text(s, 2, config_json, -1, SQLITE_STATIC);
 	return run_once(st, s, err, "cannot set run config");
 }
+
+int rm_store_set_run_meta(struct rm_store *st, int64_t run_id, const struct rm_run_meta *m, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st,
+	                          "UPDATE runs SET source = 'wandb', display_name = COALESCE(?2, display_name),"
+	                          " state = COALESCE(?3, state), config_json = COALESCE(?4, config_json),"
+	                          " created_at = COALESCE(?5, created_at), heartbeat_at = COALESCE(?6, heartbeat_at),"
+	                          " remote_last_step = COALESCE(?7, remote_last_step),"
+	                          " history_lines = COALESCE(?8, history_lines) WHERE id = ?1",
+	                          err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (m->display_name)
+		sqlite3_bind_text(s, 2, m->display_name, -1, SQLITE_STATIC);
+	if (m->state)
+		sqlite3_bind_text(s, 3, m->state, -1, SQLITE_STATIC);
+	if (m->config_json)
+		sqlite3_bind_text(s, 4, m->config_json, -1, SQLITE_STATIC);
+	if (m->created_at > 0)
+		sqlite3_bind_double(s, 5, m->created_at);
+	if (m->heartbeat_at > 0)
+		sqlite3_bind_double(s, 6, m->heartbeat_at);
+	if (m->remote_last_step >= 0)
+		sqlite3_bind_int64(s, 7, m->remote_last_step);
+	if (m->history_lines >= 0)
+		sqlite3_bind_int64(s, 8, m->history_lines);
+	return run_once(st, s, err, "cannot update run");
+}
+
+int rm_store_sync_cursor(struct rm_store *st, int64_t run_id, int64_t *cursor, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "SELECT COALESCE(sync_cursor, 0) FROM runs WHERE id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	*cursor = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	return run_once(st, s, err, "cannot read sync cursor");
+}
+
+int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "UPDATE runs SET sync_cursor = ?2 WHERE id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, cursor);
+	return run_once(st, s, err, "cannot set sync cursor");
+}

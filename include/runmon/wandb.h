@@ -1,0 +1,82 @@
+/*
+ * wandb.h - the W&B public GraphQL API (wandb-api.md): authentication,
+ * run metadata, run listing and history pages.
+ *
+ * The API key comes from WANDB_API_KEY, else from the netrc entry whose
+ * machine is the host of the base URL (as W&B's own tools do). It is never
+ * accepted on the command line and never appears in a message.
+ */
+#ifndef RUNMON_WANDB_H
+#define RUNMON_WANDB_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "runmon/common.h"
+#include "runmon/http.h"
+
+#define RM_WANDB_DEFAULT_URL "https://api.wandb.ai"
+
+struct rm_wandb_opts {
+	const char *base_url;            /* NULL: WANDB_BASE_URL, else RM_WANDB_DEFAULT_URL */
+	long timeout_ms;                 /* 0: WANDB_HTTP_TIMEOUT seconds, else 30 s */
+	int retry_max;                   /* -1: default */
+	double backoff_min, backoff_max; /* seconds; 0: defaults */
+	int max_connections;
+};
+
+struct rm_wandb;
+
+/* Finds the API key and prepares the client. RM_E_USAGE when there is no
+ * key (the message says where runmon looked). */
+int rm_wandb_open(struct rm_wandb **out, const struct rm_wandb_opts *o, struct rm_err *err);
+void rm_wandb_close(struct rm_wandb *w);
+const char *rm_wandb_base_url(const struct rm_wandb *w);
+struct rm_http *rm_wandb_http(struct rm_wandb *w);
+
+/* The API key: WANDB_API_KEY, else the netrc password for the base URL's
+ * host[:port]. Returns a new string or NULL. */
+char *rm_wandb_find_key(const char *base_url);
+
+/* The run's page in the W&B UI (api.wandb.ai -> wandb.ai, api.X -> app.X,
+ * other hosts unchanged; WANDB_APP_URL wins). Caller frees. */
+char *rm_wandb_run_url(const char *base_url, const char *entity, const char *project, const char *run);
+
+struct rm_wandb_run {
+	char *name; /* the run id */
+	char *display_name;
+	char *state;                     /* lowercase as sent */
+	char *config_json;               /* as sent (a JSON string) */
+	double created_at, heartbeat_at; /* unix seconds, 0 unknown */
+	int64_t last_step;               /* historyKeys.lastStep, -1 none */
+	int64_t history_lines;
+};
+void rm_wandb_run_release(struct rm_wandb_run *r);
+
+/* Run metadata. RM_E_NOTFOUND when the project or run is null in data. */
+int rm_wandb_get_run(struct rm_wandb *w, const char *entity, const char *project, const char *name,
+                     struct rm_wandb_run *out, struct rm_err *err);
+
+/* Ids of a project's runs, oldest first; filters_json is W&B's MongoDB-style
+ * filter ("{}" for all). *ids is owned by the caller (free each, then it). */
+int rm_wandb_list_runs(struct rm_wandb *w, const char *entity, const char *project, const char *filters_json,
+                       char ***ids, size_t *n, struct rm_err *err);
+
+/* The HistoryPage request body for steps [lo, hi). Caller frees. */
+char *rm_wandb_history_body(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi);
+
+/* Parses a completed HistoryPage response. Returns RM_OK with *doc (owned)
+ * and *rows (borrowed from it: an array of row strings); RM_E_NET for a
+ * body to retry (truncated, not JSON); RM_E_INPUT for a GraphQL error;
+ * RM_E_NOTFOUND when the run is null. why names the problem. */
+int rm_wandb_parse_history(const char *body, size_t len, json_t **doc, json_t **rows, char *why, size_t n);
+
+/* Describes a failed request for the user: the status and W&B's own
+ * message, with a hint for 401/403. */
+void rm_wandb_describe_failure(const struct rm_wandb *w, const struct rm_http_req *r, char *buf, size_t n);
+
+/* "2024-05-01T10:00:00[.fff][Z]" (a missing zone is UTC) to unix seconds;
+ * 0 if unparsable. */
+double rm_wandb_parse_time(const char *s);
+
+#endif

@@ -1,0 +1,147 @@
+#!/bin/sh
+# End-to-end: runmon sync against the fake W&B server, with faults, resume
+# after kill -9, and secrecy of the API key. Usage: sync.sh RUNMON FAKE_WANDB
+set -eu
+runmon=$1
+fake=$2
+tmp=$(mktemp -d)
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+KEY=0123456789abcdef0123456789abcdef01234567
+export WANDB_API_KEY=$KEY
+
+# start NAME ARGS...: a fake server; sets $url to its base URL.
+start() {
+	name=$1; shift
+	rm -f "$tmp/$name.port"
+	"$fake" --port-file "$tmp/$name.port" --key "$KEY" --log "$tmp/$name.log" "$@" &
+	pids="$pids $!"
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ -s "$tmp/$name.port" ] && break
+		sleep 0.1
+	done
+	url="http://127.0.0.1:$(cat "$tmp/$name.port")"
+}
+
+# same DB RUN SPEC: the synced run equals an import of the rows the server serves.
+same() {
+	"$fake" --dump "$3" >"$tmp/dump.jsonl"
+	rm -f "$tmp/ref.db"
+	"$runmon" --db "$tmp/ref.db" import --run ref "$tmp/dump.jsonl" >/dev/null
+	for t in steps batches evals; do
+		cols="step, quote(loss), quote(lr), quote(epoch), runtime, ts, nan_mask"
+		[ $t = batches ] && cols="step, rank, bucket, n, min_len, max_len, mean_len, tokens, padded_tokens"
+		[ $t = evals ] && cols="step, key, quote(value)"
+		diff=$(sqlite3 "$1" "ATTACH '$tmp/ref.db' AS r;
+			SELECT COUNT(*) FROM (SELECT $cols FROM $t WHERE run_id = (SELECT id FROM runs WHERE name = '$2')
+			EXCEPT SELECT $cols FROM r.$t);
+			SELECT COUNT(*) FROM (SELECT $cols FROM r.$t EXCEPT SELECT $cols FROM $t
+			WHERE run_id = (SELECT id FROM runs WHERE name = '$2'));")
+		[ "$diff" = "0
+0" ] || fail "$2: table $t differs from the server's rows ($diff)"
+	done
+	[ "$(sqlite3 "$1" "SELECT COUNT(*) FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = '$2')")" -gt 0 ] \
+		|| fail "$2: no steps"
+}
+
+rc() { set +e; "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; set -e; cat "$tmp/rc"; }
+
+# 1. NaN tokens, nested keys, steps starting high with empty windows, media.
+spec1="acme/llm/r1:steps=2500,nan=97"
+spec2="acme/llm/r2:steps=1500,start=100000,nested=1,gap=100300-101100"
+start main --run "$spec1" --run "$spec2" --run "acme/llm/r3:steps=300,state=running"
+main_url=$url
+export WANDB_BASE_URL=$url
+db=$tmp/s.db
+[ "$(rc "$runmon" --db "$db" sync --jobs 3 --page-size 200 acme/llm/r1 acme/llm/r2)" = 0 ] || fail "sync: $(cat "$tmp/err")"
+grep -q "acme/llm/r1: 2500 rows in 13 windows" "$tmp/out" || fail "r1 summary: $(cat "$tmp/out")"
+same "$db" r1 "$spec1"
+same "$db" r2 "$spec2"
+[ "$(sqlite3 "$db" "SELECT loss_key FROM runs WHERE name = 'r2'")" = "train.loss" ] || fail "nested loss key"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM steps WHERE run_id = 1 AND nan_mask = 1")" = 25 ] || fail "NaN losses"
+[ "$(sqlite3 "$db" "SELECT display_name || '|' || state || '|' || remote_last_step || '|' || history_lines FROM runs WHERE name = 'r1'")" \
+	= "fake-r1|finished|2499|2500" ] || fail "run metadata"
+sqlite3 "$db" "SELECT config_json FROM runs WHERE name = 'r1'" | grep -q save_steps || fail "config stored"
+
+# 2. Incremental: nothing new, no history request.
+before=$(grep -c "^query HistoryPage" "$tmp/main.log")
+"$runmon" --db "$db" sync acme/llm/r1 | grep -q "up to date at step 2499" || fail "up to date"
+[ "$(grep -c "^query HistoryPage" "$tmp/main.log")" = "$before" ] || fail "re-sync fetched history again"
+
+# 3. A project, filtered by state.
+"$runmon" --db "$db" sync acme/llm --state running | grep -q "^acme/llm/r3: 300 rows" || fail "project --state"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM runs")" = 3 ] || fail "only the running run was added"
+
+# 4. A run that grows while it is synced: keep syncing until up to date.
+start grow --run "acme/llm/g:steps=3000,grow=300"
+export WANDB_BASE_URL=$url
+for _ in 1 2 3 4 5 6; do "$runmon" --db "$tmp/g.db" sync --page-size 500 acme/llm/g >"$tmp/out"; done
+grep -q "up to date at step 2999 (finished)" "$tmp/out" || fail "growing run: $(cat "$tmp/out")"
+same "$tmp/g.db" g "acme/llm/g:steps=3000"
+
+# 5. Faults that are retried, then succeed.
+for f in 429:2 ratelimit:2 500:2 502:1 503:2 truncate:2 badjson:2; do
+	start "f$f" --run "$spec1" --fault "$f" --retry-after 0.2
+	export WANDB_BASE_URL=$url
+	[ "$(rc "$runmon" --db "$tmp/f.db" sync --full --retry-wait 0.1 acme/llm/r1)" = 0 ] || fail "fault $f: $(cat "$tmp/err")"
+	same "$tmp/f.db" r1 "$spec1"
+	n=$(grep -c "^query HistoryPage" "$tmp/f$f.log")
+	[ "$n" -gt 3 ] || fail "fault $f: expected retried requests, saw $n"
+done
+# A slow answer past the timeout is retried too.
+start slow --run "$spec1" --fault slow:1 --slow-ms 3000
+[ "$(WANDB_BASE_URL=$url WANDB_HTTP_TIMEOUT=1 rc "$runmon" --db "$tmp/slow.db" sync --retry-wait 0.1 acme/llm/r1)" = 0 ] \
+	|| fail "slow: $(cat "$tmp/err")"
+same "$tmp/slow.db" r1 "$spec1"
+
+# 6. Faults that are not retried.
+start gql --run "$spec1" --fault gqlerror:1
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/e.db" sync acme/llm/r1)" = 3 ] || fail "gqlerror exit"
+grep -q "acme/llm/r1: steps \[[0-9]*, [0-9]*): W&B API error: query is too complex" "$tmp/err" || fail "gqlerror message: $(cat "$tmp/err")"
+start badrow --run "$spec1" --fault badrow:1
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/e.db" sync acme/llm/r1)" = 2 ] || fail "badrow exit"
+grep -q "acme/llm/r1: steps \[[0-9]*, [0-9]*): row 3: column" "$tmp/err" || fail "badrow message: $(cat "$tmp/err")"
+start many500 --run "$spec1" --fault 500:50
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/e.db" sync --retry-max 1 --retry-wait 0.1 acme/llm/r1)" = 3 ] || fail "500 exit"
+grep -q "HTTP 500 (gave up after 2 attempts)" "$tmp/err" || fail "500 message: $(cat "$tmp/err")"
+[ "$(WANDB_BASE_URL=$main_url rc "$runmon" --db "$tmp/e.db" sync acme/llm/nope)" = 2 ] || fail "not found exit"
+grep -q "run acme/llm/nope not found" "$tmp/err" || fail "not found message"
+[ "$(WANDB_BASE_URL=$main_url WANDB_API_KEY=wrongwrongwrongwrongwrongwrongwrongwrong0 rc "$runmon" --db "$tmp/e.db" sync acme/llm/r1)" = 3 ] \
+	|| fail "401 exit"
+grep -q "HTTP 401: the API key was rejected" "$tmp/err" || fail "401 message: $(cat "$tmp/err")"
+if grep -q "wrongwrong" "$tmp/err" "$tmp/out"; then fail "a rejected key was printed"; fi
+[ "$(WANDB_BASE_URL=$main_url WANDB_API_KEY= HOME=$tmp rc "$runmon" --db "$tmp/e.db" sync acme/llm/r1)" = 2 ] || fail "no key exit"
+grep -q "no W&B API key: set WANDB_API_KEY, or add 'machine 127.0.0.1:" "$tmp/err" || fail "no key message"
+
+# 7. The key from netrc, by host:port.
+printf 'machine 127.0.0.1:%s\n  login user\n  password %s\n' "${main_url##*:}" "$KEY" >"$tmp/netrc"
+[ "$(WANDB_BASE_URL=$main_url WANDB_API_KEY= NETRC=$tmp/netrc rc "$runmon" --db "$tmp/n.db" sync acme/llm/r1)" = 0 ] \
+	|| fail "netrc: $(cat "$tmp/err")"
+
+# 8. kill -9 in the middle of a sync, then resume: no gap, no duplicate.
+big="acme/llm/big:steps=40000,nan=50"
+start slowbig --run "$big" --latency-ms 30
+export WANDB_BASE_URL=$url
+cursor=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	"$runmon" --db "$tmp/k.db" sync --jobs 2 --page-size 250 acme/llm/big >/dev/null 2>&1 &
+	victim=$!
+	sleep 0.5
+	kill -9 $victim 2>/dev/null || true
+	wait $victim 2>/dev/null || true
+	[ "$(sqlite3 "$tmp/k.db" "PRAGMA integrity_check")" = ok ] || fail "integrity after kill -9"
+	cursor=$(sqlite3 "$tmp/k.db" "SELECT COALESCE(MAX(sync_cursor), 0) FROM runs")
+	[ "$cursor" -gt 0 ] && break
+done
+[ "$cursor" -gt 0 ] && [ "$cursor" -lt 40000 ] || fail "a partial sync was expected (cursor $cursor)"
+[ "$(sqlite3 "$tmp/k.db" "SELECT COUNT(*) FROM steps WHERE step >= $cursor")" = 0 ] || fail "rows past the cursor"
+"$runmon" --db "$tmp/k.db" sync --jobs 4 acme/llm/big >/dev/null
+same "$tmp/k.db" big "$big"
+
+# 9. The key appears nowhere: outputs, logs, database files.
+for f in "$tmp"/*.db "$tmp"/out "$tmp"/err "$tmp"/*.log; do
+	if grep -q "$KEY" "$f" 2>/dev/null; then fail "API key found in $f"; fi
+done
+echo "e2e sync: all checks passed"
