@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runmon/http.h"
+#include "runmon/row.h"
 #include "runmon/wandb.h"
 #include "testutil.h"
 
@@ -84,23 +85,32 @@ static void timestamps(void **state)
 
 static void history_responses(void **state)
 {
-	char why[256];
-	json_t *doc, *rows;
-	const char ok[] = "{\"data\":{\"project\":{\"run\":{\"history\":[\"{\\\"_step\\\":0,\\\"loss\\\":NaN}\"]}}}}";
-	assert_int_equal(rm_wandb_parse_history(ok, strlen(ok), &doc, &rows, why, sizeof(why)), RM_OK);
-	assert_int_equal(json_array_size(rows), 1);
-	assert_string_equal(json_string_value(json_array_get(rows, 0)), "{\"_step\":0,\"loss\":NaN}");
-	json_decref(doc);
+	char why[256], text[256];
+	struct rm_row outer;
+	const struct rm_field *h;
+	rm_row_init(&outer);
+	const char ok[] =
+	    "{\"data\":{\"project\":{\"run\":{\"history\":[\"{\\\"_step\\\":0,\\\"loss\\\":NaN}\", \"{}\"]}}}}";
+	assert_int_equal(rm_wandb_parse_history(ok, strlen(ok), &outer, &h, why, sizeof(why)), RM_OK);
+	assert_non_null(h);
+	assert_int_equal(h->arr_len, 2);
+	const struct rm_span *sp = &outer.spans[h->arr_off];
+	assert_true(sp->escaped);
+	size_t n = rm_json_unescape(sp->p, sp->len, text);
+	text[n] = '\0';
+	assert_string_equal(text, "{\"_step\":0,\"loss\":NaN}");
+	assert_false(outer.spans[h->arr_off + 1].escaped);
+	const char empty[] = "{\"data\":{\"project\":{\"run\":{\"history\":[]}}}}";
+	assert_int_equal(rm_wandb_parse_history(empty, strlen(empty), &outer, &h, why, sizeof(why)), RM_OK);
+	assert_null(h);
 	const char cut[] = "{\"data\":{\"project\":{\"run\":{\"history\":[\"{\\\"_st";
-	assert_int_equal(rm_wandb_parse_history(cut, strlen(cut), &doc, &rows, why, sizeof(why)), RM_E_NET);
-	json_decref(doc);
+	assert_int_equal(rm_wandb_parse_history(cut, strlen(cut), &outer, &h, why, sizeof(why)), RM_E_NET);
 	const char gql[] = "{\"errors\":[{\"message\":\"nope\"}],\"data\":null}";
-	assert_int_equal(rm_wandb_parse_history(gql, strlen(gql), &doc, &rows, why, sizeof(why)), RM_E_INPUT);
+	assert_int_equal(rm_wandb_parse_history(gql, strlen(gql), &outer, &h, why, sizeof(why)), RM_E_INPUT);
 	assert_string_equal(why, "W&B API error: nope");
-	json_decref(doc);
 	const char none[] = "{\"data\":{\"project\":{\"run\":null}}}";
-	assert_int_equal(rm_wandb_parse_history(none, strlen(none), &doc, &rows, why, sizeof(why)), RM_E_NOTFOUND);
-	json_decref(doc);
+	assert_int_equal(rm_wandb_parse_history(none, strlen(none), &outer, &h, why, sizeof(why)), RM_E_NOTFOUND);
+	rm_row_release(&outer);
 	char *body = rm_wandb_history_body("acme", "llm", "ab12cd34", 1000, 2000);
 	json_t *b = json_loads(body, 0, NULL);
 	json_t *v = json_object_get(b, "variables");

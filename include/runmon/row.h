@@ -21,6 +21,7 @@ enum rm_ftype {
 	RM_F_BOOL,
 	RM_F_NULL,   /* JSON null or empty CSV cell: missing */
 	RM_F_NUMARR, /* JSON array of numbers, values in row->nums */
+	RM_F_STRARR, /* JSON array of strings, spans in row->spans */
 	RM_F_OTHER   /* anything else (arrays of objects, ...) */
 };
 
@@ -37,6 +38,12 @@ struct rm_field {
 	uint32_t arr_off, arr_len; /* RM_F_NUMARR: slice of row->nums */
 };
 
+struct rm_span {
+	const char *p;
+	uint32_t len;
+	uint8_t escaped; /* holds a backslash: rm_json_unescape before use */
+};
+
 struct rm_row {
 	struct rm_field *f;
 	size_t n, cap;
@@ -44,6 +51,8 @@ struct rm_row {
 	size_t alen, acap;
 	double *nums; /* array values */
 	size_t nn, ncap;
+	struct rm_span *spans; /* string array elements (raw, still escaped) */
+	size_t ns, scap;
 };
 
 void rm_row_init(struct rm_row *row);
@@ -69,6 +78,10 @@ int rm_field_num(const struct rm_field *f, double *out);
  * tokens). Returns 1 on success, 0 if the text is not a number. Exact:
  * uses Clinger's fast path and falls back to strtod. */
 int rm_parse_double(const char *s, size_t n, double *out);
+
+/* Decodes the escapes of a JSON string's contents s[0..n) into out (at
+ * least n bytes); returns the decoded length. */
+size_t rm_json_unescape(const char *s, size_t n, char *out);
 
 /* Parses a JSON object line into row (cleared first). Nested objects are
  * flattened with '.'; objects holding a "_type" key (W&B media) are dropped.

@@ -65,11 +65,15 @@ int rm_wandb_list_runs(struct rm_wandb *w, const char *entity, const char *proje
 /* The HistoryPage request body for steps [lo, hi). Caller frees. */
 char *rm_wandb_history_body(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi);
 
-/* Parses a completed HistoryPage response. Returns RM_OK with *doc (owned)
- * and *rows (borrowed from it: an array of row strings); RM_E_NET for a
- * body to retry (truncated, not JSON); RM_E_INPUT for a GraphQL error;
- * RM_E_NOTFOUND when the run is null. why names the problem. */
-int rm_wandb_parse_history(const char *body, size_t len, json_t **doc, json_t **rows, char *why, size_t n);
+/* Parses a completed HistoryPage response (NUL-terminated) into outer:
+ * on RM_OK *history is its array of row strings (spans into body, still
+ * escaped). RM_E_NET for a body to retry (truncated, not JSON); RM_E_INPUT
+ * for a GraphQL errors array; RM_E_NOTFOUND when the run is null. why
+ * names the problem. Large pages are scanned without building a tree. */
+struct rm_row;
+struct rm_field;
+int rm_wandb_parse_history(const char *body, size_t len, struct rm_row *outer, const struct rm_field **history,
+                           char *why, size_t n);
 
 /* Describes a failed request for the user: the status and W&B's own
  * message, with a hint for 401/403. */

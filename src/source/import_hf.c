@@ -147,7 +147,7 @@ int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, cons
 		goto out;
 	size_t i;
 	json_t *entry;
-	struct pipeline *p = pipeline_start();
+	struct pipeline *p = pipeline_start(NULL, NULL);
 	json_array_foreach (hist, i, entry) {
 		res->lines++;
 		if (!json_is_object(entry)) {

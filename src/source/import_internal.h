@@ -116,10 +116,17 @@ void sink_release(struct sink *k);
  */
 struct pipeline;
 
-struct pipeline *pipeline_start(void);
+/* Starts the writer. barrier (may be NULL) runs on the writer thread for
+ * each pipeline_barrier, in queue order: sync commits a window there. */
+struct pipeline *pipeline_start(int (*barrier)(void *arg, int64_t value, struct rm_err *err), void *arg);
 /* Maps row for sink k and queues it; a row the mapper rejects goes to
  * bad_line. Returns the writer's error once it has failed. */
 int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, uint64_t line, struct rm_err *err);
+/* Queues an already mapped record (its eval values are taken from row). */
+int pipeline_put(struct pipeline *p, struct sink *k, const struct record *rec, const struct rm_row *row, uint64_t line,
+                 struct rm_err *err);
+/* Queues a call of the barrier function with value. */
+int pipeline_barrier(struct pipeline *p, int64_t value, struct rm_err *err);
 /* Drains the queue, stops the writer and returns its status. Frees p. */
 int pipeline_finish(struct pipeline *p, struct rm_err *err);
 

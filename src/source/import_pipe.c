@@ -42,6 +42,8 @@ struct pipeline {
 	int done;                /* no more chunks will come */
 	int failed;              /* the writer stopped on err */
 	struct rm_err err;
+	int (*barrier)(void *arg, int64_t value, struct rm_err *err);
+	void *barrier_arg;
 };
 
 static void chunk_reset(struct chunk *c)
@@ -72,6 +74,10 @@ static void *writer(void *arg)
 		int rc = 0;
 		for (size_t i = 0; i < c->n && !failed && !rc; i++) {
 			struct item *it = &c->it[i];
+			if (!it->k) { /* a barrier: its value rides in line */
+				rc = p->barrier(p->barrier_arg, (int64_t)it->line, &err);
+				continue;
+			}
 			for (uint32_t e = 0; e < it->nev; e++) /* keys were stored as offsets */
 				c->ev[it->ev0 + e].key = c->keys + (uintptr_t)c->ev[it->ev0 + e].key;
 			rc = sink_put(it->k, &it->rec, c->ev + it->ev0, it->nev, it->line, &err);
@@ -89,9 +95,11 @@ static void *writer(void *arg)
 	}
 }
 
-struct pipeline *pipeline_start(void)
+struct pipeline *pipeline_start(int (*barrier)(void *arg, int64_t value, struct rm_err *err), void *arg)
 {
 	struct pipeline *p = rm_xcalloc(1, sizeof(*p));
+	p->barrier = barrier;
+	p->barrier_arg = arg;
 	for (int i = 0; i < NCHUNK; i++)
 		p->ring[i] = rm_xcalloc(1, sizeof(struct chunk));
 	pthread_mutex_init(&p->mu, NULL);
@@ -140,22 +148,37 @@ static void add_eval(void *arg, const char *key, size_t klen, double v)
 	c->klen += klen + 1;
 }
 
-int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, uint64_t line, struct rm_err *err)
+int pipeline_put(struct pipeline *p, struct sink *k, const struct record *rec, const struct rm_row *row, uint64_t line,
+                 struct rm_err *err)
 {
 	struct chunk *c = p->ring[p->head];
 	struct item *it = &c->it[c->n];
-	char why[256];
-	if (mapper_map(&k->map, row, &it->rec, why, sizeof(why)))
-		return bad_line(k->res, k->opts, line, why, err);
+	it->rec = *rec;
 	it->k = k;
 	it->line = line;
 	it->ev0 = (uint32_t)c->nev;
-	if (it->rec.is_eval)
+	if (k && rec->is_eval)
 		mapper_each_eval(&k->map, row, add_eval, c);
 	it->nev = (uint32_t)c->nev - it->ev0;
 	if (++c->n == CHUNK_ROWS)
 		return hand_off(p, err);
 	return RM_OK;
+}
+
+int pipeline_feed(struct pipeline *p, struct sink *k, const struct rm_row *row, uint64_t line, struct rm_err *err)
+{
+	struct record rec;
+	char why[256];
+	if (mapper_map(&k->map, row, &rec, why, sizeof(why)))
+		return bad_line(k->res, k->opts, line, why, err);
+	return pipeline_put(p, k, &rec, row, line, err);
+}
+
+int pipeline_barrier(struct pipeline *p, int64_t value, struct rm_err *err)
+{
+	struct record none;
+	memset(&none, 0, sizeof(none));
+	return pipeline_put(p, NULL, &none, NULL, (uint64_t)value, err);
 }
 
 int pipeline_finish(struct pipeline *p, struct rm_err *err)

@@ -33,7 +33,7 @@ int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const c
 	rm_row_init(&row);
 	if ((rc = sink_open(&k, st, opts, res, err)))
 		goto out;
-	struct pipeline *p = pipeline_start();
+	struct pipeline *p = pipeline_start(NULL, NULL);
 	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
 		struct rm_err perr;
 		res->lines++;
@@ -196,7 +196,7 @@ int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const cha
 	for (size_t i = 0; i < nser; i++)
 		if ((rc = sink_open(&ser[i].sink, st, opts, &rep->r[ser[i].res_index], err)))
 			goto out;
-	struct pipeline *p = pipeline_start();
+	struct pipeline *p = pipeline_start(NULL, NULL);
 	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
 		struct rm_err perr;
 		lines++;

@@ -103,50 +103,54 @@ static int scan_string(struct jp *jp, const char **raw, size_t *rlen, int *esc)
 	}
 }
 
-static void put_utf8(struct jp *jp, unsigned cp)
+/* Writes code point cp as UTF-8 at out; returns the bytes written. */
+static size_t put_utf8(char *out, unsigned cp)
 {
-	char b[4];
-	size_t n;
 	if (cp < 0x80) {
-		b[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xC0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xE0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (char)(0xF0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
+		out[0] = (char)cp;
+		return 1;
 	}
-	pfx_put(jp, b, n);
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
 }
 
-/* Appends the decoded form of an escaped (already validated) string. */
-static void unescape_into_pfx(struct jp *jp, const char *s, size_t n)
+size_t rm_json_unescape(const char *s, size_t n, char *out)
 {
 	const char *end = s + n;
+	char *o = out;
 	while (s < end) {
-		if (*s != '\\') {
-			pfx_put(jp, s++, 1);
-			continue;
-		}
+		const char *bs = memchr(s, '\\', (size_t)(end - s));
+		size_t plain = bs ? (size_t)(bs - s) : (size_t)(end - s);
+		memmove(o, s, plain);
+		o += plain;
+		s += plain;
+		if (!bs || s + 1 >= end)
+			break;
 		char c = s[1];
 		s += 2;
 		switch (c) {
-		case 'b': pfx_put(jp, "\b", 1); break;
-		case 'f': pfx_put(jp, "\f", 1); break;
-		case 'n': pfx_put(jp, "\n", 1); break;
-		case 'r': pfx_put(jp, "\r", 1); break;
-		case 't': pfx_put(jp, "\t", 1); break;
+		case 'b': *o++ = '\b'; break;
+		case 'f': *o++ = '\f'; break;
+		case 'n': *o++ = '\n'; break;
+		case 'r': *o++ = '\r'; break;
+		case 't': *o++ = '\t'; break;
 		case 'u': {
+			if (end - s < 4)
+				return (size_t)(o - out);
 			unsigned cp =
 			    (unsigned)(hexval(s[0]) << 12 | hexval(s[1]) << 8 | hexval(s[2]) << 4 | hexval(s[3]));
 			s += 4;
@@ -158,12 +162,23 @@ static void unescape_into_pfx(struct jp *jp, const char *s, size_t n)
 					s += 6;
 				}
 			}
-			put_utf8(jp, cp);
+			o += put_utf8(o, cp);
 			break;
 		}
-		default: pfx_put(jp, &c, 1); break;
+		default: *o++ = c; break;
 		}
 	}
+	return (size_t)(o - out);
+}
+
+/* Appends the decoded form of an escaped (already validated) key. */
+static void unescape_into_pfx(struct jp *jp, const char *s, size_t n)
+{
+	if (jp->plen + n + 1 > jp->pcap) {
+		jp->pcap = (jp->plen + n + 1) * 2 + 64;
+		jp->pfx = rm_xrealloc(jp->pfx, jp->pcap);
+	}
+	jp->plen += rm_json_unescape(s, n, jp->pfx + jp->plen);
 }
 
 static int scan_number(struct jp *jp, const char **raw, size_t *rlen)
@@ -299,8 +314,8 @@ out:
 
 static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 {
-	size_t first_num = jp->row->nn;
-	int numeric = 1;
+	size_t first_num = jp->row->nn, first_span = jp->row->ns;
+	int numeric = 1, strings = 1, any = 0;
 	if (++jp->depth > MAX_DEPTH)
 		return fail(jp, "nesting too deep");
 	jp->p++; /* '[' */
@@ -314,6 +329,8 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 			if (jp->p >= jp->end)
 				return fail(jp, "unterminated array");
 			char c = *jp->p;
+			struct rm_row *r = jp->row;
+			any = 1;
 			if (numeric && (c == '-' || c == 'N' || c == 'I' || (c >= '0' && c <= '9'))) {
 				const char *raw;
 				size_t rlen;
@@ -324,14 +341,26 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 					raw = "NaN";
 					rlen = 3;
 				}
-				struct rm_row *r = jp->row;
 				if (r->nn == r->ncap) {
 					r->ncap = r->ncap ? r->ncap * 2 : 64;
 					r->nums = rm_xrealloc(r->nums, r->ncap * sizeof(double));
 				}
 				rm_parse_double(raw, rlen, &r->nums[r->nn++]);
-			} else {
+				strings = 0;
+			} else if (strings && c == '"' && jp->skip == 1) {
+				const char *raw;
+				size_t rlen;
+				int esc, rc = scan_string(jp, &raw, &rlen, &esc);
+				if (rc)
+					return rc;
+				if (r->ns == r->scap) {
+					r->scap = r->scap ? r->scap * 2 : 256;
+					r->spans = rm_xrealloc(r->spans, r->scap * sizeof(*r->spans));
+				}
+				r->spans[r->ns++] = (struct rm_span){raw, (uint32_t)rlen, (uint8_t)esc};
 				numeric = 0;
+			} else {
+				numeric = strings = 0;
 				int rc = parse_value(jp, "", 0, 0);
 				if (rc)
 					return rc;
@@ -347,12 +376,19 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 	jp->depth--;
 	if (jp->skip)
 		return RM_OK;
-	struct rm_field *f = add(jp, key, klen, copy, numeric ? RM_F_NUMARR : RM_F_OTHER);
-	if (numeric) {
+	enum rm_ftype t = numeric ? RM_F_NUMARR : strings && any ? RM_F_STRARR : RM_F_OTHER;
+	struct rm_field *f = add(jp, key, klen, copy, t);
+	if (t == RM_F_NUMARR) {
 		f->arr_off = (uint32_t)first_num;
 		f->arr_len = (uint32_t)(jp->row->nn - first_num);
 	} else {
 		jp->row->nn = first_num;
+	}
+	if (t == RM_F_STRARR) {
+		f->arr_off = (uint32_t)first_span;
+		f->arr_len = (uint32_t)(jp->row->ns - first_span);
+	} else {
+		jp->row->ns = first_span;
 	}
 	return RM_OK;
 }

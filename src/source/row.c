@@ -18,6 +18,7 @@ void rm_row_release(struct rm_row *row)
 	free(row->f);
 	free(row->arena);
 	free(row->nums);
+	free(row->spans);
 	rm_row_init(row);
 }
 
@@ -26,6 +27,7 @@ void rm_row_clear(struct rm_row *row)
 	row->n = 0;
 	row->alen = 0;
 	row->nn = 0;
+	row->ns = 0;
 }
 
 struct rm_field *rm_row_add(struct rm_row *row, const char *key, size_t klen, int copy_key)

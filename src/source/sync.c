@@ -14,11 +14,12 @@
 #include "runmon/row.h"
 
 struct window {
-	struct rm_http_req req;
+	struct rm_http_req req; /* its response stays until the commit */
 	char *body;
 	int64_t lo, hi;
-	int state; /* 0 free, 1 in flight, 2 fetched */
-	json_t *doc, *rows;
+	int state;                      /* 0 free, 1 in flight, 2 fetched */
+	struct rm_row outer;            /* the parsed response */
+	const struct rm_field *history; /* its row strings, NULL if none */
 };
 
 struct engine {
@@ -26,7 +27,10 @@ struct engine {
 	struct rm_wandb *w;
 	struct sink sink;
 	struct rm_row row;
-	const char *path; /* entity/project/id for messages */
+	char *text; /* an unescaped row string */
+	size_t tcap;
+	const char *path;           /* entity/project/id for messages */
+	struct rm_sync_result *res; /* windows and cursor, updated by the writer */
 	int64_t rows;
 };
 
@@ -45,75 +49,66 @@ void rm_sync_opts_default(struct rm_sync_opts *o)
 	o->max_rounds = 3;
 }
 
-/* The eval metrics of one row (a row rarely has more than a few). */
-struct evals {
-	struct eval_kv kv[64];
-	size_t n;
-};
-
-static void add_eval(void *arg, const char *key, size_t klen, double value)
+/* On the writer thread, after a window's rows: the cursor moves past the
+ * window and the transaction commits, so a window is stored whole or not
+ * at all; the next window's transaction begins. */
+static int commit_barrier(void *arg, int64_t hi, struct rm_err *err)
 {
-	struct evals *ev = arg;
-	if (ev->n < 64) {
-		ev->kv[ev->n].key = rm_xstrndup(key, klen);
-		ev->kv[ev->n++].value = value;
+	struct engine *e = arg;
+	int rc = rm_store_set_sync_cursor(e->st, e->sink.run_id, hi, err);
+	if (!rc)
+		rc = rm_store_commit(e->st, err);
+	if (!rc)
+		rc = rm_store_begin(e->st, err);
+	if (!rc) {
+		e->res->windows++;
+		e->res->to = hi;
 	}
+	return rc;
 }
 
-/* Writes one fetched window and advances the cursor, in one transaction. */
-static int commit_window(struct engine *e, struct window *win, struct rm_err *err)
+/* Parses and maps one fetched window's rows and queues them for the
+ * writer, then the barrier that commits them. */
+static int queue_window(struct engine *e, struct pipeline *p, struct window *win, struct rm_err *err)
 {
-	int rc = rm_store_begin(e->st, err);
-	if (rc)
-		return rc;
-	size_t i;
-	json_t *v;
-	json_array_foreach (win->rows, i, v) {
+	size_t nrows = win->history ? win->history->arr_len : 0;
+	int rc;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct rm_span *sp = &win->outer.spans[win->history->arr_off + i];
 		struct rm_err perr;
 		struct record rec;
 		char why[256];
-		const char *text = json_string_value(v);
-		if (!text) {
-			rc = rm_err_set(err, RM_E_INPUT, "%s: steps [%lld, %lld): row %zu is not a string", e->path,
-			                (long long)win->lo, (long long)win->hi, i);
-			goto fail;
+		if (sp->len + 1 > e->tcap) {
+			e->tcap = (sp->len + 1) * 2;
+			e->text = rm_xrealloc(e->text, e->tcap);
 		}
-		if (rm_jsonrow_parse(&e->row, text, json_string_length(v), &perr)) {
-			rc = rm_err_set(err, RM_E_INPUT, "%s: steps [%lld, %lld): row %zu: %s", e->path,
-			                (long long)win->lo, (long long)win->hi, i, perr.msg);
-			goto fail;
-		}
+		size_t len = sp->len;
+		if (sp->escaped)
+			len = rm_json_unescape(sp->p, sp->len, e->text);
+		else
+			memcpy(e->text, sp->p, len);
+		e->text[len] = '\0';
+		if (rm_jsonrow_parse(&e->row, e->text, len, &perr))
+			return rm_err_set(err, RM_E_INPUT, "%s: steps [%lld, %lld): row %zu: %s", e->path,
+			                  (long long)win->lo, (long long)win->hi, i, perr.msg);
 		if (mapper_map(&e->sink.map, &e->row, &rec, why, sizeof(why))) {
 			const struct rm_field *sf = rm_row_get(&e->row, "_step");
-			rc = rm_err_set(err, RM_E_INPUT, "%s: step %.*s: %s", e->path, sf ? (int)sf->rlen : 1,
-			                sf ? sf->raw : "?", why);
-			goto fail;
+			return rm_err_set(err, RM_E_INPUT, "%s: step %.*s: %s", e->path, sf ? (int)sf->rlen : 1,
+			                  sf ? sf->raw : "?", why);
 		}
-		struct evals ev = {0};
-		if (rec.is_eval)
-			mapper_each_eval(&e->sink.map, &e->row, add_eval, &ev);
-		rc = sink_put(&e->sink, &rec, ev.kv, ev.n, (uint64_t)i + 1, err);
-		for (size_t f = 0; f < ev.n; f++)
-			free((char *)ev.kv[f].key);
-		if (rc)
-			goto fail;
+		if ((rc = pipeline_put(p, &e->sink, &rec, &e->row, (uint64_t)i + 1, err)))
+			return rc;
 		e->rows++;
 	}
-	if ((rc = rm_store_set_sync_cursor(e->st, e->sink.run_id, win->hi, err)) || (rc = rm_store_commit(e->st, err)))
-		goto fail;
-	return RM_OK;
-fail:
-	rm_store_rollback(e->st);
-	return rc;
+	return pipeline_barrier(p, win->hi, err);
 }
 
 static void window_free(struct window *win)
 {
 	rm_http_req_release(&win->req);
 	free(win->body);
-	json_decref(win->doc);
 	win->body = NULL;
-	win->doc = win->rows = NULL;
+	win->history = NULL;
 	win->state = 0;
 }
 
@@ -127,7 +122,13 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 	int64_t page = o->page_size > 0 ? o->page_size : 1000;
 	int64_t nwin = (stop - cursor + page - 1) / page, launched = 0, committed = 0;
 	struct window *slots = rm_xcalloc((size_t)nslots, sizeof(*slots));
-	int inflight = 0, rc = RM_OK;
+	int inflight = 0, rc = rm_store_begin(e->st, err);
+	if (rc) {
+		free(slots);
+		return rc;
+	}
+	/* While the pipeline runs, its writer thread owns the store. */
+	struct pipeline *p = pipeline_start(commit_barrier, e);
 	while (committed < nwin) {
 		while (launched < nwin && inflight < jobs && launched < committed + nslots) {
 			struct window *win = &slots[launched % nslots];
@@ -152,10 +153,8 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			goto out;
 		}
 		char why[384];
-		int prc = rm_wandb_parse_history(r->resp, r->resp_len, &win->doc, &win->rows, why, sizeof(why));
+		int prc = rm_wandb_parse_history(r->resp, r->resp_len, &win->outer, &win->history, why, sizeof(why));
 		if (prc == RM_E_NET) { /* truncated or not JSON: fetch again */
-			json_decref(win->doc);
-			win->doc = NULL;
 			if (rm_http_retry(http, r, why))
 				continue;
 			rc = rm_err_set(err, RM_E_NET, "%s: steps [%lld, %lld): %s", e->path, (long long)win->lo,
@@ -170,19 +169,14 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 		}
 		win->state = 2;
 		inflight--;
-		free(r->resp); /* the parsed document is all that is needed now */
-		r->resp = NULL;
-		r->resp_len = r->cap = 0;
 		while (committed < nwin && slots[committed % nslots].state == 2) {
 			struct window *c = &slots[committed % nslots];
-			if ((rc = commit_window(e, c, err)))
+			if ((rc = queue_window(e, p, c, err)))
 				goto out;
-			res->windows++;
-			res->to = c->hi;
 			window_free(c);
 			committed++;
 			if (o->progress) {
-				struct rm_sync_progress pr = {e->path, e->rows, total, res->to, stop, now() - t0};
+				struct rm_sync_progress pr = {e->path, e->rows, total, c->hi, stop, now() - t0};
 				o->progress(o->progress_arg, &pr);
 			}
 		}
@@ -190,8 +184,19 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 out:
 	if (rc)
 		rm_http_cancel_all(http);
-	for (int i = 0; i < nslots; i++)
+	/* Queued windows are written and committed; rows queued after the last
+	 * barrier (a window cut short by an error) are rolled back. */
+	int wrc = pipeline_finish(p, rc ? NULL : err);
+	if (!rc)
+		rc = wrc;
+	if (rc)
+		rm_store_rollback(e->st);
+	else
+		rc = rm_store_commit(e->st, err);
+	for (int i = 0; i < nslots; i++) {
 		window_free(&slots[i]);
+		rm_row_release(&slots[i].outer);
+	}
 	free(slots);
 	return rc;
 }
@@ -199,7 +204,7 @@ out:
 int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, const char *project, const char *name,
                 const struct rm_sync_opts *o, struct rm_sync_result *res, struct rm_err *err)
 {
-	struct engine e = {.st = st, .w = w};
+	struct engine e = {.st = st, .w = w, .res = res};
 	struct rm_import_opts io = {.format = RM_FMT_WANDB_HISTORY,
 	                            .loss_key = o->loss_key,
 	                            .batch_prefix = o->batch_prefix,
@@ -266,5 +271,6 @@ out:
 	res->rows = e.rows;
 	res->seconds = now() - t0;
 	rm_row_release(&e.row);
+	free(e.text);
 	return rc;
 }

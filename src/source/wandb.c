@@ -5,6 +5,8 @@
  */
 #include "runmon/wandb.h"
 
+#include "runmon/row.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,34 +408,44 @@ char *rm_wandb_history_body(const char *entity, const char *project, const char 
 	return s;
 }
 
-int rm_wandb_parse_history(const char *body, size_t len, json_t **doc, json_t **rows, char *why, size_t n)
+int rm_wandb_parse_history(const char *body, size_t len, struct rm_row *outer, const struct rm_field **history,
+                           char *why, size_t n)
 {
-	json_error_t jerr;
-	*rows = NULL;
-	*doc = json_loadb(body, len, 0, &jerr);
-	if (!*doc) {
-		snprintf(why, n, "truncated or invalid JSON (%s at byte %d)", jerr.text, jerr.position);
+	struct rm_err perr;
+	*history = NULL;
+	if (rm_jsonrow_parse(outer, body, len, &perr)) {
+		snprintf(why, n, "truncated or invalid JSON (%s)", perr.msg);
 		return RM_E_NET;
 	}
-	json_t *errors = json_object_get(*doc, "errors");
-	if (json_is_array(errors) && json_array_size(errors) > 0) {
-		json_t *e0 = json_array_get(errors, 0);
+	const struct rm_field *errors = rm_row_get(outer, "errors");
+	if (errors && errors->type != RM_F_NULL) {
+		/* Rare: let jansson dig out W&B's message. */
+		json_t *doc = json_loadb(body, len, 0, NULL), *e0 = json_array_get(json_object_get(doc, "errors"), 0);
 		const char *m =
 		    json_is_string(e0) ? json_string_value(e0) : json_string_value(json_object_get(e0, "message"));
 		snprintf(why, n, "W&B API error: %.300s", m ? m : "(no message)");
+		json_decref(doc);
 		return RM_E_INPUT;
 	}
-	json_t *run = json_object_get(json_object_get(json_object_get(*doc, "data"), "project"), "run");
-	if (!json_is_object(run)) {
-		snprintf(why, n, "run not found (or no access)");
-		return RM_E_NOTFOUND;
+	*history = rm_row_get(outer, "data.project.run.history");
+	if (*history && (*history)->type == RM_F_STRARR)
+		return RM_OK;
+	if (*history &&
+	    (((*history)->type == RM_F_NUMARR && (*history)->arr_len == 0) || (*history)->type == RM_F_NULL)) {
+		*history = NULL; /* [] or null: an empty window */
+		return RM_OK;
 	}
-	*rows = json_object_get(run, "history");
-	if (!json_is_array(*rows)) {
-		snprintf(why, n, "no history array in the response");
-		return RM_E_NET;
+	if (!*history && !rm_row_get(outer, "data.project.run.id") && !rm_row_get(outer, "data.project.run.history")) {
+		const struct rm_field *run = rm_row_get(outer, "data.project.run");
+		const struct rm_field *proj = rm_row_get(outer, "data.project");
+		if ((run && run->type == RM_F_NULL) || (proj && proj->type == RM_F_NULL)) {
+			snprintf(why, n, "run not found (or no access)");
+			return RM_E_NOTFOUND;
+		}
 	}
-	return RM_OK;
+	snprintf(why, n, "no history array in the response");
+	*history = NULL;
+	return RM_E_NET;
 }
 
 void rm_wandb_describe_failure(const struct rm_wandb *w, const struct rm_http_req *r, char *buf, size_t n)
