@@ -4,10 +4,12 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "runmon/analyze.h"
 #include "runmon/render.h"
+#include "runmon/sync.h"
 
 static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "\n"
@@ -32,6 +34,32 @@ static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "Exit status: 0 below the failing level, 1 at or above it, 2 usage error or\n"
                                  "unknown run, 4 database error.\n";
 
+/* ENTITY/PROJECT/ID: a W&B run. */
+static int is_wandb_path(const char *s)
+{
+	const char *a = strchr(s, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+	return a && b && a > s && b > a + 1 && b[1] && !strchr(b + 1, '/');
+}
+
+/* Brings a W&B run up to date; a failure is only a warning. */
+static void sync_first(struct rm_store *st, const char *spec)
+{
+	struct rm_wandb_opts wo = {.retry_max = 3};
+	struct rm_sync_opts so;
+	struct rm_sync_result res;
+	struct rm_wandb *w;
+	struct rm_err err;
+	char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
+	*p++ = '\0';
+	id = strchr(p, '/');
+	*id++ = '\0';
+	rm_sync_opts_default(&so);
+	if (rm_wandb_open(&w, &wo, &err) || rm_sync_run(st, w, e, p, id, &so, &res, &err))
+		rm_warning("not synced, diagnosing what is stored: %s", err.msg);
+	rm_wandb_close(w);
+	free(copy);
+}
+
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 {
 	static const struct option longopts[] = {
@@ -48,7 +76,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	};
 	struct rm_analyze_opts o;
 	enum rm_severity fail_on = RM_SEV_WARN;
-	int c, json = 0, code;
+	int c, json = 0, offline = 0, code;
 	int64_t v;
 	rm_analyze_opts_default(&o);
 	optind = 1;
@@ -60,6 +88,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 				                          optarg);
 			break;
 		case 'j': json = 1; break;
+		case 'o': offline = 1; break;
 		case 'f':
 			if (rm_severity_parse(optarg, &fail_on))
 				return rm_cmd_usage_error(&cmd_diagnose, "--fail-on wants info, warn or critical");
@@ -96,12 +125,21 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	int64_t run_id;
 	if ((code = rm_ctx_open_store(ctx, &st)))
 		return code;
-	if (rm_store_find_run(st, argv[optind], &run_id, &err) || rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
+	const char *spec = argv[optind];
+	char *url = NULL;
+	if (is_wandb_path(spec) && !offline)
+		sync_first(st, spec);
+	if (rm_store_find_run(st, spec, &run_id, &err) || rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
 		rm_error("%s", err.msg);
 		rm_store_close(st);
 		return rm_exit_code(err.code);
 	}
-	struct rm_render_ctx rc = {.run = &info, .since = o.since, .color = !json && rm_use_color()};
+	if (info.entity && *info.entity) {
+		const char *base = getenv("WANDB_BASE_URL");
+		url =
+		    rm_wandb_run_url(base && *base ? base : RM_WANDB_DEFAULT_URL, info.entity, info.project, info.name);
+	}
+	struct rm_render_ctx rc = {.run = &info, .since = o.since, .color = !json && rm_use_color(), .run_url = url};
 	if (json) {
 		json_t *doc = rm_render_json(&d, &rc);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -111,6 +149,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		rm_render_text(stdout, &d, &rc);
 	}
 	code = d.severity >= fail_on ? RM_EXIT_FINDINGS : RM_EXIT_OK;
+	free(url);
 	rm_diagnosis_release(&d);
 	rm_run_info_release(&info);
 	rm_store_close(st);

@@ -140,8 +140,23 @@ done
 "$runmon" --db "$tmp/k.db" sync --jobs 4 acme/llm/big >/dev/null
 same "$tmp/k.db" big "$big"
 
-# 9. The key appears nowhere: outputs, logs, database files.
-for f in "$tmp"/*.db "$tmp"/out "$tmp"/err "$tmp"/*.log; do
+# 9. diagnose syncs a W&B run first; with the server gone it warns and goes on.
+set +e
+WANDB_BASE_URL=$main_url "$runmon" --db "$tmp/dg.db" diagnose acme/llm/r1 >"$tmp/out" 2>"$tmp/err"
+d1=$?
+WANDB_BASE_URL=http://127.0.0.1:9 WANDB_HTTP_TIMEOUT=2 "$runmon" --db "$tmp/dg.db" diagnose --fail-on critical acme/llm/r1 \
+	>"$tmp/out2" 2>"$tmp/err2"
+d2=$?
+set -e
+[ $d1 = 0 ] || [ $d1 = 1 ] || fail "diagnose after sync: exit $d1: $(cat "$tmp/err")"
+grep -q "^$main_url/acme/llm/runs/r1$" "$tmp/out" || fail "run URL in the report"
+grep -q "VERDICT" "$tmp/out" || fail "diagnosis after sync"
+[ $d2 = 0 ] || [ $d2 = 1 ] || fail "diagnose with the server gone: exit $d2"
+grep -q "runmon: warning: not synced, diagnosing what is stored" "$tmp/err2" || fail "sync warning: $(cat "$tmp/err2")"
+grep -q "VERDICT" "$tmp/out2" || fail "diagnosis without sync"
+
+# 10. The key appears nowhere: outputs, logs, database files.
+for f in "$tmp"/*.db "$tmp"/out* "$tmp"/err* "$tmp"/*.log; do
 	if grep -q "$KEY" "$f" 2>/dev/null; then fail "API key found in $f"; fi
 done
 echo "e2e sync: all checks passed"
