@@ -177,6 +177,33 @@ static void buckets_and_listing(void **state)
 	assert_int_equal(tu_q_int(db, "SELECT steps FROM bucket_loss WHERE bucket = 1"), 5);
 }
 
+static void find_runs_by_name(void **state)
+{
+	const char *db = tu_tmp_path("find.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t local, w1, w2, got;
+	const struct rm_run_key k_local = {"file", "", "", "ab12"}, k_w1 = {"wandb", "acme", "llm", "ab12"},
+	                        k_w2 = {"wandb", "acme", "nlp", "cd34"};
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &k_local, &local, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &k_w1, &w1, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &k_w2, &w2, &err), 0);
+	struct rm_run_meta m = {.display_name = "brisk-sun-7", .remote_last_step = -1, .history_lines = -1};
+	assert_int_equal(rm_store_set_run_meta(st, w1, &m, &err), 0);
+	assert_int_equal(rm_store_set_run_meta(st, w2, &m, &err), 0);
+	assert_int_equal(rm_store_find_run(st, "acme/llm/ab12", &got, &err), 0);
+	assert_int_equal(got, w1);
+	assert_int_equal(rm_store_find_run(st, "ab12", &got, &err), 0); /* the local run wins */
+	assert_int_equal(got, local);
+	assert_int_equal(rm_store_find_run(st, "cd34", &got, &err), 0);
+	assert_int_equal(got, w2);
+	assert_int_equal(rm_store_find_run(st, "brisk-sun-7", &got, &err), RM_E_USAGE);
+	assert_non_null(strstr(err.msg, "ambiguous"));
+	assert_int_equal(rm_store_find_run(st, "nope", &got, &err), RM_E_NOTFOUND);
+	rm_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +215,7 @@ int main(void)
 	    cmocka_unit_test(nonfinite_values_are_told_apart),
 	    cmocka_unit_test(rollback_leaves_nothing),
 	    cmocka_unit_test(buckets_and_listing),
+	    cmocka_unit_test(find_runs_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

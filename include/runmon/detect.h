@@ -203,8 +203,7 @@ struct rm_diagnosis {
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);
 void rm_diagnosis_release(struct rm_diagnosis *d);
 
-/* The individual detectors (used by rm_detect_all and the tests). */
-struct rm_prepared;
+/* The runs test alone (used by rm_detect_all and the tests). */
 void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r);
 
 #endif

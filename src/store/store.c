@@ -500,34 +500,40 @@ int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, st
 {
 	const char *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
 	sqlite3_stmt *s;
-	int found = 0, rc;
+	int found = 0, rank[2] = {0, 0}, rc;
 	if (s1 && s2 && !strchr(s2 + 1, '/')) {
-		s = prepare(st, "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3", err);
+		s = prepare(st, "SELECT id, 2 FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3", err);
 		if (!s)
 			return RM_E_STORE;
 		sqlite3_bind_text(s, 1, spec, (int)(s1 - spec), SQLITE_TRANSIENT);
 		sqlite3_bind_text(s, 2, s1 + 1, (int)(s2 - s1 - 1), SQLITE_TRANSIENT);
 		sqlite3_bind_text(s, 3, s2 + 1, -1, SQLITE_TRANSIENT);
 	} else {
-		/* A local name first, then a W&B run id or display name that
-		 * only one run has. */
-		s = prepare(st,
-		            "SELECT id FROM runs WHERE name = ?1 OR display_name = ?1"
-		            " ORDER BY (entity = '' AND name = ?1) DESC, (name = ?1) DESC, id LIMIT 2",
-		            err);
+		/* Rank 2: a local run of that name; 1: a W&B run id; 0: a display
+		 * name. The best rank wins; a tie is ambiguous. */
+		s = prepare(
+		    st,
+		    "SELECT id, CASE WHEN entity = '' AND name = ?1 THEN 2 WHEN name = ?1 THEN 1 ELSE 0 END AS r"
+		    " FROM runs WHERE name = ?1 OR display_name = ?1 ORDER BY r DESC, id LIMIT 2",
+		    err);
 		if (!s)
 			return RM_E_STORE;
 		sqlite3_bind_text(s, 1, spec, -1, SQLITE_TRANSIENT);
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW && found < 2) {
-		if (found++ == 0)
+		if (found == 0)
 			*run_id = sqlite3_column_int64(s, 0);
+		rank[found++] = sqlite3_column_int(s, 1);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return db_err(st, err, "cannot look up run");
 	if (!found)
 		return rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s' (see 'runmon runs')", spec,
+		                  st->path);
+	if (found == 2 && rank[0] == rank[1] && rank[0] < 2)
+		return rm_err_set(err, RM_E_USAGE,
+		                  "run '%s' is ambiguous in database '%s': name it as ENTITY/PROJECT/ID", spec,
 		                  st->path);
 	return RM_OK;
 }
