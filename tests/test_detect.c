@@ -275,6 +275,20 @@ static void resets_are_attributed(void **state)
 	}
 }
 
+/* Resets that come in bursts during streaks of long batches have dependent
+ * phases; they must not pass for checkpoint interference. */
+static void bursts_are_not_checkpoints(void **state)
+{
+	for (uint64_t seed = 10; seed < 30; seed++) {
+		struct rm_diagnosis d;
+		diagnose(RM_SIM_CHUNKED, seed, 5000, RM_SIM_SPIKES_BUCKET, 1, &d);
+		if (d.resets.checkpoint_cause)
+			fail_msg("seed %llu: bucket resets taken for checkpoints (q %g)", (unsigned long long)seed,
+			         d.resets.ckpt_q);
+		rm_diagnosis_release(&d);
+	}
+}
+
 /* The trainer logs the mean loss every 10 steps: still diagnosed. */
 static void interval_logging(void **state)
 {
@@ -349,6 +363,7 @@ int main(void)
 	    cmocka_unit_test(homogeneous_orders_are_flagged),
 	    cmocka_unit_test(healthy_orders_rarely_alarm),
 	    cmocka_unit_test(resets_are_attributed),
+	    cmocka_unit_test(bursts_are_not_checkpoints),
 	    cmocka_unit_test(interval_logging),
 	    cmocka_unit_test(no_batch_composition),
 	    cmocka_unit_test(same_seed_same_answer),

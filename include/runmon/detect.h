@@ -142,7 +142,9 @@ struct rm_resets_result {
 	double enrichment[RM_MAX_BUCKETS], enrich_p[RM_MAX_BUCKETS], enrich_q[RM_MAX_BUCKETS];
 	double chi2, chi2_df, chi2_p, chi2_q, cramers_v;
 	int64_t checkpoint_every;
-	double ckpt_r, ckpt_p, ckpt_q; /* Rayleigh phase concentration */
+	double ckpt_r;                   /* Rayleigh R of spike phases (description) */
+	double ckpt_near, ckpt_expected; /* spikes just after a save, and by chance */
+	double ckpt_p, ckpt_q;
 	int64_t steps_per_epoch;
 	double epoch_near, epoch_expected, epoch_p, epoch_q;
 	size_t lr_changes;

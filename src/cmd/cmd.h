@@ -25,6 +25,7 @@ extern const struct rm_cmd cmd_sync;
 extern const struct rm_cmd cmd_diagnose;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;
+extern const struct rm_cmd cmd_buckets;
 
 /* "runmon: error: ..." and "runmon: warning: ..." on stderr. */
 void rm_error(const char *fmt, ...) RM_PRINTF(1, 2);

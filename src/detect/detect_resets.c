@@ -12,10 +12,10 @@
  * Clustering by bucket: the spikes x bucket contingency table (Pearson's
  * chi-square, k-1 df, Cramer's V = sqrt(chi2 / N)) and per-bucket
  * enrichment (share of spikes / share of points) with the binomial tail.
- * Competing causes: checkpoint saves by the Rayleigh test of spike phases
- * modulo the save interval (p with Zar's correction, Biostatistical
- * Analysis 1999, eq. 27.4); epoch boundaries and learning-rate changes by
- * the binomial tail of spikes falling just after them.
+ * Competing causes: checkpoint saves, epoch boundaries and learning-rate
+ * changes by the binomial tail of spikes falling just after them; the
+ * Rayleigh R of spike phases modulo the save interval (Zar, Biostatistical
+ * Analysis 1999, ch. 27) is reported as description only.
  */
 #include <math.h>
 #include <stdint.h>
@@ -184,14 +184,27 @@ void detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp
 		r->chi2_p = rm_chi2_sf(chi2, r->chi2_df);
 		r->cramers_v = sqrt(chi2 / N);
 	}
-	/* Checkpoint saves. */
-	r->checkpoint_every = s->checkpoint_every;
-	if (s->checkpoint_every > 1 && ns >= 3)
-		rayleigh(ss, ns, s->checkpoint_every, &r->ckpt_r, &r->ckpt_p);
-	/* Epoch boundaries: given, or where the epoch column crosses an integer. */
+	/* Checkpoint saves: how many spikes fall within w steps after a save,
+	 * against the share of steps so covered. Rayleigh's R describes the
+	 * phase concentration but is not the test: spikes that cluster in time
+	 * (during a streak of long batches) have dependent phases, and the
+	 * Rayleigh test would take them for periodic. */
 	int64_t lo = p->step[0], hi = p->step[n - 1];
-	int64_t *ev = rm_xmalloc(n * sizeof(int64_t));
+	int64_t *ev = rm_xmalloc((n > 64 ? n : 64) * sizeof(int64_t));
 	size_t ne = 0;
+	r->checkpoint_every = s->checkpoint_every;
+	if (s->checkpoint_every > 1 && ns >= 3) {
+		rayleigh(ss, ns, s->checkpoint_every, &r->ckpt_r, &r->ckpt_p);
+		int64_t P = s->checkpoint_every, w = P / 50 > 5 ? P / 50 : 5;
+		int64_t nsaves = (hi - (lo / P) * P) / P + 1;
+		int64_t *saves = rm_xmalloc((size_t)nsaves * sizeof(int64_t));
+		size_t m = 0;
+		for (int64_t e = (lo / P) * P; e <= hi && (int64_t)m < nsaves; e += P)
+			saves[m++] = e;
+		near_events(ss, ns, saves, m, w, lo, hi, &r->ckpt_near, &r->ckpt_expected, &r->ckpt_p);
+		free(saves);
+	}
+	/* Epoch boundaries: given, or where the epoch column crosses an integer. */
 	r->steps_per_epoch = s->steps_per_epoch;
 	if (s->steps_per_epoch > 0) {
 		for (int64_t e = (lo / s->steps_per_epoch + 1) * s->steps_per_epoch; e <= hi && ne < n;

@@ -62,9 +62,9 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 	}
 	case RM_H_CHECKPOINT:
 		snprintf(buf, n,
-		         "loss resets line up with checkpoint saves every %lld steps (Rayleigh R = %.2f, q = %.2g),"
-		         " not with buckets",
-		         (long long)re->checkpoint_every, re->ckpt_r, re->ckpt_q);
+		         "loss resets follow checkpoint saves (every %lld steps): %.0f of %zu spikes come just after"
+		         " one where %.1f would by chance (q = %.2g), not with buckets",
+		         (long long)re->checkpoint_every, re->ckpt_near, re->spikes, re->ckpt_expected, re->ckpt_q);
 		break;
 	case RM_H_INSTABILITY:
 		snprintf(buf, n,

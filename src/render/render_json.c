@@ -142,9 +142,10 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	                              "p", num(r->chi2_p), "q", num(r->chi2_q), "cramers_v", num(r->cramers_v),
 	                              "buckets", buckets));
 	json_object_set_new(o, "checkpoint",
-	                    json_pack("{s:o, s:o, s:o, s:o}", "every",
+	                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "every",
 	                              r->checkpoint_every > 1 ? json_integer(r->checkpoint_every) : json_null(),
-	                              "rayleigh_r", num(r->ckpt_r), "p", num(r->ckpt_p), "q", num(r->ckpt_q)));
+	                              "rayleigh_r", num(r->ckpt_r), "near", num(r->ckpt_near), "expected",
+	                              num(r->ckpt_expected), "p", num(r->ckpt_p), "q", num(r->ckpt_q)));
 	json_object_set_new(o, "epoch",
 	                    json_pack("{s:o, s:o, s:o, s:o, s:o}", "steps_per_epoch",
 	                              r->steps_per_epoch > 0 ? json_integer(r->steps_per_epoch) : json_null(), "near",

@@ -227,8 +227,11 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 				        r->bucket[b], r->bucket_spikes[b], r->enrichment[b], r->enrich_q[b]);
 	}
 	if (r->checkpoint_every > 1)
-		fprintf(fp, "  checkpoint saves every %lld steps: Rayleigh R = %.2f, q = %.2g%s\n",
-		        (long long)r->checkpoint_every, r->ckpt_r, r->ckpt_q, r->checkpoint_cause ? "  [aligned]" : "");
+		fprintf(fp,
+		        "  checkpoint saves every %lld steps: %.0f spikes just after one, %.1f expected, q = %.2g "
+		        "(phase R = %.2f)%s\n",
+		        (long long)r->checkpoint_every, r->ckpt_near, r->ckpt_expected, r->ckpt_q, r->ckpt_r,
+		        r->checkpoint_cause ? "  [aligned]" : "");
 	else
 		fputs("  checkpoint interval unknown (--checkpoint-every, or save_steps in the run config)\n", fp);
 	if (r->epoch_expected > 0)

@@ -67,13 +67,20 @@ struct gen {
 	double maxlen;
 };
 
+/* A length from the log-normal truncated to [lo, hi], by inverting its
+ * CDF: no rejection loop, however narrow the range. */
+static double draw_between(struct gen *g, double lo, double hi)
+{
+	double plo = rm_norm_cdf((log(lo - 0.5) - log(1100)) / 0.75);
+	double phi = rm_norm_cdf((log(hi + 0.5) - log(1100)) / 0.75);
+	double u = plo + (phi - plo) * rm_rng_uniform(&g->rng);
+	double v = round(exp(log(1100) + 0.75 * rm_norm_quantile(u)));
+	return fmin(fmax(v, lo), hi);
+}
+
 static double draw_len(struct gen *g)
 {
-	for (;;) {
-		double v = round(exp(log(1100) + 0.75 * rm_rng_normal(&g->rng)));
-		if (v >= 16 && v <= g->maxlen)
-			return v;
-	}
+	return draw_between(g, fmin(16, g->maxlen), g->maxlen);
 }
 
 static int bucket_of(const struct gen *g, double len)
@@ -84,16 +91,10 @@ static int bucket_of(const struct gen *g, double len)
 	return g->k - 1;
 }
 
-/* A length from bucket b: the log-normal truncated to (lo, hi], by
- * inverting its CDF (no rejection loop, however rare the bucket). */
+/* A length from bucket b: (lo, hi], at least 1. */
 static double draw_len_in(struct gen *g, int b)
 {
-	double lo = fmax((double)g->b[b], 15.5), hi = (double)g->b[b + 1];
-	double plo = rm_norm_cdf((log(lo + 0.5) - log(1100)) / 0.75),
-	       phi = rm_norm_cdf((log(hi + 0.5) - log(1100)) / 0.75);
-	double u = plo + (phi - plo) * rm_rng_uniform(&g->rng);
-	double v = round(exp(log(1100) + 0.75 * rm_norm_quantile(u)));
-	return fmin(fmax(v, (double)g->b[b] + 1), hi);
+	return draw_between(g, fmax((double)g->b[b] + 1, 1), (double)g->b[b + 1]);
 }
 
 /* Fills st's composition from lengths and returns the batch's level. */
