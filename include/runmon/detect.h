@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runmon/padding.h"
+
 #define RM_MAX_BUCKETS 32
 #define RM_MAX_LIST    8 /* worst runs, ladders, spikes listed individually */
 
@@ -197,7 +199,8 @@ struct rm_diagnosis {
 	struct rm_ladder_result ladder;
 	struct rm_resets_result resets;
 	struct rm_ranked rank[RM_H_COUNT];
-	enum rm_severity severity; /* worst finding */
+	struct rm_padding_result cost; /* filled by rm_analyze_run, not the detectors */
+	enum rm_severity severity;     /* worst finding */
 	int healthy;
 };
 

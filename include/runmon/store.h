@@ -167,4 +167,20 @@ int rm_store_sync_cursor(struct rm_store *st, int64_t run_id, int64_t *cursor, s
 /* Sets the cursor; call inside the transaction that writes the window. */
 int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor, struct rm_err *err);
 
+/* A sample of a run's batches for the cost analysis: all of them, or ten
+ * evenly spaced blocks of consecutive steps holding about max_batches
+ * (stride: total / max_batches), ranks merged, with the
+ * seconds each step took when the loss rows of step and step - 1 both
+ * have a runtime. Arrays owned; release with rm_store_cost_release. */
+struct rm_store_cost {
+	size_t nb;
+	int64_t stride;
+	int64_t *step;
+	int *bucket;
+	double *n, *min_len, *max_len, *tokens, *padded, *dt;
+};
+int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
+                       struct rm_store_cost *out, struct rm_err *err);
+void rm_store_cost_release(struct rm_store_cost *c);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "runmon/render.h"
@@ -60,6 +61,19 @@ out:
 	return found;
 }
 
+struct detect_job {
+	const struct rm_series *s;
+	const struct rm_detect_opts *o;
+	struct rm_diagnosis *d;
+};
+
+static void *detect_thread(void *arg)
+{
+	struct detect_job *j = arg;
+	rm_detect_all(j->s, j->o, j->d);
+	return NULL;
+}
+
 int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_diagnosis *d,
                    struct rm_run_info *info, struct rm_err *err)
 {
@@ -88,7 +102,27 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);
 	if (!s.steps_per_epoch)
 		rm_config_int(ss.config_json, epoch_keys, &s.steps_per_epoch);
-	rm_detect_all(&s, &o->detect, d);
+	/* The detectors never touch the store: they run on a thread while this
+	 * one reads and re-packs a sample of batches for the cost side. */
+	struct detect_job job = {&s, &o->detect, d};
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, detect_thread, &job) == 0;
+	if (!threaded)
+		detect_thread(&job);
+	struct rm_store_cost c;
+	struct rm_padding_result cost;
+	struct rm_err cerr;
+	memset(&cost, 0, sizeof(cost));
+	if (rm_store_load_cost(st, run_id, o->since, 4000, &c, &cerr) == RM_OK) {
+		struct rm_padding_input pi = {c.nb,     c.step,   c.bucket, c.n,       c.min_len,  c.max_len,
+		                              c.tokens, c.padded, c.dt,     ss.bounds, ss.nbounds, o->detect.seed};
+		rm_padding_analyze(&pi, &cost);
+		cost.stride = c.stride;
+		rm_store_cost_release(&c);
+	}
+	if (threaded)
+		pthread_join(th, NULL);
+	d->cost = cost;
 	rm_store_series_release(&ss);
 	if (o->store_findings) {
 		struct rm_finding_row *rows;

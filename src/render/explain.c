@@ -78,7 +78,7 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 
 int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 {
-	static char enrich[256];
+	static char enrich[256], price[320];
 	int n = 0;
 	const struct rm_ranked *top = &d->rank[0];
 #define ADD(s)                                                                                                         \
@@ -102,6 +102,15 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		ADD("interleave buckets in proportion to their size (stride scheduling): give each bucket a"
 		    " stride of 1/share and always draw the next batch from the bucket furthest behind, so every"
 		    " window of batches holds the buckets in their overall proportions");
+		if (d->cost.ok) {
+			const double *e = d->cost.strategy_eff;
+			snprintf(price, sizeof(price),
+			         "the price: interleaving keeps today's batches (padding efficiency %.1f%%); fitted"
+			         " boundaries would give %.1f%%, fully random batches %.1f%% (re-packing this run's"
+			         " lengths)",
+			         100 * e[RM_PACK_INTERLEAVED], 100 * e[RM_PACK_FITTED], 100 * e[RM_PACK_RANDOM]);
+			ADD(price);
+		}
 		ADD("or build mixed-bucket batches (several buckets per batch), at some padding cost");
 		ADD("meanwhile, read the bucket-adjusted loss: it removes each bucket's level, and its spikes"
 		    " are real ones");

@@ -158,6 +158,32 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	return o;
 }
 
+static json_t *cost_json(const struct rm_padding_result *p)
+{
+	json_t *o = json_pack("{s:b}", "ok", p->ok);
+	if (!p->ok)
+		return o;
+	json_t *b = json_array(), *st = json_array(), *fit = json_array();
+	for (int i = 0; i < p->k; i++)
+		json_array_append_new(b, json_pack("{s:i, s:o, s:o}", "bucket", p->bucket[i], "efficiency",
+		                                   num(p->bucket_eff[i]), "tokens_per_s", num(p->bucket_tps[i])));
+	for (int s = 0; s < RM_PACK_COUNT; s++)
+		json_array_append_new(st, json_pack("{s:s, s:o}", "strategy", rm_strategy_name((enum rm_strategy)s),
+		                                    "efficiency", num(p->strategy_eff[s])));
+	for (int i = 0; p->fitted_k && i <= p->fitted_k; i++)
+		json_array_append_new(fit, json_integer(p->fitted[i]));
+	json_object_set_new(o, "batches_read", json_integer((json_int_t)p->batches));
+	json_object_set_new(o, "stride", json_integer(p->stride));
+	json_object_set_new(o, "efficiency", num(p->efficiency));
+	json_object_set_new(o, "tokens_per_s", num(p->tokens_per_s));
+	json_object_set_new(o, "tokens_per_batch", json_integer(p->budget));
+	json_object_set_new(o, "lengths_reconstructed", json_boolean(p->reconstructed));
+	json_object_set_new(o, "buckets", b);
+	json_object_set_new(o, "strategies", st);
+	json_object_set_new(o, "fitted_boundaries", fit);
+	return o;
+}
+
 json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx *c)
 {
 	const struct rm_run_info *r = c->run;
@@ -195,6 +221,7 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_object_set_new(o, "split", split_json(&d->split, &d->curves));
 	json_object_set_new(o, "ladder", ladder_json(&d->ladder));
 	json_object_set_new(o, "resets", resets_json(&d->resets));
+	json_object_set_new(o, "cost", cost_json(&d->cost));
 	return o;
 }
 

@@ -245,6 +245,40 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		        r->list[i].loss, r->list[i].baseline, r->list[i].bucket);
 }
 
+static void cost_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_padding_result *p = &d->cost;
+	if (!p->ok)
+		return;
+	fputs("\nPadding and throughput", fp);
+	if (p->stride > 1)
+		fprintf(fp, " (from a sample of %zu batches in 10 blocks, 1 in %lld)", p->batches,
+		        (long long)p->stride);
+	fprintf(fp, "\n  padding efficiency %.1f%% (real tokens / padded tokens)", 100 * p->efficiency);
+	if (isfinite(p->tokens_per_s))
+		fprintf(fp, ", %.0f tokens/s", p->tokens_per_s);
+	fputs("\n  bucket  efficiency   tokens/s\n", fp);
+	for (int i = 0; i < p->k; i++) {
+		fprintf(fp, "  %6d  %9.1f%%", p->bucket[i], 100 * p->bucket_eff[i]);
+		if (isfinite(p->bucket_tps[i]))
+			fprintf(fp, "  %9.0f", p->bucket_tps[i]);
+		fputc('\n', fp);
+	}
+	fprintf(fp, "  the same lengths re-packed at %lld tokens a batch%s:\n", (long long)p->budget,
+	        p->reconstructed ? " (lengths rebuilt from each batch's n, min, max and tokens)" : "");
+	for (int s = 0; s < RM_PACK_COUNT; s++) {
+		fprintf(fp, "    %-31s %6.1f%%", rm_strategy_name((enum rm_strategy)s), 100 * p->strategy_eff[s]);
+		if (s == RM_PACK_FITTED && p->fitted_k) {
+			fputs("   boundaries ", fp);
+			for (int i = 0; i <= p->fitted_k; i++)
+				fprintf(fp, "%s%lld", i ? "," : "", (long long)p->fitted[i]);
+		}
+		if (s == RM_PACK_INTERLEAVED)
+			fputs("   (bucketing's batches in another order)", fp);
+		fputc('\n', fp);
+	}
+}
+
 void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
 {
 	header(fp, d, c);
@@ -268,4 +302,5 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 	split_section(fp, d);
 	ladder_section(fp, d);
 	resets_section(fp, d);
+	cost_section(fp, d);
 }

@@ -838,3 +838,100 @@ int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor
 	sqlite3_bind_int64(s, 2, cursor);
 	return run_once(st, s, err, "cannot set sync cursor");
 }
+
+int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
+                       struct rm_store_cost *out, struct rm_err *err)
+{
+	enum { BLOCKS = 10 };
+	memset(out, 0, sizeof(*out));
+	size_t total = count_rows(st->db, "batches", run_id, since), cap = 0;
+	out->stride = total > max_batches && max_batches ? (int64_t)((total + max_batches - 1) / max_batches) : 1;
+	/* Ten evenly spaced blocks of consecutive steps: range scans on the
+	 * primary key read only the sample. */
+	int64_t lo = since, hi = -1;
+	sqlite3_stmt *s = prepare(st, "SELECT MIN(step), MAX(step) FROM batches WHERE run_id = ?1 AND step >= ?2", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, since);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+		lo = sqlite3_column_int64(s, 0);
+		hi = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (hi < lo)
+		return RM_OK;
+	s = prepare(st,
+	            "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens,"
+	            " s.runtime - (SELECT p.runtime FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1)"
+	            " FROM batches b LEFT JOIN steps s ON s.run_id = b.run_id AND s.step = b.step"
+	            " WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank",
+	            err);
+	if (!s)
+		return RM_E_STORE;
+	int64_t span = hi - lo + 1, width = out->stride > 1 ? span / out->stride / BLOCKS + 1 : span;
+	int rc = SQLITE_DONE;
+	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == SQLITE_DONE; blk++) {
+		int64_t a = lo + span * blk / BLOCKS;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, out->stride > 1 ? a : lo);
+		sqlite3_bind_int64(s, 3, out->stride > 1 ? a + width : hi + 1);
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			int64_t step = sqlite3_column_int64(s, 0);
+			double v[6];
+			for (int i = 0; i < 6; i++)
+				v[i] = col_opt(s, 2 + i);
+			int bucket = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+			size_t i = out->nb;
+			if (i > 0 && out->step[i - 1] == step) { /* another rank: add its sequences */
+				i--;
+				out->n[i] += v[0];
+				out->min_len[i] = fmin(out->min_len[i], v[1]);
+				out->max_len[i] = fmax(out->max_len[i], v[2]);
+				out->tokens[i] += v[3];
+				out->padded[i] += v[4];
+				continue;
+			}
+			if (out->nb == cap) {
+				cap = cap ? cap * 2 : 4096;
+				GROW(out->step, cap);
+				GROW(out->bucket, cap);
+				GROW(out->n, cap);
+				GROW(out->min_len, cap);
+				GROW(out->max_len, cap);
+				GROW(out->tokens, cap);
+				GROW(out->padded, cap);
+				GROW(out->dt, cap);
+			}
+			out->step[i] = step;
+			out->bucket[i] = bucket;
+			out->n[i] = v[0];
+			out->min_len[i] = v[1];
+			out->max_len[i] = v[2];
+			out->tokens[i] = v[3];
+			out->padded[i] = v[4];
+			out->dt[i] = v[5];
+			out->nb++;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		rm_store_cost_release(out);
+		return db_err(st, err, "cannot load batch statistics");
+	}
+	return RM_OK;
+}
+
+void rm_store_cost_release(struct rm_store_cost *c)
+{
+	free(c->step);
+	free(c->bucket);
+	free(c->n);
+	free(c->min_len);
+	free(c->max_len);
+	free(c->tokens);
+	free(c->padded);
+	free(c->dt);
+	memset(c, 0, sizeof(*c));
+}

@@ -33,6 +33,11 @@ assert len(d["split"]["buckets"]) == 6 and d["split"]["eta2"] > 0.5
 assert len(d["curve"]["adjusted"]) == 40
 for key in ("ladder", "resets", "hypotheses"):
     assert key in d
+c = d["cost"]
+assert c["ok"] and 0 < c["efficiency"] <= 1 and c["tokens_per_batch"] > 0
+eff = {s["strategy"]: s["efficiency"] for s in c["strategies"]}
+assert len(eff) == 5 and eff["fully random"] < eff["bucketed (current boundaries)"] <= eff["sorted"]
+assert len(c["buckets"]) == 6 and c["fitted_boundaries"][0] == 0
 PY
 
 # The fix: interleaved batches of the same data are healthy (exit 0).

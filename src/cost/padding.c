@@ -1,0 +1,216 @@
+/*
+ * padding.c - see padding.h.
+ *
+ * The store keeps per-batch statistics, not every length, so each batch's
+ * lengths are rebuilt: one at min_len, one at max_len, the rest at the
+ * value that keeps the batch's token count (its n, extremes and tokens are
+ * exact; the spread inside is not). Strategies re-pack those lengths into
+ * batches greedily: a batch takes sequences while (count) * (its longest)
+ * stays within the budget, the run's own median n * max_len.
+ * Interleaving reorders batches without changing what is in them, so its
+ * padding equals bucketing with the same boundaries.
+ */
+#include "runmon/padding.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/buckets.h"
+#include "runmon/common.h"
+#include "runmon/stats.h"
+
+static const char *const names[RM_PACK_COUNT] = {"sorted", "bucketed (current boundaries)",
+                                                 "bucketed (fitted boundaries)", "stride-interleaved", "fully random"};
+
+const char *rm_strategy_name(enum rm_strategy s)
+{
+	return names[s];
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Greedy packing of seq[0..n) in order; adds to *tok and *pad. */
+static void pack(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad)
+{
+	int64_t mx = 0, sum = 0, cnt = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n) {
+			int64_t m = seq[i] > mx ? seq[i] : mx;
+			if (cnt == 0 || (cnt + 1) * m <= budget) {
+				mx = m;
+				sum += seq[i];
+				cnt++;
+				continue;
+			}
+		}
+		if (cnt) {
+			*tok += (double)sum;
+			*pad += (double)(cnt * mx - sum);
+		}
+		if (i < n) {
+			mx = seq[i];
+			sum = seq[i];
+			cnt = 1;
+		}
+	}
+}
+
+static void shuffle(struct rm_rng *r, int64_t *a, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)rm_rng_below(r, i);
+		int64_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+/* Efficiency of bucketing by bound[0..k]: each bucket shuffled, packed. */
+static double bucketed(const int64_t *sorted, size_t n, const int64_t *bound, int k, int64_t budget, uint64_t seed)
+{
+	struct rm_rng r = {seed};
+	double tok = 0, pad = 0;
+	int64_t *tmp = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
+	size_t i = 0;
+	for (int b = 0; b < k; b++) {
+		size_t m = 0;
+		while (i < n && (sorted[i] <= bound[b + 1] || b == k - 1))
+			tmp[m++] = sorted[i++];
+		shuffle(&r, tmp, m);
+		pack(tmp, m, budget, &tok, &pad);
+	}
+	free(tmp);
+	return tok + pad > 0 ? tok / (tok + pad) : 1;
+}
+
+void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->tokens_per_s = NAN;
+	double tok = 0, pad = 0, btok[RM_PAD_MAX] = {0}, bpad[RM_PAD_MAX] = {0};
+	int id_of[256], k = 0;
+	for (int i = 0; i < 256; i++)
+		id_of[i] = -1;
+	/* Dense ids in bucket order. */
+	char seen[256] = {0};
+	for (size_t t = 0; t < in->nb; t++)
+		if (in->bucket[t] >= 0 && in->bucket[t] < 256)
+			seen[in->bucket[t]] = 1;
+	for (int b = 0; b < 256; b++)
+		if (seen[b] && k < RM_PAD_MAX) {
+			id_of[b] = k;
+			out->bucket[k++] = b;
+		}
+	/* Recorded efficiency, and the lengths rebuilt. */
+	size_t cap = 0, ns = 0;
+	int64_t *seq = NULL, *budgets = rm_xmalloc((in->nb ? in->nb : 1) * sizeof(int64_t));
+	int64_t maxlen_seen[RM_PAD_MAX] = {0};
+	for (size_t t = 0; t < in->nb; t++) {
+		double n = in->n[t], lo = in->min_len[t], hi = in->max_len[t], tk = in->tokens[t];
+		double pd = isfinite(in->padded[t]) ? in->padded[t] : n * hi - tk;
+		if (!(isfinite(n) && n >= 1 && isfinite(hi) && isfinite(tk)))
+			continue;
+		int b = in->bucket[t], d = b >= 0 && b < 256 ? id_of[b] : -1;
+		tok += tk;
+		pad += pd;
+		if (d >= 0) {
+			btok[d] += tk;
+			bpad[d] += pd;
+			maxlen_seen[d] = (int64_t)fmax((double)maxlen_seen[d], hi);
+		}
+		budgets[out->batches++] = (int64_t)(n * hi);
+		size_t cnt = (size_t)n;
+		if (ns + cnt > cap) {
+			cap = (ns + cnt) * 2;
+			seq = rm_xrealloc(seq, cap * sizeof(int64_t));
+		}
+		if (!isfinite(lo))
+			lo = hi;
+		if (cnt == 1) {
+			seq[ns++] = (int64_t)hi;
+		} else {
+			seq[ns++] = (int64_t)lo;
+			seq[ns++] = (int64_t)hi;
+			double rest = (tk - lo - hi) / (double)(cnt - 2 > 0 ? cnt - 2 : 1);
+			rest = fmin(fmax(rest, lo), hi);
+			for (size_t i = 2; i < cnt; i++)
+				seq[ns++] = (int64_t)llround(rest);
+		}
+	}
+	out->reconstructed = 1;
+	out->k = k;
+	if (out->batches == 0 || ns == 0) {
+		free(seq);
+		free(budgets);
+		return;
+	}
+	out->ok = 1;
+	out->efficiency = tok / (tok + pad);
+	for (int d = 0; d < k; d++)
+		out->bucket_eff[d] = btok[d] + bpad[d] > 0 ? btok[d] / (btok[d] + bpad[d]) : NAN;
+	qsort(budgets, out->batches, sizeof(int64_t), cmp_i64);
+	out->budget = budgets[out->batches / 2];
+	free(budgets);
+	/* Throughput: real tokens over the time their step took. */
+	double tsec[RM_PAD_MAX] = {0}, ttok[RM_PAD_MAX] = {0}, all_s = 0, all_t = 0;
+	for (size_t t = 0; in->dt && t < in->nb; t++) {
+		double dt = in->dt[t];
+		if (!(dt > 0) || !isfinite(dt) || !isfinite(in->tokens[t]))
+			continue;
+		all_s += dt;
+		all_t += in->tokens[t];
+		int b = in->bucket[t], d = b >= 0 && b < 256 ? id_of[b] : -1;
+		if (d >= 0) {
+			tsec[d] += dt;
+			ttok[d] += in->tokens[t];
+		}
+	}
+	if (all_s > 0)
+		out->tokens_per_s = all_t / all_s;
+	for (int d = 0; d < k; d++)
+		out->bucket_tps[d] = tsec[d] > 0 ? ttok[d] / tsec[d] : NAN;
+	/* Re-packing under each strategy. */
+	qsort(seq, ns, sizeof(int64_t), cmp_i64);
+	double st = 0, sp = 0;
+	pack(seq, ns, out->budget, &st, &sp);
+	out->strategy_eff[RM_PACK_SORTED] = st / (st + sp);
+	int64_t cur[RM_PAD_MAX + 1];
+	int kc = 0;
+	if (in->bounds && in->nbounds >= 2 && in->nbounds <= RM_PAD_MAX + 1) {
+		kc = in->nbounds - 1;
+		memcpy(cur, in->bounds, (size_t)in->nbounds * sizeof(int64_t));
+	} else { /* boundaries from the longest length seen in each bucket */
+		int64_t m[RM_PAD_MAX];
+		memcpy(m, maxlen_seen, sizeof(m));
+		qsort(m, (size_t)k, sizeof(int64_t), cmp_i64);
+		cur[0] = 0;
+		for (int d = 0; d < k; d++)
+			if (m[d] > cur[kc])
+				cur[++kc] = m[d];
+	}
+	if (kc >= 1) {
+		out->strategy_eff[RM_PACK_BUCKETED] = bucketed(seq, ns, cur, kc, out->budget, in->seed);
+		struct rm_lengths dist;
+		struct rm_bucketing fit;
+		rm_lengths_from(&dist, seq, ns);
+		rm_buckets_fit(&dist, kc, &fit);
+		rm_lengths_release(&dist);
+		out->fitted_k = fit.k;
+		memcpy(out->fitted, fit.bound, (size_t)(fit.k + 1) * sizeof(int64_t));
+		out->strategy_eff[RM_PACK_FITTED] = bucketed(seq, ns, fit.bound, fit.k, out->budget, in->seed);
+	} else {
+		out->strategy_eff[RM_PACK_BUCKETED] = out->strategy_eff[RM_PACK_FITTED] = NAN;
+	}
+	out->strategy_eff[RM_PACK_INTERLEAVED] = out->strategy_eff[RM_PACK_BUCKETED];
+	struct rm_rng r = {in->seed};
+	shuffle(&r, seq, ns);
+	st = sp = 0;
+	pack(seq, ns, out->budget, &st, &sp);
+	out->strategy_eff[RM_PACK_RANDOM] = st / (st + sp);
+	free(seq);
+}
