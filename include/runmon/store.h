@@ -171,7 +171,8 @@ int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor
  * evenly spaced blocks of consecutive steps holding about max_batches
  * (stride: total / max_batches), ranks merged, with the
  * seconds each step took when the loss rows of step and step - 1 both
- * have a runtime. Arrays owned; release with rm_store_cost_release. */
+ * have a runtime (else a unix timestamp). Arrays owned; release with
+ * rm_store_cost_release. */
 struct rm_store_cost {
 	size_t nb;
 	int64_t stride;

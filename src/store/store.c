@@ -863,7 +863,8 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 		return RM_OK;
 	s = prepare(st,
 	            "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens,"
-	            " s.runtime - (SELECT p.runtime FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1)"
+	            " COALESCE(s.runtime - (SELECT p.runtime FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1),"
+	            "          s.ts - (SELECT p.ts FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1))"
 	            " FROM batches b LEFT JOIN steps s ON s.run_id = b.run_id AND s.step = b.step"
 	            " WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank",
 	            err);
