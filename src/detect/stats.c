@@ -249,21 +249,28 @@ static double gamma_p_series(double a, double x)
 	return sum * exp(-x + a * log(x) - lgamma(a));
 }
 
+/* One step of Lentz's method for a continued fraction b0 + a1/(b1 + a2/(b2 +
+ * ...)): updates c and d for the term (an, bn) and returns the factor the
+ * running value is multiplied by. */
+static double lentz_step(double *c, double *d, double an, double bn)
+{
+	*d = bn + an * *d;
+	if (fabs(*d) < TINY)
+		*d = TINY;
+	*c = bn + an / *c;
+	if (fabs(*c) < TINY)
+		*c = TINY;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* Regularized upper incomplete gamma Q(a, x) by continued fraction. */
 static double gamma_q_cf(double a, double x)
 {
 	double b = x + 1 - a, c = 1 / TINY, d = 1 / b, h = d;
 	for (int i = 1; i < 100000; i++) {
-		double an = -i * (i - a);
 		b += 2;
-		d = an * d + b;
-		if (fabs(d) < TINY)
-			d = TINY;
-		c = b + an / c;
-		if (fabs(c) < TINY)
-			c = TINY;
-		d = 1 / d;
-		double del = d * c;
+		double del = lentz_step(&c, &d, -i * (i - a), b);
 		h *= del;
 		if (fabs(del - 1) < EPS)
 			break;
@@ -279,7 +286,8 @@ double rm_chi2_sf(double x, double df)
 	return y < a + 1 ? 1 - gamma_p_series(a, y) : gamma_q_cf(a, y);
 }
 
-/* Continued fraction for the incomplete beta (Lentz). */
+/* Continued fraction for the incomplete beta (Lentz): even and odd terms
+ * alternate. */
 static double beta_cf(double a, double b, double x)
 {
 	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
@@ -288,24 +296,9 @@ static double beta_cf(double a, double b, double x)
 	d = 1 / d;
 	h = d;
 	for (int m = 1; m < 100000; m++) {
-		double m2 = 2.0 * m, aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < TINY)
-			d = TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < TINY)
-			c = TINY;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + aa * d;
-		if (fabs(d) < TINY)
-			d = TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < TINY)
-			c = TINY;
-		d = 1 / d;
-		double del = d * c;
+		double m2 = 2.0 * m;
+		h *= lentz_step(&c, &d, m * (b - m) * x / ((a + m2 - 1) * (a + m2)), 1);
+		double del = lentz_step(&c, &d, -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), 1);
 		h *= del;
 		if (fabs(del - 1) < EPS)
 			break;
