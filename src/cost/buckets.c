@@ -71,10 +71,10 @@ static void solve(struct dp *p, size_t lo, size_t hi, size_t alo, size_t ahi, in
 	size_t mid = (lo + hi) / 2, best = alo;
 	int64_t bestv = INT64_MAX;
 	for (size_t a = alo; a <= ahi && a <= mid; a++) {
-		if (a - 1 < (size_t)layer - 1) /* layer-1 buckets need a-1 >= layer-1 lengths */
+		if (p->prev[a - 1] == INT64_MAX) /* a - 1 lengths cannot fill layer - 1 buckets */
 			continue;
 		int64_t v = p->prev[a - 1] + cost(p, a, mid);
-		if (p->prev[a - 1] != INT64_MAX && v < bestv) {
+		if (v < bestv) {
 			bestv = v;
 			best = a;
 		}
