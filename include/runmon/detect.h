@@ -189,10 +189,28 @@ struct rm_curves {
 	double bucket_mean[RM_MAX_BUCKETS], bucket_adjusted_mean[RM_MAX_BUCKETS];
 };
 
+#define RM_PLOT_POINTS 1500
+#define RM_STRIP_CELLS 600
+
+/* What a chart needs: the loss downsampled by largest-triangle-three-
+ * buckets (so spikes survive), the bucket-adjusted value and bucket of each
+ * kept point, per-bucket loss quantiles, and the bucket sequence. */
+struct rm_plot {
+	int n;
+	int64_t step[RM_PLOT_POINTS];
+	float loss[RM_PLOT_POINTS], adjusted[RM_PLOT_POINTS];
+	int8_t bucket[RM_PLOT_POINTS]; /* dense bucket index, -1 none */
+	float q[RM_MAX_BUCKETS][5];    /* 5, 25, 50, 75, 95th percentiles of the loss */
+	int strip_n;
+	int8_t strip[RM_STRIP_CELLS]; /* dense bucket of evenly spaced batches */
+	int64_t strip_first, strip_last;
+};
+
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;
 	int64_t first_step, last_step;
 	struct rm_curves curves;
+	struct rm_plot plot;
 	int has_buckets;
 	struct rm_runs_result runs;
 	struct rm_split_result split;

@@ -38,4 +38,22 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **rows);
 void rm_findings_free(struct rm_finding_row *rows, size_t n);
 
+/* One run of a report. */
+struct rm_report_run {
+	const struct rm_diagnosis *d;
+	const struct rm_run_info *info;
+	const char *url; /* W&B run page or NULL */
+};
+
+#define RM_REPORT_SCHEMA "runmon.report/1"
+
+/* A self-contained HTML report (inline SVG, no scripts, no external
+ * assets); every user-controlled string is escaped. generated is unix
+ * seconds. */
+void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n, double generated);
+/* The same as Markdown for chat or a pull request. */
+void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, double generated);
+/* {"schema": RM_REPORT_SCHEMA, "generated": ..., "runs": [diagnosis...]}. */
+json_t *rm_render_report_json(const struct rm_report_run *runs, size_t n, double generated);
+
 #endif

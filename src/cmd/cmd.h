@@ -23,6 +23,7 @@ extern const struct rm_cmd cmd_import;
 extern const struct rm_cmd cmd_runs;
 extern const struct rm_cmd cmd_sync;
 extern const struct rm_cmd cmd_diagnose;
+extern const struct rm_cmd cmd_report;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;
 extern const struct rm_cmd cmd_buckets;

@@ -188,6 +188,96 @@ static void *ladder_thread(void *arg)
 	return NULL;
 }
 
+/* Largest-triangle-three-buckets downsampling (S. Steinarsson, 2013):
+ * keeps the point of each bucket that spans the largest triangle with its
+ * neighbours, so peaks and resets stay visible. */
+static void lttb(const struct rm_prepared *p, const double *adj, struct rm_plot *pl)
+{
+	size_t n = p->n, m = RM_PLOT_POINTS;
+	size_t keep[RM_PLOT_POINTS];
+	int k = 0;
+	if (n <= m) {
+		for (size_t i = 0; i < n; i++)
+			keep[k++] = i;
+	} else {
+		double every = (double)(n - 2) / (double)(m - 2);
+		size_t a = 0;
+		keep[k++] = 0;
+		for (size_t i = 0; i < m - 2; i++) {
+			size_t lo = (size_t)((double)i * every) + 1, hi = (size_t)((double)(i + 1) * every) + 1;
+			size_t nlo = hi, nhi = (size_t)((double)(i + 2) * every) + 1;
+			if (nhi > n)
+				nhi = n;
+			double ax = (double)p->step[a], ay = p->y[a], cx = 0, cy = 0;
+			for (size_t j = nlo; j < nhi; j++) {
+				cx += (double)p->step[j];
+				cy += p->y[j];
+			}
+			if (nhi > nlo) {
+				cx /= (double)(nhi - nlo);
+				cy /= (double)(nhi - nlo);
+			}
+			double best = -1;
+			size_t pick = lo;
+			for (size_t j = lo; j < hi && j < n; j++) {
+				double area = fabs((ax - cx) * (p->y[j] - ay) - (ax - (double)p->step[j]) * (cy - ay));
+				if (area > best) {
+					best = area;
+					pick = j;
+				}
+			}
+			keep[k++] = a = pick;
+		}
+		keep[k++] = n - 1;
+	}
+	pl->n = k;
+	for (int i = 0; i < k; i++) {
+		size_t j = keep[i];
+		pl->step[i] = p->step[j];
+		pl->loss[i] = (float)p->y[j];
+		pl->adjusted[i] = (float)(adj ? adj[j] : p->y[j]);
+		pl->bucket[i] = (int8_t)(p->dom[j] >= 0 && p->dom[j] < 127 ? p->dom[j] : -1);
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Per-bucket quantiles from at most 20000 evenly spaced points, and the
+ * bucket strip. */
+static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_plot *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	if (p->n == 0)
+		return;
+	lttb(p, sp->adjusted, pl);
+	size_t stride = p->n > 20000 ? p->n / 20000 : 1, cap = p->n / stride + 1;
+	for (int b = 0; b < p->k; b++) {
+		double *v = rm_xmalloc(cap * sizeof(double));
+		size_t m = 0;
+		for (size_t j = 0; j < p->n; j += stride)
+			if (p->dom[j] == b && p->onehot[j])
+				v[m++] = p->y[j];
+		if (m) {
+			qsort(v, m, sizeof(double), cmp_dbl);
+			const double at[5] = {0.05, 0.25, 0.5, 0.75, 0.95};
+			for (int q = 0; q < 5; q++)
+				pl->q[b][q] = (float)v[(size_t)(at[q] * (double)(m - 1))];
+		}
+		free(v);
+	}
+	if (p->nb) {
+		pl->strip_n = p->nb < RM_STRIP_CELLS ? (int)p->nb : RM_STRIP_CELLS;
+		for (int c = 0; c < pl->strip_n; c++)
+			pl->strip[c] = (int8_t)p->bseq[(size_t)c * p->nb / (size_t)pl->strip_n];
+		pl->strip_first = p->bstep[0];
+		pl->strip_last = p->bstep[p->nb - 1];
+	}
+}
+
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_prepared p;
@@ -213,6 +303,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 		pthread_join(th, NULL);
 	detect_verdict(o, d);
 	curves(&p, &d->split, &d->curves);
+	plot(&p, &d->split, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;
 	prepared_release(&p);

@@ -1,0 +1,346 @@
+/*
+ * render_report.c - nightly reports: one self-contained HTML file (inline
+ * SVG, readable without JavaScript), Markdown, and JSON with the diagnosis
+ * schema for several runs. Every user-controlled string (run names, keys,
+ * config values) goes through html() or md().
+ */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "runmon/render.h"
+
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+/* Text for HTML element content and attribute values. */
+static void html(FILE *fp, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", fp); break;
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		case '\'': fputs("&#39;", fp); break;
+		default: fputc(*s, fp);
+		}
+	}
+}
+
+/* Text for Markdown: a backslash before characters that mean something. */
+static void md(FILE *fp, const char *s)
+{
+	for (; s && *s; s++) {
+		if (strchr("\\`*_[]<>|", *s))
+			fputc('\\', fp);
+		fputc(*s == '\n' ? ' ' : *s, fp);
+	}
+}
+
+static void run_name(const struct rm_run_info *r, char *buf, size_t n)
+{
+	if (r->entity && *r->entity)
+		snprintf(buf, n, "%s/%s/%s", r->entity, r->project, r->name);
+	else
+		snprintf(buf, n, "%s", r->name);
+}
+
+static const char *label(enum rm_severity s)
+{
+	return s >= RM_SEV_WARN ? rm_severity_name(s) : "ok";
+}
+
+static void iso_time(double t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The overview's verdict: the top hypothesis when it is an alarm. */
+static const char *verdict_name(const struct rm_diagnosis *d)
+{
+	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";
+}
+
+static double batch_share(const struct rm_run_info *r)
+{
+	return r->steps ? (double)r->batch_steps / (double)r->steps : 0;
+}
+
+/* ---- SVG charts ------------------------------------------------------------ */
+
+#define W   900
+#define H   260
+#define PAD 48
+
+/* The frame, y range and title of a chart; step labels when x1 > x0. */
+/* The frame, y range and title of a chart; step labels when x1 > x0. */
+static void axis_box(FILE *fp, double ylo, double yhi, int64_t x0, int64_t x1, const char *title)
+{
+	fprintf(fp, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#ccc'/>", PAD, W - PAD - 10,
+	        H - 40);
+	fprintf(fp, "<text x='4' y='20' font-size='11'>%.3g</text><text x='4' y='%d' font-size='11'>%.3g</text>", yhi,
+	        H - 32, ylo);
+	if (x1 > x0) {
+		fprintf(fp, "<text x='%d' y='%d' font-size='11'>step %lld</text>", PAD, H - 14, (long long)x0);
+		fprintf(fp, "<text x='%d' y='%d' font-size='11' text-anchor='end'>step %lld</text>", W - 10, H - 14,
+		        (long long)x1);
+	}
+	fprintf(fp, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>%s</text>", W / 2, H - 2, title);
+}
+
+static double sx(int64_t step, int64_t x0, int64_t x1)
+{
+	return PAD + (double)(W - PAD - 10) * (x1 > x0 ? (double)(step - x0) / (double)(x1 - x0) : 0.5);
+}
+
+static double sy(double v, double lo, double hi)
+{
+	return 10 + (double)(H - 40) * (hi > lo ? 1 - (v - lo) / (hi - lo) : 0.5);
+}
+
+/* The loss coloured by bucket, the adjusted curve over it, ladder spans
+ * shaded and spikes marked. */
+static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_plot *p = &d->plot;
+	if (p->n == 0)
+		return;
+	double lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < p->n; i++) {
+		lo = fmin(lo, fmin(p->loss[i], p->adjusted[i]));
+		hi = fmax(hi, fmax(p->loss[i], p->adjusted[i]));
+	}
+	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
+	fprintf(fp, "<svg class='chart loss' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
+	for (size_t i = 0; i < d->ladder.count && i < RM_MAX_LIST; i++) {
+		double a = sx(d->ladder.list[i].first_step, x0, x1), b = sx(d->ladder.list[i].last_step, x0, x1);
+		fprintf(fp, "<rect class='ladder' x='%.1f' y='10' width='%.1f' height='%d' fill='#fff3c4'/>", a,
+		        fmax(b - a, 1), H - 40);
+	}
+	axis_box(fp, lo, hi, x0, x1, "loss by bucket (dots) and bucket-adjusted loss (line)");
+	for (int i = 0; i < p->n; i++)
+		fprintf(fp, "<circle cx='%.1f' cy='%.1f' r='1.4' fill='%s'/>", sx(p->step[i], x0, x1),
+		        sy(p->loss[i], lo, hi), p->bucket[i] >= 0 ? palette[p->bucket[i] % 8] : "#999");
+	fputs("<polyline class='adjusted' fill='none' stroke='#000' stroke-width='1' points='", fp);
+	for (int i = 0; i < p->n; i++)
+		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], lo, hi));
+	fputs("'/>", fp);
+	for (size_t i = 0; i < d->resets.spikes && i < RM_MAX_LIST; i++) {
+		const struct rm_spike *s = &d->resets.list[i];
+		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), lo, hi);
+		fprintf(fp, "<path class='spike' d='M%.1f %.1fl-4 -8h8z' fill='#d62728'/>", x, y - 2);
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* Per-bucket loss distributions: 5-95% whiskers, 25-75% boxes, medians. */
+static void box_chart(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_plot *p = &d->plot;
+	int k = d->curves.k;
+	if (k == 0)
+		return;
+	double lo = INFINITY, hi = -INFINITY;
+	for (int b = 0; b < k; b++) {
+		lo = fmin(lo, p->q[b][0]);
+		hi = fmax(hi, p->q[b][4]);
+	}
+	fprintf(fp, "<svg class='chart buckets' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
+	axis_box(fp, lo, hi, 0, 0, "loss per bucket (5-25-50-75-95%)");
+	double slot = (double)(W - PAD - 10) / k;
+	for (int b = 0; b < k; b++) {
+		double x = PAD + slot * (b + 0.5), w = fmin(slot * 0.5, 60);
+		const char *c = palette[b % 8];
+		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s'/>", x, x, sy(p->q[b][0], lo, hi),
+		        sy(p->q[b][4], lo, hi), c);
+		fprintf(
+		    fp,
+		    "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' fill-opacity='0.35' stroke='%s'/>",
+		    x - w / 2, sy(p->q[b][3], lo, hi), w, fmax(sy(p->q[b][1], lo, hi) - sy(p->q[b][3], lo, hi), 1), c,
+		    c);
+		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
+		        sy(p->q[b][2], lo, hi), sy(p->q[b][2], lo, hi));
+		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket %d</text>", x, H - 20,
+		        d->curves.bucket[b]);
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* The bucket of evenly spaced batches: long same-colour stretches are the
+ * same-bucket runs. */
+static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_plot *p = &d->plot;
+	if (p->strip_n == 0)
+		return;
+	fprintf(fp, "<svg class='chart strip' viewBox='0 0 %d 60' width='%d' height='60' role='img'>", W, W);
+	double cw = (double)(W - PAD - 10) / p->strip_n;
+	for (int c = 0; c < p->strip_n; c++)
+		fprintf(fp, "<rect x='%.2f' y='8' width='%.2f' height='26' fill='%s'/>", PAD + cw * c, cw + 0.05,
+		        p->strip[c] >= 0 ? palette[p->strip[c] % 8] : "#999");
+	fprintf(fp,
+	        "<text x='%d' y='50' font-size='11'>step %lld</text><text x='%d' y='50' font-size='11' "
+	        "text-anchor='end'>step %lld: bucket of each batch</text></svg>\n",
+	        PAD, (long long)p->strip_first, W - 10, (long long)p->strip_last);
+}
+
+/* ---- HTML ------------------------------------------------------------ */
+
+void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n, double generated)
+{
+	char when[32], name[512], line[512];
+	const char *fix[8];
+	iso_time(generated, when, sizeof(when));
+	fputs("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>runmon report</title><style>"
+	      "body{font:14px/1.4 system-ui,sans-serif;margin:24px;max-width:960px}"
+	      "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
+	      ".critical{color:#b00020;font-weight:bold}.warn{color:#b26a00;font-weight:bold}.ok{color:#2e7d32}"
+	      ".verdict{font-size:16px}section{margin-top:36px}"
+	      "</style></head><body>\n<h1>runmon report</h1>\n",
+	      fp);
+	fprintf(fp, "<p>Generated %s; %zu run%s.</p>\n", when, n, n == 1 ? "" : "s");
+	fputs("<table class='overview'><tr><th>run</th><th>verdict</th><th>severity</th><th>last step</th>"
+	      "<th>steps with batch composition</th></tr>\n",
+	      fp);
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_diagnosis *d = runs[i].d;
+		run_name(runs[i].info, name, sizeof(name));
+		fprintf(fp, "<tr><td><a href='#run-%zu'>", i);
+		html(fp, name);
+		fputs("</a></td><td>", fp);
+		html(fp, verdict_name(d));
+		fprintf(fp, "</td><td class='%s'>%s</td><td>%lld</td><td>%.0f%%</td></tr>\n", label(d->severity),
+		        label(d->severity), (long long)runs[i].info->last_step, 100 * batch_share(runs[i].info));
+	}
+	fputs("</table>\n", fp);
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_diagnosis *d = runs[i].d;
+		run_name(runs[i].info, name, sizeof(name));
+		fprintf(fp, "<section id='run-%zu'><h2>", i);
+		html(fp, name);
+		if (runs[i].info->display_name) {
+			fputs(" (", fp);
+			html(fp, runs[i].info->display_name);
+			fputc(')', fp);
+		}
+		fputs("</h2>\n", fp);
+		if (runs[i].url) {
+			fputs("<p><a href='", fp);
+			html(fp, runs[i].url);
+			fputs("'>", fp);
+			html(fp, runs[i].url);
+			fputs("</a></p>\n", fp);
+		}
+		rm_explain_verdict(d, line, sizeof(line));
+		fprintf(fp, "<p class='verdict'><span class='%s'>%s</span>: ", label(d->severity), label(d->severity));
+		html(fp, line);
+		fputs("</p>\n<ol class='fix'>", fp);
+		int nf = rm_explain_fix(d, fix, 8);
+		for (int f = 0; f < nf; f++) {
+			fputs("<li>", fp);
+			html(fp, fix[f]);
+			fputs("</li>", fp);
+		}
+		fputs("</ol>\n", fp);
+		loss_chart(fp, d);
+		box_chart(fp, d);
+		strip_chart(fp, d);
+		fputs("<h3>Evidence</h3><table class='evidence'><tr><th>detector</th><th>finding</th></tr>\n", fp);
+		if (d->runs.ok)
+			fprintf(fp,
+			        "<tr><td>same-bucket runs</td><td>%.0f runs, %.0f expected at random, z = "
+			        "%.2f%s</td></tr>\n",
+			        d->runs.runs, d->runs.expected, d->runs.z, d->runs.flagged ? " (flagged)" : "");
+		if (d->split.ok)
+			fprintf(fp, "<tr><td>loss split</td><td>eta&sup2; = %.3f, %d mode%s%s</td></tr>\n",
+			        d->split.eta2, d->split.modes, d->split.modes == 1 ? "" : "s",
+			        d->split.trimodal ? " (trimodal)" : "");
+		if (d->ladder.ok)
+			fprintf(fp, "<tr><td>ladders</td><td>%zu, %.1f in shuffled order, p = %.3f%s</td></tr>\n",
+			        d->ladder.count, d->ladder.perm_mean, d->ladder.p,
+			        d->ladder.ramp ? "; length ramps" : "");
+		if (d->resets.ok)
+			fprintf(fp,
+			        "<tr><td>loss resets</td><td>%zu spikes; by bucket q = %.2g%s; after saves q = "
+			        "%.2g%s</td></tr>\n",
+			        d->resets.spikes, d->resets.chi2_q, d->resets.cluster_by_bucket ? " (clustered)" : "",
+			        d->resets.ckpt_q, d->resets.checkpoint_cause ? " (aligned)" : "");
+		if (d->cost.ok) {
+			fprintf(fp, "<tr><td>padding</td><td>%.1f%% efficient; re-packed:", 100 * d->cost.efficiency);
+			for (int s = 0; s < RM_PACK_COUNT; s++)
+				fprintf(fp, "%s %s %.1f%%", s ? "," : "", rm_strategy_name((enum rm_strategy)s),
+				        100 * d->cost.strategy_eff[s]);
+			fputs("</td></tr>\n", fp);
+		}
+		fputs("</table></section>\n", fp);
+	}
+	fputs("</body></html>\n", fp);
+}
+
+/* ---- Markdown ------------------------------------------------------------ */
+
+void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, double generated)
+{
+	char when[32], name[512], line[512];
+	const char *fix[8];
+	iso_time(generated, when, sizeof(when));
+	fprintf(fp, "# runmon report\n\nGenerated %s; %zu run%s.\n\n", when, n, n == 1 ? "" : "s");
+	fputs("| run | verdict | severity | last step | steps with batch composition |\n|---|---|---|---|---|\n", fp);
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_diagnosis *d = runs[i].d;
+		run_name(runs[i].info, name, sizeof(name));
+		fputs("| ", fp);
+		md(fp, name);
+		fprintf(fp, " | %s | %s | %lld | %.0f%% |\n", verdict_name(d), label(d->severity),
+		        (long long)runs[i].info->last_step, 100 * batch_share(runs[i].info));
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_diagnosis *d = runs[i].d;
+		run_name(runs[i].info, name, sizeof(name));
+		fputs("\n## ", fp);
+		md(fp, name);
+		rm_explain_verdict(d, line, sizeof(line));
+		fprintf(fp, "\n\n**%s**: ", label(d->severity));
+		md(fp, line);
+		fputs("\n\n", fp);
+		int nf = rm_explain_fix(d, fix, 8);
+		for (int f = 0; f < nf; f++) {
+			fprintf(fp, "%d. ", f + 1);
+			md(fp, fix[f]);
+			fputc('\n', fp);
+		}
+		if (d->runs.ok)
+			fprintf(fp, "\n- same-bucket runs: %.0f, %.0f expected at random, z = %.2f\n", d->runs.runs,
+			        d->runs.expected, d->runs.z);
+		if (d->split.ok)
+			fprintf(fp, "- loss split: eta^2 = %.3f, %d mode%s%s\n", d->split.eta2, d->split.modes,
+			        d->split.modes == 1 ? "" : "s", d->split.trimodal ? " (trimodal)" : "");
+		if (d->ladder.ok)
+			fprintf(fp, "- ladders: %zu, %.1f in shuffled order, p = %.3f\n", d->ladder.count,
+			        d->ladder.perm_mean, d->ladder.p);
+		if (d->resets.ok)
+			fprintf(fp, "- loss resets: %zu spikes, by bucket q = %.2g, after saves q = %.2g\n",
+			        d->resets.spikes, d->resets.chi2_q, d->resets.ckpt_q);
+		if (d->cost.ok)
+			fprintf(fp,
+			        "- padding efficiency %.1f%%; interleaved %.1f%%, fitted %.1f%%, fully random %.1f%%\n",
+			        100 * d->cost.efficiency, 100 * d->cost.strategy_eff[RM_PACK_INTERLEAVED],
+			        100 * d->cost.strategy_eff[RM_PACK_FITTED], 100 * d->cost.strategy_eff[RM_PACK_RANDOM]);
+	}
+}
+
+json_t *rm_render_report_json(const struct rm_report_run *runs, size_t n, double generated)
+{
+	char when[32];
+	iso_time(generated, when, sizeof(when));
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		struct rm_render_ctx c = {.run = runs[i].info, .run_url = runs[i].url};
+		json_array_append_new(arr, rm_render_json(runs[i].d, &c));
+	}
+	return json_pack("{s:s, s:s, s:o}", "schema", RM_REPORT_SCHEMA, "generated", when, "runs", arr);
+}
