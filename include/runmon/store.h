@@ -184,4 +184,8 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
                        struct rm_store_cost *out, struct rm_err *err);
 void rm_store_cost_release(struct rm_store_cost *c);
 
+/* Replaces the run's fitted bucket levels (bucket_levels). */
+int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
+                            const double *level, int k, int log_scale, struct rm_err *err);
+
 #endif

@@ -124,6 +124,13 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		pthread_join(th, NULL);
 	d->cost = cost;
 	rm_store_series_release(&ss);
+	if (o->store_findings && d->split.ok &&
+	    rm_store_replace_levels(st, run_id, d->split.bucket, d->split.offset, d->split.level, d->split.k,
+	                            d->split.log_scale, err)) {
+		rm_diagnosis_release(d);
+		rm_run_info_release(info);
+		return err->code;
+	}
 	if (o->store_findings) {
 		struct rm_finding_row *rows;
 		size_t n = rm_render_findings(d, &rows);

@@ -14,6 +14,9 @@
 
 static const int64_t default_bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
 
+/* A fixed start time, 2025-11-29T08:00:00Z, keeps simulated runs reproducible. */
+#define SIM_T0 1764403200.0
+
 /* A loss row as a trainer reports it: the mean over its logging interval. */
 struct reported {
 	int64_t step;
@@ -66,8 +69,10 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 		                    .v = {[RM_S_LOSS] = rows[i].loss,
 		                          [RM_S_LR] = rows[i].lr,
 		                          [RM_S_EPOCH] = rows[i].epoch,
-		                          [RM_S_RUNTIME] = rows[i].runtime},
-		                    .have = 1u << RM_S_LOSS | 1u << RM_S_LR | 1u << RM_S_EPOCH | 1u << RM_S_RUNTIME};
+		                          [RM_S_RUNTIME] = rows[i].runtime,
+		                          [RM_S_TS] = SIM_T0 + rows[i].runtime},
+		                    .have = 1u << RM_S_LOSS | 1u << RM_S_LR | 1u << RM_S_EPOCH | 1u << RM_S_RUNTIME |
+		                            1u << RM_S_TS};
 		if ((rc = rm_store_put_step(st, run, &s, err)))
 			goto fail;
 	}
@@ -108,7 +113,7 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	rm_simulate(o, &steps);
 	struct reported *rows = rm_xmalloc((size_t)(o->steps / k + 1) * sizeof(*rows));
 	size_t m = report_rows(steps, o->steps, k, rows);
-	const double t0 = 1764403200.0; /* 2025-11-29T08:00:00Z: a fixed start keeps files reproducible */
+	const double t0 = SIM_T0;
 	for (size_t i = 0; i < m; i++)
 		fprintf(h,
 		        "{\"_step\": %lld, \"_runtime\": %.3f, \"_timestamp\": %.3f, \"train/loss\": %.6f,"

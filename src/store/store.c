@@ -474,7 +474,7 @@ void rm_run_info_release(struct rm_run_info *r)
 
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
-	static const char *const tables[] = {"steps", "batches", "evals", "buckets", "findings"};
+	static const char *const tables[] = {"steps", "batches", "evals", "buckets", "findings", "bucket_levels"};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);
@@ -935,4 +935,36 @@ void rm_store_cost_release(struct rm_store_cost *c)
 	free(c->padded);
 	free(c->dt);
 	memset(c, 0, sizeof(*c));
+}
+
+int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
+                            const double *level, int k, int log_scale, struct rm_err *err)
+{
+	int rc = rm_store_begin(st, err);
+	if (rc)
+		return rc;
+	sqlite3_stmt *s = prepare(st, "DELETE FROM bucket_levels WHERE run_id = ?1", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (run_once(st, s, err, "cannot replace bucket levels"))
+		goto fail;
+	for (int i = 0; i < k; i++) {
+		s = prepare(
+		    st, "INSERT INTO bucket_levels(run_id, bucket, scale, shift, level) VALUES (?1, ?2, ?3, ?4, ?5)",
+		    err);
+		if (!s)
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int(s, 2, bucket[i]);
+		sqlite3_bind_text(s, 3, log_scale ? "log" : "linear", -1, SQLITE_STATIC);
+		sqlite3_bind_double(s, 4, shift[i]);
+		sqlite3_bind_double(s, 5, level[i]);
+		if (run_once(st, s, err, "cannot write bucket level"))
+			goto fail;
+	}
+	return rm_store_commit(st, err);
+fail:
+	rm_store_rollback(st);
+	return RM_E_STORE;
 }
