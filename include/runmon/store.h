@@ -188,4 +188,12 @@ void rm_store_cost_release(struct rm_store_cost *c);
 int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
                             const double *level, int k, int log_scale, struct rm_err *err);
 
+/* The highest severity (0 none, 1 info, 2 warn, 3 critical) already
+ * delivered for an alert fingerprint on a channel. */
+int rm_store_alert_sent(struct rm_store *st, const char *fingerprint, const char *channel, int *severity,
+                        struct rm_err *err);
+/* Records a delivery attempt (status "sent" or "failed"). */
+int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char *channel, const char *severity,
+                       const char *status, struct rm_err *err);
+
 #endif

@@ -24,6 +24,7 @@ extern const struct rm_cmd cmd_runs;
 extern const struct rm_cmd cmd_sync;
 extern const struct rm_cmd cmd_diagnose;
 extern const struct rm_cmd cmd_report;
+extern const struct rm_cmd cmd_watch;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;
 extern const struct rm_cmd cmd_buckets;

@@ -968,3 +968,36 @@ fail:
 	rm_store_rollback(st);
 	return RM_E_STORE;
 }
+
+int rm_store_alert_sent(struct rm_store *st, const char *fingerprint, const char *channel, int *severity,
+                        struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st,
+	                          "SELECT COALESCE(MAX(CASE severity WHEN 'info' THEN 1 WHEN 'warn' THEN 2"
+	                          " WHEN 'critical' THEN 3 END), 0) FROM alerts"
+	                          " WHERE fingerprint = ?1 AND channel = ?2 AND status = 'sent'",
+	                          err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, channel, -1, SQLITE_STATIC);
+	*severity = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	return run_once(st, s, err, "cannot read the alert log");
+}
+
+int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char *channel, const char *severity,
+                       const char *status, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st,
+	                          "INSERT INTO alerts(fingerprint, channel, severity, sent_at, status)"
+	                          " VALUES (?1, ?2, ?3, ?4, ?5)",
+	                          err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, channel, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, severity, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 4, (double)time(NULL));
+	sqlite3_bind_text(s, 5, status, -1, SQLITE_STATIC);
+	return run_once(st, s, err, "cannot log alert");
+}

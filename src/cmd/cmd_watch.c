@@ -1,0 +1,343 @@
+/*
+ * cmd_watch.c - `runmon watch`: keep runs diagnosed and alert on new
+ * findings: the homogeneous-batching verdict and loss resets that cluster
+ * by bucket.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "runmon/alert.h"
+#include "runmon/analyze.h"
+#include "runmon/http.h"
+#include "runmon/sync.h"
+#include "runmon/wandb.h"
+
+static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
+                                 "\n"
+                                 "Each tick: syncs each W&B run (ENTITY/PROJECT/ID; local runs are read as\n"
+                                 "stored), diagnoses it, and alerts on findings at --min-severity or above:\n"
+                                 "the verdict (homogeneous batching, checkpoint resets, ...) and loss resets\n"
+                                 "that cluster by bucket. Each alert carries its evidence, the W&B run page\n"
+                                 "and the fix, and is sent once per channel across restarts (again only if\n"
+                                 "its severity rises). A failed delivery is retried with backoff and, if it\n"
+                                 "still fails, recorded and tried again next tick. A W&B outage is reported\n"
+                                 "once and the watch goes on. A run that finishes gets a final diagnosis and\n"
+                                 "is dropped; watch exits when none is left. SIGINT/SIGTERM: the current\n"
+                                 "write completes, and watch exits 0.\n"
+                                 "\n"
+                                 "Options:\n"
+                                 "  --once               one tick, then exit (for cron)\n"
+                                 "  --every SECONDS      time between ticks (default 60)\n"
+                                 "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
+                                 "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
+                                 "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
+                                 "  --min-severity LVL   info, warn (default) or critical\n"
+                                 "  --offline            do not sync W&B runs\n"
+                                 "  --retry-max N        retries of a failed delivery or request (default 8)\n"
+                                 "  --retry-wait S       first backoff in seconds (default 2)\n"
+                                 "  --db PATH            database file\n"
+                                 "\n"
+                                 "Alerts are also printed on stdout, one line each.\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct channel {
+	char name[64]; /* in the alert log: kind and a hash of the URL, never the URL */
+	int kind;      /* 0 stdout, 1 webhook, 2 slack, 3 wandb */
+	struct rm_http *http;
+};
+
+static void url_hash(const char *kind, const char *url, char *out, size_t n)
+{
+	const char *names[] = {"url"}, *values[] = {url};
+	char fp[17];
+	rm_alert_fingerprint(names, values, 1, fp);
+	snprintf(out, n, "%s:%s", kind, fp);
+}
+
+/* POSTs body and waits; 0 on a 2xx (and, for W&B, success: true). */
+static int deliver(struct rm_http *h, const char *body, int wandb, char *why, size_t n)
+{
+	struct rm_http_req req = {.body = body, .body_len = strlen(body)};
+	rm_http_start(h, &req);
+	struct rm_http_req *r = rm_http_wait(h);
+	int rc = 0;
+	if (!r || !r->ok) {
+		snprintf(why, n, "%s", req.err[0] ? req.err : "request failed");
+		rc = -1;
+	} else if (wandb) {
+		json_t *doc = json_loadb(req.resp, req.resp_len, 0, NULL);
+		json_t *ok = json_object_get(json_object_get(json_object_get(doc, "data"), "notifyScriptableRunAlert"),
+		                             "success");
+		if (!json_is_true(ok)) {
+			snprintf(why, n, "W&B did not accept the alert: %.200s", req.resp ? req.resp : "");
+			rc = -1;
+		}
+		json_decref(doc);
+	}
+	rm_http_req_release(&req);
+	return rc;
+}
+
+static int finished(const char *state)
+{
+	return state && (!strcasecmp(state, "finished") || !strcasecmp(state, "crashed") ||
+	                 !strcasecmp(state, "failed") || !strcasecmp(state, "killed"));
+}
+
+static int is_wandb_path(const char *s)
+{
+	const char *a = strchr(s, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+	return a && b && a > s && b > a + 1 && b[1] && !strchr(b + 1, '/');
+}
+
+struct watch {
+	struct rm_store *st;
+	struct rm_wandb *w; /* NULL when offline or without a key */
+	struct channel ch[20];
+	int nch;
+	enum rm_severity min;
+	int offline, outage;
+};
+
+/* Sends the alerts that a channel has not had yet (at this severity). */
+static void alert_run(struct watch *wt, struct rm_alert *al, int n)
+{
+	for (int c = 0; c < wt->nch; c++) {
+		struct channel *ch = &wt->ch[c];
+		struct rm_alert fresh[8];
+		int nf = 0;
+		struct rm_err err;
+		for (int i = 0; i < n; i++) {
+			int sent;
+			if (rm_store_alert_sent(wt->st, al[i].fingerprint, ch->name, &sent, &err)) {
+				rm_warning("%s", err.msg);
+				continue;
+			}
+			if ((int)al[i].severity > sent)
+				fresh[nf++] = al[i];
+		}
+		if (!nf)
+			continue;
+		int ok = 1;
+		char why[512] = "";
+		if (ch->kind == 0) {
+			for (int i = 0; i < nf; i++) {
+				char line[1200];
+				rm_alert_line(&fresh[i], line, sizeof(line));
+				printf("%s\n", line);
+			}
+			fflush(stdout);
+		} else if (ch->kind == 3) {
+			for (int i = 0; i < nf && ok; i++) {
+				if (!fresh[i].entity[0])
+					continue; /* a local run has no W&B page to alert on */
+				char *body = rm_alert_wandb_body(&fresh[i]);
+				ok = deliver(ch->http, body, 1, why, sizeof(why)) == 0;
+				free(body);
+			}
+		} else {
+			char *body =
+			    ch->kind == 1 ? rm_alert_webhook_body(fresh, nf, "runmon") : rm_alert_slack_body(fresh, nf);
+			ok = deliver(ch->http, body, 0, why, sizeof(why)) == 0;
+			free(body);
+		}
+		if (!ok)
+			rm_warning("alert delivery to %s failed, will retry next tick: %s", ch->name, why);
+		for (int i = 0; i < nf; i++)
+			if (rm_store_log_alert(wt->st, fresh[i].fingerprint, ch->name,
+			                       rm_severity_name(fresh[i].severity), ok ? "sent" : "failed", &err))
+				rm_warning("%s", err.msg);
+	}
+}
+
+/* One tick for one run; returns 1 when the run has finished. */
+static int tick_run(struct watch *wt, const char *spec)
+{
+	struct rm_err err;
+	if (is_wandb_path(spec) && !wt->offline && wt->w) {
+		char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
+		*p++ = '\0';
+		id = strchr(p, '/');
+		*id++ = '\0';
+		struct rm_sync_opts so;
+		struct rm_sync_result res;
+		rm_sync_opts_default(&so);
+		if (rm_sync_run(wt->st, wt->w, e, p, id, &so, &res, &err)) {
+			if (!wt->outage) /* say it once per outage */
+				rm_warning("W&B sync failed, watching what is stored and retrying: %s", err.msg);
+			wt->outage = 1;
+		} else {
+			wt->outage = 0;
+		}
+		free(copy);
+	}
+	int64_t run_id;
+	struct rm_analyze_opts o;
+	struct rm_diagnosis d;
+	struct rm_run_info info;
+	rm_analyze_opts_default(&o);
+	if (rm_store_find_run(wt->st, spec, &run_id, &err) || rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
+		rm_warning("%s", err.msg);
+		return 0;
+	}
+	char *url = NULL;
+	if (info.entity && *info.entity) {
+		const char *base = getenv("WANDB_BASE_URL");
+		url =
+		    rm_wandb_run_url(base && *base ? base : RM_WANDB_DEFAULT_URL, info.entity, info.project, info.name);
+	}
+	struct rm_alert al[8];
+	int n = rm_alerts_from(&d, &info, url, wt->min, (double)time(NULL), al, 8);
+	alert_run(wt, al, n);
+	int done = finished(info.state);
+	free(url);
+	rm_diagnosis_release(&d);
+	rm_run_info_release(&info);
+	return done;
+}
+
+static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
+{
+	static const struct option longopts[] = {
+	    {"once", no_argument, NULL, '1'},
+	    {"every", required_argument, NULL, 'e'},
+	    {"webhook", required_argument, NULL, 'w'},
+	    {"slack-webhook", required_argument, NULL, 's'},
+	    {"wandb-alert", no_argument, NULL, 'a'},
+	    {"min-severity", required_argument, NULL, 'm'},
+	    {"offline", no_argument, NULL, 'o'},
+	    {"retry-max", required_argument, NULL, 'r'},
+	    {"retry-wait", required_argument, NULL, 'R'},
+	    {"db", required_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct watch wt = {.min = RM_SEV_WARN};
+	struct rm_http_opts ho;
+	int c, once = 0, wandb_alert = 0, code;
+	int64_t every = 60, v;
+	const char *hooks[16];
+	int nhooks = 0;
+	const char *slack = NULL;
+	rm_http_opts_default(&ho);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case '1': once = 1; break;
+		case 'e':
+			if (rm_parse_int(optarg, 1, &every))
+				return rm_cmd_usage_error(&cmd_watch, "--every wants seconds");
+			break;
+		case 'w':
+			if (nhooks == 16)
+				return rm_cmd_usage_error(&cmd_watch, "at most 16 --webhook");
+			hooks[nhooks++] = optarg;
+			break;
+		case 's': slack = optarg; break;
+		case 'a': wandb_alert = 1; break;
+		case 'm':
+			if (rm_severity_parse(optarg, &wt.min))
+				return rm_cmd_usage_error(&cmd_watch, "--min-severity wants info, warn or critical");
+			break;
+		case 'o': wt.offline = 1; break;
+		case 'r':
+			if (rm_parse_int(optarg, 0, &v) || v > 100)
+				return rm_cmd_usage_error(&cmd_watch, "--retry-max wants 0..100");
+			ho.retry_max = (int)v;
+			break;
+		case 'R': {
+			char *end;
+			ho.backoff_min = strtod(optarg, &end);
+			if (end == optarg || *end || !(ho.backoff_min > 0 && ho.backoff_min <= 60))
+				return rm_cmd_usage_error(&cmd_watch, "--retry-wait wants seconds in (0, 60]");
+			break;
+		}
+		case 'D': ctx->db_path = optarg; break;
+		case 'h': return rm_cmd_help(&cmd_watch);
+		default: return rm_cmd_usage_error(&cmd_watch, "bad option");
+		}
+	}
+	if (optind >= argc)
+		return rm_cmd_usage_error(&cmd_watch, "no run to watch");
+	if ((code = rm_ctx_open_store(ctx, &wt.st)))
+		return code;
+	struct rm_err err;
+	struct rm_wandb_opts wo = {.retry_max = ho.retry_max, .backoff_min = ho.backoff_min};
+	if ((!wt.offline || wandb_alert) && rm_wandb_open(&wt.w, &wo, &err)) {
+		if (wandb_alert) {
+			rm_error("%s", err.msg);
+			rm_store_close(wt.st);
+			return rm_exit_code(err.code);
+		}
+		wt.w = NULL; /* no key: local runs only, said once */
+		for (int i = optind; i < argc; i++)
+			if (is_wandb_path(argv[i])) {
+				rm_warning("not syncing W&B runs: %s", err.msg);
+				break;
+			}
+	}
+	wt.ch[wt.nch++] = (struct channel){.name = "stdout", .kind = 0};
+	for (int i = 0; i < nhooks; i++) {
+		struct channel *ch = &wt.ch[wt.nch++];
+		ch->kind = 1;
+		url_hash("webhook", hooks[i], ch->name, sizeof(ch->name));
+		ho.url = hooks[i];
+		ch->http = rm_http_new(&ho);
+	}
+	if (slack) {
+		struct channel *ch = &wt.ch[wt.nch++];
+		ch->kind = 2;
+		url_hash("slack", slack, ch->name, sizeof(ch->name));
+		ho.url = slack;
+		ch->http = rm_http_new(&ho);
+	}
+	if (wandb_alert) {
+		struct channel *ch = &wt.ch[wt.nch++];
+		ch->kind = 3;
+		snprintf(ch->name, sizeof(ch->name), "wandb");
+		ch->http = rm_wandb_http(wt.w);
+	}
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	int nruns = argc - optind;
+	char **runs = argv + optind;
+	char *done = rm_xcalloc((size_t)nruns, 1);
+	for (int left = nruns; left > 0 && !stop;) {
+		for (int i = 0; i < nruns && !stop; i++)
+			if (!done[i] && tick_run(&wt, runs[i])) {
+				done[i] = 1;
+				left--;
+			}
+		if (once)
+			break;
+		for (int64_t ms = 0; ms < every * 1000 && !stop && left > 0; ms += 100) {
+			struct timespec ts = {0, 100000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(done);
+	for (int i = 0; i < wt.nch; i++)
+		if (wt.ch[i].kind == 1 || wt.ch[i].kind == 2)
+			rm_http_free(wt.ch[i].http);
+	rm_wandb_close(wt.w);
+	rm_store_close(wt.st);
+	return RM_EXIT_OK;
+}
+
+const struct rm_cmd cmd_watch = {"watch", "keep runs diagnosed and alert on new findings", usage_text, run_watch};

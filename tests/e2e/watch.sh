@@ -1,0 +1,87 @@
+#!/bin/sh
+# End-to-end: runmon watch with a local webhook receiver, Slack-shaped and
+# Alertmanager-shaped payloads, dedup across restarts, retries, W&B alerts
+# on the fake server, SIGTERM. Usage: watch.sh RUNMON FAKE_WANDB
+set -eu
+runmon=$1
+fake=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+wait_file() { for _ in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done; fail "no $1"; }
+receiver() { # receiver NAME FAILS: sets $hook
+	python3 "$here/receiver.py" "$tmp/$1.port" "$tmp/$1.log" "$2" &
+	pids="$pids $!"
+	wait_file "$tmp/$1.port"
+	hook="http://127.0.0.1:$(cat "$tmp/$1.port")/hook"
+}
+db=$tmp/w.db
+"$runmon" --db "$db" simulate --strategy chunked --steps 4000 --seed 3 --spikes bucket --run homog >/dev/null
+"$runmon" --db "$db" simulate --strategy interleaved --steps 4000 --seed 3 --run inter >/dev/null
+
+# 1. One tick: alerts for the homogeneous run only, on every channel.
+receiver am 0; am=$hook
+receiver slack 0; slack=$hook
+"$runmon" --db "$db" watch --once --offline --webhook "$am" --slack-webhook "$slack" homog inter >"$tmp/out"
+grep -q "^ALERT critical homog RunmonHomogeneousBatching: homogeneous batching" "$tmp/out" || fail "stdout: $(cat "$tmp/out")"
+grep -q "^ALERT critical homog RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/out" || fail "resets alert"
+if grep -q " inter " "$tmp/out"; then fail "a healthy run alerted"; fi
+python3 - "$tmp/am.log" "$tmp/slack.log" <<'PY' || fail "payloads"
+import json, re, sys
+am = [json.loads(l) for l in open(sys.argv[1])]
+assert len(am) == 1, len(am)
+d = am[0]
+assert d["version"] == "4" and d["status"] == "firing" and len(d["alerts"]) == 2
+for a in d["alerts"]:
+    assert re.fullmatch(r"[0-9a-f]{16}", a["fingerprint"])
+    assert a["labels"]["run"] == "homog" and a["labels"]["severity"] == "critical"
+    assert a["annotations"]["fix"] and a["startsAt"].endswith("Z")
+assert {a["labels"]["alertname"] for a in d["alerts"]} == {"RunmonHomogeneousBatching", "RunmonResetsByBucket"}
+assert [a["labels"]["bucket"] for a in d["alerts"] if a["labels"]["detector"] == "resets_by_bucket"] == ["5"]
+sl = [json.loads(l) for l in open(sys.argv[2])]
+assert len(sl) == 1 and sl[0]["text"].startswith("runmon:") and len(sl[0]["blocks"]) == 2
+assert all(b["type"] == "section" and len(b["text"]["text"]) < 3000 for b in sl[0]["blocks"])
+PY
+
+# 2. A restart: the same incidents alert nowhere again.
+"$runmon" --db "$db" watch --once --offline --webhook "$am" --slack-webhook "$slack" homog inter >"$tmp/out2"
+[ ! -s "$tmp/out2" ] || fail "alerted again: $(cat "$tmp/out2")"
+[ "$(wc -l <"$tmp/am.log")" = 1 ] || fail "webhook got a second POST"
+if sqlite3 "$db" "SELECT channel FROM alerts" | grep -q "127.0.0.1"; then fail "a webhook URL in the database"; fi
+
+# 3. A receiver that answers 500 twice: delivered after retries.
+receiver flaky 2
+"$runmon" --db "$db" watch --once --offline --retry-wait 0.1 --webhook "$hook" homog >/dev/null
+[ "$(wc -l <"$tmp/flaky.log")" = 1 ] || fail "no delivery after retries"
+# 4. One that keeps failing: recorded as failed, sent on a later tick.
+receiver down 1000
+"$runmon" --db "$db" watch --once --offline --retry-max 1 --retry-wait 0.1 --webhook "$hook" homog >/dev/null 2>"$tmp/err"
+grep -q "alert delivery to webhook:[0-9a-f]* failed, will retry next tick" "$tmp/err" || fail "failure warning"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM alerts WHERE status = 'failed'")" -ge 1 ] || fail "failure recorded"
+
+# 5. W&B alerts on a synced run; the run is finished, so watch stops by itself.
+KEY=0123456789abcdef0123456789abcdef01234567
+"$fake" --port-file "$tmp/fake.port" --key "$KEY" --log "$tmp/fake.log" --run "acme/llm/r1:steps=3000" &
+pids="$pids $!"
+wait_file "$tmp/fake.port"
+WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/fake.port")" timeout 60 \
+	"$runmon" --db "$db" watch --every 1 --wandb-alert acme/llm/r1 >"$tmp/out3" || fail "watch of a finished run"
+grep -q "^ALERT [a-z]* acme/llm/r1 RunmonHomogeneousBatching" "$tmp/out3" || fail "W&B run alert: $(cat "$tmp/out3")"
+grep -q '^mutation NotifyScriptableRunAlert.*"runName":"r1".*"severity":"\(WARN\|ERROR\)".*"waitDuration":300000' \
+	"$tmp/fake.log" || fail "W&B mutation: $(grep mutation "$tmp/fake.log")"
+
+# 6. SIGTERM during a loop: exit 0, database intact.
+"$runmon" --db "$db" watch --every 1 --offline homog inter >/dev/null &
+victim=$!
+sleep 1.5
+kill -TERM $victim
+set +e
+wait $victim
+rc=$?
+set -e
+[ $rc = 0 ] || fail "SIGTERM exit $rc"
+[ "$(sqlite3 "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity after SIGTERM"
+echo "e2e watch: all checks passed"
