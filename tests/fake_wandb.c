@@ -12,7 +12,8 @@
  * (1: the loss is logged as {"train": {"loss": x}}), gap (A-B: no rows for
  * steps A..B-1, so whole windows are empty), grow (G: the run starts half
  * visible and G more steps appear with each history request; it is
- * "running" until complete), state, display.
+ * "running" until complete), resets (R: from step R on, the first batch of
+ * every bucket-5 streak spikes to four times its loss), state, display.
  * Fault kinds (each applies to the first COUNT HistoryPage requests): 429,
  * ratelimit (429 with RateLimit-Reset only), 500, 502, 503, slow, truncate
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
@@ -33,7 +34,7 @@
 
 struct run {
 	char entity[64], project[64], id[64], display[80], state[64];
-	long start, steps, nan, nested, gap_lo, gap_hi, grow, visible;
+	long start, steps, nan, nested, gap_lo, gap_hi, grow, visible, resets;
 };
 
 struct fault {
@@ -82,6 +83,8 @@ static void parse_run(const char *spec, struct run *r)
 			sscanf(v, "%ld-%ld", &r->gap_lo, &r->gap_hi);
 		else if (!strcmp(k, "grow"))
 			r->grow = atol(v);
+		else if (!strcmp(k, "resets"))
+			r->resets = atol(v);
 		else if (!strcmp(k, "state"))
 			snprintf(r->state, sizeof(r->state), "%s", v);
 		else if (!strcmp(k, "display"))
@@ -115,6 +118,8 @@ static int row_json(const struct run *r, long t, char *buf, size_t n)
 	int bucket = (int)((t / 50) % 6);
 	double loss =
 	    (0.5 + 0.3 * bucket) * (1 + 2 * exp(-(double)(t - r->start) / 2000.0)) * (0.95 + 0.1 * hash01(t, 1));
+	if (r->resets && t >= r->resets && bucket == 5 && t % 50 == 0)
+		loss *= 4;
 	int max_len = 100 + bucket * 1300 + (int)(hash01(t, 2) * 1000);
 	char lossbuf[64];
 	if (r->nan && t % r->nan == r->nan - 1)

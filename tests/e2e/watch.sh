@@ -73,6 +73,21 @@ grep -q "^ALERT [a-z]* acme/llm/r1 RunmonHomogeneousBatching" "$tmp/out3" || fai
 grep -q '^mutation NotifyScriptableRunAlert.*"runName":"r1".*"severity":"\(WARN\|ERROR\)".*"waitDuration":300000' \
 	"$tmp/fake.log" || fail "W&B mutation: $(grep mutation "$tmp/fake.log")"
 
+# 5b. Resets start clustering mid-run: the run grows between ticks (300
+# steps per history request) and spikes in bucket 5 from step 5500 on.
+"$fake" --port-file "$tmp/grow.port" --key "$KEY" --run "acme/llm/r2:steps=8000,grow=300,resets=5500" &
+pids="$pids $!"
+wait_file "$tmp/grow.port"
+export WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/grow.port")"
+"$runmon" --db "$db" watch --once acme/llm/r2 >"$tmp/g1"
+grep -q "^ALERT critical acme/llm/r2 RunmonHomogeneousBatching" "$tmp/g1" || fail "first tick: $(cat "$tmp/g1")"
+if grep -q RunmonResetsByBucket "$tmp/g1"; then fail "resets alert before the resets"; fi
+timeout 60 "$runmon" --db "$db" watch --every 1 acme/llm/r2 >"$tmp/g2" || fail "watch of a growing run"
+grep -q "^ALERT critical acme/llm/r2 RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/g2" ||
+	fail "no resets alert mid-run: $(cat "$tmp/g2")"
+if grep -q RunmonHomogeneousBatching "$tmp/g2"; then fail "verdict alerted twice"; fi
+unset WANDB_API_KEY WANDB_BASE_URL
+
 # 6. SIGTERM during a loop: exit 0, database intact.
 "$runmon" --db "$db" watch --every 1 --offline homog inter >/dev/null &
 victim=$!
