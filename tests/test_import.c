@@ -402,9 +402,96 @@ static void bucket_of_boundaries(void **state)
 	assert_int_equal(over, 1);
 }
 
+/* Writes text to path (mode "w" or "a"). */
+static void put(const char *path, const char *mode, const char *text)
+{
+	FILE *f = fopen(path, mode);
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int tail(const char *db, const char *path, struct rm_tail_pos *pos, struct rm_err *err)
+{
+	struct rm_store *st;
+	struct rm_import_report rep;
+	struct rm_import_opts o = {.run_name = "t"};
+	assert_int_equal(rm_store_open(&st, db, err), 0);
+	int rc = rm_import_tail(st, &o, path, &rep, pos, err);
+	rm_store_close(st);
+	if (!rc)
+		rm_import_report_release(&rep);
+	return rc;
+}
+
+#define ROW(s, b) "{\"step\": " #s ", \"bucket\": " #b ", \"n\": 4, \"max_len\": 900}\n"
+
+/* A growing sidecar: partial last line, restart, truncation, rotation. */
+static void sidecar_tail(void **state)
+{
+	const char *db = tu_tmp_path("tail.db"), *path = tu_tmp_path("tail.jsonl");
+	char rotated[4096];
+	struct rm_tail_pos pos;
+	struct rm_err err;
+	snprintf(rotated, sizeof(rotated), "%s.1", path);
+	remove(path);
+	remove(rotated);
+
+	/* Not there yet: nothing, no error. */
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.offset, 0);
+
+	/* Three lines and half of a fourth: the half waits. */
+	put(path, "w", ROW(0, 1) ROW(1, 2) ROW(2, 3) "{\"step\": 3, \"buck");
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.lineno, 3);
+	assert_true(pos.partial);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 3);
+
+	/* The writer finishes it and adds one; a new process picks up there. */
+	put(path, "a", "et\": 4, \"n\": 4, \"max_len\": 900}\n" ROW(4, 5));
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.lineno, 5);
+	assert_false(pos.partial);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 5);
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 3"), 4);
+	int64_t logged = tu_q_int(db, "SELECT COUNT(*) FROM imports");
+
+	/* Nothing new: nothing read, nothing logged. */
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.lineno, 5);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM imports"), logged);
+
+	/* A bad line fails naming file and line; the position stays. */
+	put(path, "a", "{not json\n");
+	assert_int_not_equal(tail(db, path, &pos, &err), 0);
+	assert_non_null(strstr(err.msg, "tail.jsonl:6"));
+	assert_int_equal(tu_q_int(db, "SELECT lineno FROM tails"), 5);
+
+	/* Truncated in place (copytruncate) and rewritten: read from the top. */
+	put(path, "w", ROW(0, 2) "\n");
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.lineno, 2);
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 0"), 2);
+
+	/* Rotated: a line lands in the old file before the rename, and the new
+	 * file starts; both are read, the old one first. */
+	put(path, "a", ROW(5, 6));
+	assert_int_equal(rename(path, rotated), 0);
+	put(path, "w", ROW(6, 1));
+	assert_int_equal(tail(db, path, &pos, &err), 0);
+	assert_int_equal(pos.lineno, 1);
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 5"), 6);
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 6"), 1);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 7);
+	remove(rotated);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(sidecar_tail),
 	    cmocka_unit_test(wandb_history),
 	    cmocka_unit_test(nested_loss_key),
 	    cmocka_unit_test(sidecar_jsonl),

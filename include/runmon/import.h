@@ -87,6 +87,17 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
               struct rm_import_report *rep, struct rm_err *err);
 void rm_import_report_release(struct rm_import_report *rep);
 
+/* Imports what a growing JSON-lines batch sidecar gained since the last
+ * call for the same path; the position lives in the database (tails), so
+ * it survives restarts, and moves in the same transaction as the rows. A
+ * last line without its newline waits for the next call. A file shorter
+ * than the position was truncated and is read again from the start; a
+ * new file at the path was rotated in: the rest of the old one is read
+ * first if it sits at PATH.1, then the new one from the start. A path that
+ * does not exist yet imports nothing. *pos says where reading stopped. */
+int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                   struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err);
+
 /* Bucket of a batch whose longest sequence is max_len: i with
  * bounds[i] < max_len <= bounds[i+1]; lengths past the last boundary go to
  * the last bucket and set *over. */

@@ -24,6 +24,8 @@ struct rm_lines {
 	size_t pos;      /* start of the next line in buf */
 	size_t max_line; /* bytes; a longer line is an error */
 	int eof;
+	int complete_only;    /* hold back a last line without its newline */
+	int partial;          /* set when such a line was held back */
 	uint64_t lineno;      /* 1-based number of the line last returned */
 	uint64_t offset;      /* file offset of the line last returned */
 	uint64_t next_offset; /* file offset just past it */
@@ -37,6 +39,10 @@ int rm_lines_open(struct rm_lines *lr, const char *path, struct rm_err *err);
  * stays valid until the next call. Returns RM_OK, RM_E_IO or RM_E_INPUT
  * (line longer than max_line). */
 int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *err);
+
+/* Continues reading at a byte offset that starts a line; lineno is the
+ * number of the line before it. For files that grow between reads. */
+int rm_lines_seek(struct rm_lines *lr, uint64_t offset, uint64_t lineno, struct rm_err *err);
 
 void rm_lines_close(struct rm_lines *lr);
 

@@ -188,6 +188,18 @@ void rm_store_cost_release(struct rm_store_cost *c);
 int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
                             const double *level, int k, int log_scale, struct rm_err *err);
 
+/* Where a growing file was read up to: the file (dev, ino), the byte just
+ * past the last complete line taken and that line's number. */
+struct rm_tail_pos {
+	uint64_t dev, ino, offset, lineno;
+	int partial; /* a last line without its newline was left for later */
+};
+
+/* The stored position for path; *found is 0 when there is none. */
+int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err);
+int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, const struct rm_tail_pos *pos,
+                      struct rm_err *err);
+
 /* The highest severity (0 none, 1 info, 2 warn, 3 critical) already
  * delivered for an alert fingerprint on a channel. */
 int rm_store_alert_sent(struct rm_store *st, const char *fingerprint, const char *channel, int *severity,

@@ -4,8 +4,10 @@
  * counter going backwards) and replacements (a step logged again).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "import_internal.h"
 #include "runmon/csv.h"
@@ -411,17 +413,13 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 	}
 }
 
-int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *const *files, int nfiles,
-              struct rm_import_report *rep, struct rm_err *err)
+/* Logs what each file contributed (skip_empty: files that gave no line
+ * are not logged, so an idle tail leaves no trace) and commits; rolls back
+ * on failure. */
+static int log_and_commit(struct rm_store *st, struct rm_import_report *rep, int skip_empty, struct rm_err *err)
 {
-	int rc;
-	memset(rep, 0, sizeof(*rep));
-	if ((rc = rm_store_begin(st, err)))
-		return rc;
-	for (int i = 0; i < nfiles; i++)
-		if ((rc = import_file(st, opts, files[i], rep, err)))
-			goto fail;
-	for (size_t i = 0; i < rep->n; i++) {
+	int rc = RM_OK;
+	for (size_t i = 0; i < rep->n && !rc; i++) {
 		struct rm_import_result *r = &rep->r[i];
 		struct rm_import_log log = {r->run_id,
 		                            r->path,
@@ -432,12 +430,72 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 		                            (int64_t)r->replaced,
 		                            (int64_t)r->restarts,
 		                            (int64_t)r->skipped};
-		if ((rc = rm_store_log_import(st, &log, err)))
-			goto fail;
+		if (r->lines || !skip_empty)
+			rc = rm_store_log_import(st, &log, err);
 	}
-	if ((rc = rm_store_commit(st, err)))
+	if (!rc)
+		rc = rm_store_commit(st, err);
+	if (rc) {
+		rm_store_rollback(st);
+		rm_import_report_release(rep);
+	}
+	return rc;
+}
+
+int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *const *files, int nfiles,
+              struct rm_import_report *rep, struct rm_err *err)
+{
+	int rc;
+	memset(rep, 0, sizeof(*rep));
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	for (int i = 0; i < nfiles && !rc; i++)
+		rc = import_file(st, opts, files[i], rep, err);
+	if (rc) {
+		rm_store_rollback(st);
+		rm_import_report_release(rep);
+		return rc;
+	}
+	return log_and_commit(st, rep, 0, err);
+}
+
+int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                   struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err)
+{
+	struct stat sb;
+	int found, rc;
+	memset(rep, 0, sizeof(*rep));
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	if ((rc = rm_store_tail_get(st, path, pos, &found, err)))
 		goto fail;
-	return RM_OK;
+	if (stat(path, &sb)) {
+		if (errno != ENOENT) {
+			rc = rm_err_set(err, RM_E_IO, "cannot stat '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		return log_and_commit(st, rep, 1, err); /* not written yet */
+	}
+	if (found && ((uint64_t)sb.st_dev != pos->dev || (uint64_t)sb.st_ino != pos->ino)) {
+		/* Rotated: logrotate renames the old file to PATH.1. */
+		char *old = rm_xmalloc(strlen(path) + 3);
+		struct stat ob;
+		sprintf(old, "%s.1", path);
+		if (!stat(old, &ob) && (uint64_t)ob.st_dev == pos->dev && (uint64_t)ob.st_ino == pos->ino &&
+		    (uint64_t)ob.st_size >= pos->offset)
+			rc = import_jsonl_tail(st, opts, old, pos, rep, err);
+		free(old);
+		if (rc)
+			goto fail;
+		pos->offset = pos->lineno = 0;
+	} else if (found && (uint64_t)sb.st_size < pos->offset) {
+		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
+	}
+	if ((rc = import_jsonl_tail(st, opts, path, pos, rep, err)))
+		goto fail;
+	if ((rc = rm_store_tail_put(st, path, rep->r[rep->n - 1].run_id, pos, err)))
+		goto fail;
+	return log_and_commit(st, rep, 1, err);
 fail:
 	rm_store_rollback(st);
 	rm_import_report_release(rep);

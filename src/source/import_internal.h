@@ -137,6 +137,10 @@ int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, ui
 /* Format drivers. */
 int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                  struct rm_import_report *rep, struct rm_err *err);
+/* Reads path from pos (a complete line's start) to its last complete
+ * line and moves pos there; pos->dev and ino name the file read. */
+int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
+                      struct rm_import_report *rep, struct rm_err *err);
 int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                struct rm_import_report *rep, struct rm_err *err);
 int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path,

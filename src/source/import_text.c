@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "import_internal.h"
 #include "runmon/csv.h"
@@ -17,32 +18,28 @@ static int blank(const char *s, size_t n)
 	return strspn(s, " \t") == n;
 }
 
-int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
-                 struct rm_import_report *rep, struct rm_err *err)
+/* Feeds lr's lines (from where it stands) into res's run. */
+static int jsonl_feed(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
+                      struct rm_import_result *res, struct rm_err *err)
 {
-	struct rm_lines lr;
 	struct rm_row row;
 	struct sink k;
-	char *name = run_name_for(opts, path), *line;
+	char *line;
 	size_t len;
-	struct rm_import_result *res = report_add(rep, path, name, fmt);
 	int rc;
-	free(name);
-	if ((rc = rm_lines_open(&lr, path, err)))
-		return rc;
 	rm_row_init(&row);
 	if ((rc = sink_open(&k, st, opts, res, err)))
 		goto out;
 	struct pipeline *p = pipeline_start(NULL, NULL);
-	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
+	while (!(rc = rm_lines_next(lr, &line, &len, err)) && line) {
 		struct rm_err perr;
 		res->lines++;
 		if (blank(line, len))
 			continue;
 		if (rm_jsonrow_parse(&row, line, len, &perr))
-			rc = bad_line(res, opts, lr.lineno, perr.msg, err);
+			rc = bad_line(res, opts, lr->lineno, perr.msg, err);
 		else
-			rc = pipeline_feed(p, &k, &row, lr.lineno, err);
+			rc = pipeline_feed(p, &k, &row, lr->lineno, err);
 		if (rc)
 			break;
 	}
@@ -54,6 +51,46 @@ int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const c
 out:
 	sink_release(&k);
 	rm_row_release(&row);
+	return rc;
+}
+
+int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                 struct rm_import_report *rep, struct rm_err *err)
+{
+	struct rm_lines lr;
+	char *name = run_name_for(opts, path);
+	struct rm_import_result *res = report_add(rep, path, name, fmt);
+	free(name);
+	int rc = rm_lines_open(&lr, path, err);
+	if (!rc)
+		rc = jsonl_feed(st, opts, &lr, res, err);
+	rm_lines_close(&lr);
+	return rc;
+}
+
+int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
+                      struct rm_import_report *rep, struct rm_err *err)
+{
+	struct rm_lines lr;
+	char *name = run_name_for(opts, path);
+	struct rm_import_result *res = report_add(rep, path, name, RM_FMT_SIDECAR_JSONL);
+	free(name);
+	int rc = rm_lines_open(&lr, path, err);
+	if (!rc)
+		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
+	lr.complete_only = 1;
+	struct stat sb;
+	if (!rc && !fstat(fileno(lr.fp), &sb)) { /* the file opened, not whatever the path names now */
+		pos->dev = (uint64_t)sb.st_dev;
+		pos->ino = (uint64_t)sb.st_ino;
+	}
+	if (!rc)
+		rc = jsonl_feed(st, opts, &lr, res, err);
+	if (!rc) {
+		pos->offset = lr.next_offset;
+		pos->lineno = lr.lineno;
+		pos->partial = lr.partial;
+	}
 	rm_lines_close(&lr);
 	return rc;
 }

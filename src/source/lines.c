@@ -74,6 +74,10 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 	size_t n = nl ? (size_t)(nl - s) : lr->len - lr->pos;
 	if (!nl && n == 0)
 		return RM_OK; /* end of file */
+	if (!nl && lr->complete_only) {
+		lr->partial = 1; /* still being written: the next read takes it */
+		return RM_OK;
+	}
 	lr->offset = lr->buf_offset + lr->pos;
 	lr->pos += n + (nl ? 1 : 0);
 	lr->next_offset = lr->buf_offset + lr->pos;
@@ -87,6 +91,17 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 	}
 	*line = s;
 	*len = n;
+	return RM_OK;
+}
+
+int rm_lines_seek(struct rm_lines *lr, uint64_t offset, uint64_t lineno, struct rm_err *err)
+{
+	if (fseeko(lr->fp, (off_t)offset, SEEK_SET))
+		return rm_err_set(err, RM_E_IO, "cannot seek in '%s': %s", lr->path, strerror(errno));
+	lr->len = lr->pos = 0;
+	lr->eof = lr->partial = 0;
+	lr->buf_offset = lr->offset = lr->next_offset = offset;
+	lr->lineno = lineno;
 	return RM_OK;
 }
 

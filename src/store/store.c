@@ -1001,3 +1001,42 @@ int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char 
 	sqlite3_bind_text(s, 5, status, -1, SQLITE_STATIC);
 	return run_once(st, s, err, "cannot log alert");
 }
+
+int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "SELECT dev, ino, offset, lineno FROM tails WHERE path = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	memset(pos, 0, sizeof(*pos));
+	*found = sqlite3_step(s) == SQLITE_ROW;
+	if (*found) {
+		pos->dev = (uint64_t)sqlite3_column_int64(s, 0);
+		pos->ino = (uint64_t)sqlite3_column_int64(s, 1);
+		pos->offset = (uint64_t)sqlite3_column_int64(s, 2);
+		pos->lineno = (uint64_t)sqlite3_column_int64(s, 3);
+	}
+	return run_once(st, s, err, "cannot read the sidecar position");
+}
+
+int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, const struct rm_tail_pos *pos,
+                      struct rm_err *err)
+{
+	sqlite3_stmt *s =
+	    prepare(st,
+	            "INSERT INTO tails(path, run_id, dev, ino, offset, lineno, updated_at)"
+	            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(path) DO UPDATE SET"
+	            " run_id = excluded.run_id, dev = excluded.dev, ino = excluded.ino,"
+	            " offset = excluded.offset, lineno = excluded.lineno, updated_at = excluded.updated_at",
+	            err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, run_id);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)pos->dev);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)pos->ino);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)pos->offset);
+	sqlite3_bind_int64(s, 6, (sqlite3_int64)pos->lineno);
+	sqlite3_bind_double(s, 7, (double)time(NULL));
+	return run_once(st, s, err, "cannot save the sidecar position");
+}
