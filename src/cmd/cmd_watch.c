@@ -16,25 +16,30 @@
 #include "runmon/alert.h"
 #include "runmon/analyze.h"
 #include "runmon/http.h"
+#include "runmon/import.h"
 #include "runmon/sync.h"
 #include "runmon/wandb.h"
 
 static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "\n"
                                  "Each tick: syncs each W&B run (ENTITY/PROJECT/ID; local runs are read as\n"
-                                 "stored), diagnoses it, and alerts on findings at --min-severity or above:\n"
-                                 "the verdict (homogeneous batching, checkpoint resets, ...) and loss resets\n"
-                                 "that cluster by bucket. Each alert carries its evidence, the W&B run page\n"
-                                 "and the fix, and is sent once per channel across restarts (again only if\n"
-                                 "its severity rises). A failed delivery is retried with backoff and, if it\n"
-                                 "still fails, recorded and tried again next tick. A W&B outage is reported\n"
-                                 "once and the watch goes on. A run that finishes gets a final diagnosis and\n"
-                                 "is dropped; watch exits when none is left. SIGINT/SIGTERM: the current\n"
-                                 "write completes, and watch exits 0.\n"
+                                 "stored), reads what its batch sidecar gained, diagnoses it, and alerts on\n"
+                                 "findings at --min-severity or above: the verdict (homogeneous batching,\n"
+                                 "checkpoint resets, ...) and loss resets that cluster by bucket. Each alert\n"
+                                 "carries its evidence, the W&B run page and the fix, and is sent once per\n"
+                                 "channel across restarts (again only if its severity rises). A failed\n"
+                                 "delivery is retried with backoff and, if it still fails, recorded and tried\n"
+                                 "again next tick. A W&B outage is reported once and the watch goes on. A run\n"
+                                 "that finishes gets a final diagnosis and is dropped; watch exits when none\n"
+                                 "is left. SIGINT/SIGTERM: the current write completes, and watch exits 0.\n"
                                  "\n"
                                  "Options:\n"
                                  "  --once               one tick, then exit (for cron)\n"
                                  "  --every SECONDS      time between ticks (default 60)\n"
+                                 "  --batches RUN=FILE   tail RUN's growing JSON-lines batch sidecar (repeatable);\n"
+                                 "                       a half-written last line waits, truncation and\n"
+                                 "                       rotation (old file at FILE.1) are followed\n"
+                                 "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
                                  "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
                                  "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
                                  "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
@@ -104,8 +109,15 @@ static int is_wandb_path(const char *s)
 	return a && b && a > s && b > a + 1 && b[1] && !strchr(b + 1, '/');
 }
 
+struct sidecar {
+	const char *run, *path; /* borrowed from argv */
+};
+
 struct watch {
 	struct rm_store *st;
+	struct sidecar side[16];
+	int nside;
+	struct rm_import_opts imp;
 	struct rm_wandb *w; /* NULL when offline or without a key */
 	struct channel ch[20];
 	int nch;
@@ -164,10 +176,29 @@ static void alert_run(struct watch *wt, struct rm_alert *al, int n)
 	}
 }
 
+/* Imports what the run's sidecars gained since the last tick. */
+static void tail_sidecars(struct watch *wt, const char *spec)
+{
+	for (int i = 0; i < wt->nside; i++) {
+		if (strcmp(wt->side[i].run, spec))
+			continue;
+		struct rm_import_report rep;
+		struct rm_tail_pos pos;
+		struct rm_err err;
+		wt->imp.run_name = spec;
+		if (rm_import_tail(wt->st, &wt->imp, wt->side[i].path, &rep, &pos, &err)) {
+			rm_warning("%s (will retry next tick)", err.msg);
+			continue;
+		}
+		rm_import_report_release(&rep);
+	}
+}
+
 /* One tick for one run; returns 1 when the run has finished. */
 static int tick_run(struct watch *wt, const char *spec)
 {
 	struct rm_err err;
+	tail_sidecars(wt, spec);
 	if (is_wandb_path(spec) && !wt->offline && wt->w) {
 		char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
 		*p++ = '\0';
@@ -215,6 +246,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	static const struct option longopts[] = {
 	    {"once", no_argument, NULL, '1'},
 	    {"every", required_argument, NULL, 'e'},
+	    {"batches", required_argument, NULL, 'b'},
+	    {"buckets", required_argument, NULL, 'B'},
 	    {"webhook", required_argument, NULL, 'w'},
 	    {"slack-webhook", required_argument, NULL, 's'},
 	    {"wandb-alert", no_argument, NULL, 'a'},
@@ -233,7 +266,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	const char *hooks[16];
 	int nhooks = 0;
 	const char *slack = NULL;
+	int64_t *bounds = NULL;
+	const char *buckets = NULL;
 	rm_http_opts_default(&ho);
+	wt.imp.format = RM_FMT_SIDECAR_JSONL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -247,6 +283,17 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 				return rm_cmd_usage_error(&cmd_watch, "at most 16 --webhook");
 			hooks[nhooks++] = optarg;
 			break;
+		case 'b': {
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !eq[1])
+				return rm_cmd_usage_error(&cmd_watch, "--batches wants RUN=FILE");
+			if (wt.nside == 16)
+				return rm_cmd_usage_error(&cmd_watch, "at most 16 --batches");
+			*eq = '\0';
+			wt.side[wt.nside++] = (struct sidecar){optarg, eq + 1};
+			break;
+		}
+		case 'B': buckets = optarg; break;
 		case 's': slack = optarg; break;
 		case 'a': wandb_alert = 1; break;
 		case 'm':
@@ -273,6 +320,11 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	if (optind >= argc)
 		return rm_cmd_usage_error(&cmd_watch, "no run to watch");
+	if (buckets && rm_parse_bounds(buckets, &bounds, &wt.imp.nbounds))
+		return rm_cmd_usage_error(
+		    &cmd_watch, "--buckets wants two or more increasing lengths, like 0,770,1216,8192 (got '%s')",
+		    buckets);
+	wt.imp.bounds = bounds;
 	if ((code = rm_ctx_open_store(ctx, &wt.st)))
 		return code;
 	struct rm_err err;
@@ -332,6 +384,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		}
 	}
 	free(done);
+	free(bounds);
 	for (int i = 0; i < wt.nch; i++)
 		if (wt.ch[i].kind == 1 || wt.ch[i].kind == 2)
 			rm_http_free(wt.ch[i].http);

@@ -99,4 +99,24 @@ rc=$?
 set -e
 [ $rc = 0 ] || fail "SIGTERM exit $rc"
 [ "$(sqlite3 "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity after SIGTERM"
+# 7. A growing batch sidecar: the losses are stored, the batch composition
+# arrives while the watch runs, its last line half-written.
+"$runmon" simulate --strategy chunked --steps 4000 --seed 3 --spikes bucket --out "$tmp/sim" >/dev/null
+"$runmon" --db "$db" import --run side "$tmp/sim/history.jsonl" >/dev/null
+side=$tmp/side.jsonl
+: >"$side"
+"$runmon" --db "$db" watch --once --offline --batches "side=$side" side >"$tmp/s1"
+[ ! -s "$tmp/s1" ] || fail "alerted without batches: $(cat "$tmp/s1")"
+head -n 2000 "$tmp/sim/batches.jsonl" >"$side"
+tail -n +2001 "$tmp/sim/batches.jsonl" | head -c 300 >>"$side"
+"$runmon" --db "$db" watch --once --offline --batches "side=$side" side >"$tmp/s2"
+grep -q "^ALERT critical side RunmonHomogeneousBatching" "$tmp/s2" || fail "sidecar tick: $(cat "$tmp/s2")"
+[ "$(sqlite3 "$db" "SELECT lineno FROM tails")" = 2002 ] || fail "position after a half-written line"
+tail -n +2001 "$tmp/sim/batches.jsonl" | tail -c +301 >>"$side"
+"$runmon" --db "$db" watch --once --offline --batches "side=$side" side >"$tmp/s3"
+[ "$(sqlite3 "$db" "SELECT offset FROM tails")" = "$(wc -c <"$side")" ] || fail "sidecar not read to its end"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'side'")" = 4000 ] ||
+	fail "sidecar rows"
+if grep -q RunmonHomogeneousBatching "$tmp/s3"; then fail "verdict alerted twice"; fi
+
 echo "e2e watch: all checks passed"
