@@ -86,7 +86,7 @@ static void upsert_replaces_and_is_idempotent(void **state)
 	s.v[RM_S_LOSS] = 1.0;
 	s.have = 1;
 	assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
-	assert_int_equal(rm_store_count_steps(st, run, &n, &err), 0);
+	assert_int_equal(rm_store_count_steps(st, run, INT64_MIN, INT64_MAX, &n, &err), 0);
 	assert_int_equal(n, 1);
 	struct rm_batch b = {.step = 1, .rank = 0, .v = {[RM_B_BUCKET] = 2, [RM_B_MEAN_LEN] = 10.5}, .have = 1 | 16};
 	assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);

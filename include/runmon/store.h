@@ -96,7 +96,12 @@ int rm_store_put_buckets(struct rm_store *st, int64_t run_id, const int64_t *bou
 /* Refreshes last_step and synced_at; sets loss_key when not NULL. */
 int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key, struct rm_err *err);
 
-int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t *n, struct rm_err *err);
+/* SQLite's data_version: changes when another connection commits. */
+int rm_store_data_version(struct rm_store *st, int64_t *v, struct rm_err *err);
+
+/* Steps of the run in [lo, hi): a range, so that counting what an import
+ * added costs what the import touched, not the run's length. */
+int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, int64_t *n, struct rm_err *err);
 int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, struct rm_err *err);
 
 /* All runs, ordered by id. The array and its strings belong to the caller:

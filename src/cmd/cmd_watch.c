@@ -40,6 +40,10 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "                       a half-written last line waits, truncation and\n"
                                  "                       rotation (old file at FILE.1) are followed\n"
                                  "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
+                                 "  --diagnose-every S   re-diagnose a run with new rows at least this often\n"
+                                 "                       (default 600; sooner when it grew by 1%, 200 rows\n"
+                                 "                       at least, or finished; 0: every tick with new rows)\n"
+                                 "  --stats              at exit, print the CPU time per tick on stderr\n"
                                  "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
                                  "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
                                  "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
@@ -113,8 +117,19 @@ struct sidecar {
 	const char *run, *path; /* borrowed from argv */
 };
 
+/* What the watch knows of one run between ticks. */
+struct watched {
+	const char *spec; /* borrowed from argv */
+	int done;
+	int diagnosed;      /* at least once in this process */
+	int64_t diag_steps; /* points in the last diagnosis */
+	int64_t pending;    /* rows arrived since (steps synced, sidecar lines) */
+	double diag_at;     /* monotonic seconds */
+};
+
 struct watch {
 	struct rm_store *st;
+	double diagnose_every; /* seconds: the latest a run with new rows waits */
 	struct sidecar side[16];
 	int nside;
 	struct rm_import_opts imp;
@@ -123,6 +138,7 @@ struct watch {
 	int nch;
 	enum rm_severity min;
 	int offline, outage;
+	int external; /* another process wrote to the database since the last tick */
 };
 
 /* Sends the alerts that a channel has not had yet (at this severity). */
@@ -176,9 +192,11 @@ static void alert_run(struct watch *wt, struct rm_alert *al, int n)
 	}
 }
 
-/* Imports what the run's sidecars gained since the last tick. */
-static void tail_sidecars(struct watch *wt, const char *spec)
+/* Imports what the run's sidecars gained since the last tick; returns the
+ * lines read. */
+static int64_t tail_sidecars(struct watch *wt, const char *spec)
 {
+	int64_t lines = 0;
 	for (int i = 0; i < wt->nside; i++) {
 		if (strcmp(wt->side[i].run, spec))
 			continue;
@@ -190,15 +208,43 @@ static void tail_sidecars(struct watch *wt, const char *spec)
 			rm_warning("%s (will retry next tick)", err.msg);
 			continue;
 		}
+		for (size_t j = 0; j < rep.n; j++)
+			lines += (int64_t)rep.r[j].lines;
 		rm_import_report_release(&rep);
 	}
+	return lines;
 }
 
-/* One tick for one run; returns 1 when the run has finished. */
-static int tick_run(struct watch *wt, const char *spec)
+static double now_mono(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The detectors read the whole run (~0.8 s at 1M steps), and a few hundred
+ * more rows barely move their statistics, so a run is re-diagnosed only
+ * when it grew by 1% (at least 200 rows), when --diagnose-every seconds
+ * passed with new rows, when it finished, or when another process (an
+ * import, a sync) wrote to the database. Other ticks cost the sync and the
+ * tail: they grow with the new data, not with the run. */
+static int due(const struct watched *r, const struct watch *wt, int finished_now)
+{
+	if (!r->diagnosed || finished_now || wt->external)
+		return 1;
+	if (!r->pending)
+		return 0;
+	int64_t grow = r->diag_steps / 100 > 200 ? r->diag_steps / 100 : 200;
+	return r->pending >= grow || now_mono() - r->diag_at >= wt->diagnose_every;
+}
+
+/* One tick for one run; sets r->done when the run has finished. */
+static void tick_run(struct watch *wt, struct watched *r)
+{
+	const char *spec = r->spec;
 	struct rm_err err;
-	tail_sidecars(wt, spec);
+	int finished_now = 0;
+	r->pending += tail_sidecars(wt, spec);
 	if (is_wandb_path(spec) && !wt->offline && wt->w) {
 		char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
 		*p++ = '\0';
@@ -213,9 +259,13 @@ static int tick_run(struct watch *wt, const char *spec)
 			wt->outage = 1;
 		} else {
 			wt->outage = 0;
+			r->pending += res.rows;
+			finished_now = finished(res.state);
 		}
 		free(copy);
 	}
+	if (!due(r, wt, finished_now))
+		return;
 	int64_t run_id;
 	struct rm_analyze_opts o;
 	struct rm_diagnosis d;
@@ -223,8 +273,12 @@ static int tick_run(struct watch *wt, const char *spec)
 	rm_analyze_opts_default(&o);
 	if (rm_store_find_run(wt->st, spec, &run_id, &err) || rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
 		rm_warning("%s", err.msg);
-		return 0;
+		return;
 	}
+	r->diagnosed = 1;
+	r->diag_steps = (int64_t)d.points;
+	r->pending = 0;
+	r->diag_at = now_mono();
 	char *url = NULL;
 	if (info.entity && *info.entity) {
 		const char *base = getenv("WANDB_BASE_URL");
@@ -234,11 +288,37 @@ static int tick_run(struct watch *wt, const char *spec)
 	struct rm_alert al[8];
 	int n = rm_alerts_from(&d, &info, url, wt->min, (double)time(NULL), al, 8);
 	alert_run(wt, al, n);
-	int done = finished(info.state);
+	r->done = finished(info.state);
 	free(url);
 	rm_diagnosis_release(&d);
 	rm_run_info_release(&info);
-	return done;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* --stats: CPU per tick, the first (full sync and diagnosis) apart. */
+static void print_stats(double *cpu, int n)
+{
+	if (n < 1)
+		return;
+	fprintf(stderr, "watch: %d ticks; first %.1f ms CPU", n, cpu[0] * 1e3);
+	if (n > 1) {
+		qsort(cpu + 1, (size_t)n - 1, sizeof(*cpu), cmp_double);
+		fprintf(stderr, "; later ticks median %.1f ms, max %.1f ms", cpu[1 + (n - 1) / 2] * 1e3,
+		        cpu[n - 1] * 1e3);
+	}
+	fprintf(stderr, "\n");
 }
 
 static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
@@ -247,6 +327,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"once", no_argument, NULL, '1'},
 	    {"every", required_argument, NULL, 'e'},
 	    {"batches", required_argument, NULL, 'b'},
+	    {"diagnose-every", required_argument, NULL, 'd'},
+	    {"stats", no_argument, NULL, 'S'},
 	    {"buckets", required_argument, NULL, 'B'},
 	    {"webhook", required_argument, NULL, 'w'},
 	    {"slack-webhook", required_argument, NULL, 's'},
@@ -259,9 +341,9 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct watch wt = {.min = RM_SEV_WARN};
+	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 600};
 	struct rm_http_opts ho;
-	int c, once = 0, wandb_alert = 0, code;
+	int c, once = 0, wandb_alert = 0, stats = 0, code;
 	int64_t every = 60, v;
 	const char *hooks[16];
 	int nhooks = 0;
@@ -294,6 +376,12 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		}
 		case 'B': buckets = optarg; break;
+		case 'd':
+			if (rm_parse_int(optarg, 0, &v))
+				return rm_cmd_usage_error(&cmd_watch, "--diagnose-every wants seconds");
+			wt.diagnose_every = (double)v;
+			break;
+		case 'S': stats = 1; break;
 		case 's': slack = optarg; break;
 		case 'a': wandb_alert = 1; break;
 		case 'm':
@@ -367,15 +455,27 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	int nruns = argc - optind;
-	char **runs = argv + optind;
-	char *done = rm_xcalloc((size_t)nruns, 1);
+	int nruns = argc - optind, nticks = 0, cap = 64;
+	struct watched *runs = rm_xcalloc((size_t)nruns, sizeof(*runs));
+	double *cpu = rm_xmalloc((size_t)cap * sizeof(*cpu));
+	for (int i = 0; i < nruns; i++)
+		runs[i].spec = argv[optind + i];
+	int64_t version = 0, seen = 0;
 	for (int left = nruns; left > 0 && !stop;) {
-		for (int i = 0; i < nruns && !stop; i++)
-			if (!done[i] && tick_run(&wt, runs[i])) {
-				done[i] = 1;
-				left--;
-			}
+		double t0 = cpu_seconds();
+		if (!rm_store_data_version(wt.st, &version, &err))
+			wt.external = nticks > 0 && version != seen;
+		for (int i = 0; i < nruns && !stop; i++) {
+			if (runs[i].done)
+				continue;
+			tick_run(&wt, &runs[i]);
+			left -= runs[i].done;
+		}
+		if (!rm_store_data_version(wt.st, &version, &err))
+			seen = version;
+		if (nticks == cap)
+			cpu = rm_xrealloc(cpu, (size_t)(cap *= 2) * sizeof(*cpu));
+		cpu[nticks++] = cpu_seconds() - t0;
 		if (once)
 			break;
 		for (int64_t ms = 0; ms < every * 1000 && !stop && left > 0; ms += 100) {
@@ -383,7 +483,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			nanosleep(&ts, NULL);
 		}
 	}
-	free(done);
+	if (stats)
+		print_stats(cpu, nticks);
+	free(cpu);
+	free(runs);
 	free(bounds);
 	for (int i = 0; i < wt.nch; i++)
 		if (wt.ch[i].kind == 1 || wt.ch[i].kind == 2)

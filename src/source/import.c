@@ -160,8 +160,6 @@ int sink_open_key(struct sink *k, struct rm_store *st, const struct rm_import_op
 	k->opts = opts;
 	mapper_init(&k->map, res->format, opts);
 	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
-	if (!rc)
-		rc = rm_store_count_steps(st, k->run_id, &k->steps_before, err);
 	if (!rc && opts->nbounds >= 2)
 		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
 	res->run_id = k->run_id;
@@ -249,6 +247,15 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 		return RM_OK;
 	}
 	if (rec->has_step_row) {
+		if (!k->has_low || rec->step < k->low) { /* once, and again after a restart below it */
+			int64_t n;
+			if ((rc = rm_store_count_steps(k->st, k->run_id, rec->step, k->has_low ? k->low : INT64_MAX, &n,
+			                               err)))
+				return rc;
+			k->steps_before += n;
+			k->low = rec->step;
+			k->has_low = 1;
+		}
 		note_step(k, -1, rec->step, line);
 		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
 			return rc;
@@ -279,9 +286,9 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 
 int sink_finish(struct sink *k, struct rm_err *err)
 {
-	int64_t after;
+	int64_t after = 0;
 	const char *loss_key = k->map.locked[T_LOSS];
-	int rc = rm_store_count_steps(k->st, k->run_id, &after, err);
+	int rc = k->has_low ? rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err) : RM_OK;
 	if (rc)
 		return rc;
 	k->res->new_steps = after - k->steps_before;

@@ -84,7 +84,10 @@ struct sink {
 	struct rm_import_result *res;
 	struct rm_store *st;
 	int64_t run_id;
-	int64_t steps_before;
+	/* Steps that existed at or above low, the lowest step this import
+	 * wrote: new_steps is what that range holds at the end minus this. */
+	int64_t low, steps_before;
+	int has_low;
 	struct track *tracks;
 	size_t ntracks;
 	struct mapper map;

@@ -348,12 +348,23 @@ int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key
 	return run_once(st, s, err, "cannot update run");
 }
 
-int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t *n, struct rm_err *err)
+int rm_store_data_version(struct rm_store *st, int64_t *v, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT COUNT(*) FROM steps WHERE run_id = ?1", err);
+	sqlite3_stmt *s = prepare(st, "PRAGMA data_version", err);
+	if (!s)
+		return RM_E_STORE;
+	*v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	return run_once(st, s, err, "cannot read data_version");
+}
+
+int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, int64_t *n, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "SELECT COUNT(*) FROM steps WHERE run_id = ?1 AND step >= ?2 AND step < ?3", err);
 	if (!s)
 		return RM_E_STORE;
 	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_int64(s, 2, lo);
+	sqlite3_bind_int64(s, 3, hi);
 	*n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
 	return run_once(st, s, err, "cannot count steps");
 }

@@ -119,4 +119,18 @@ tail -n +2001 "$tmp/sim/batches.jsonl" | tail -c +301 >>"$side"
 	fail "sidecar rows"
 if grep -q RunmonHomogeneousBatching "$tmp/s3"; then fail "verdict alerted twice"; fi
 
+# 8. Another process imports the batches of a run being watched: the next
+# tick re-diagnoses it although the watch itself read nothing new.
+"$runmon" --db "$db" import --run late "$tmp/sim/history.jsonl" >/dev/null
+"$runmon" --db "$db" watch --every 1 --offline --stats late >"$tmp/l1" 2>"$tmp/l1.err" &
+watcher=$!
+sleep 2
+[ ! -s "$tmp/l1" ] || fail "alerted before the batches: $(cat "$tmp/l1")"
+"$runmon" --db "$db" import --run late "$tmp/sim/batches.jsonl" >/dev/null
+for _ in $(seq 50); do grep -q RunmonHomogeneousBatching "$tmp/l1" && break; sleep 0.1; done
+kill -TERM $watcher
+wait $watcher || fail "watch exit status"
+grep -q "^ALERT critical late RunmonHomogeneousBatching" "$tmp/l1" || fail "external import not noticed"
+grep -q "^watch: [0-9]* ticks; first [0-9.]* ms CPU; later ticks median" "$tmp/l1.err" || fail "--stats: $(cat "$tmp/l1.err")"
+
 echo "e2e watch: all checks passed"
