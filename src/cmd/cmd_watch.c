@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "runmon/alert.h"
@@ -48,6 +49,8 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
                                  "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
                                  "  --min-severity LVL   info, warn (default) or critical\n"
+                                 "  --max-per-hour N     messages per channel per hour (default 30); beyond\n"
+                                 "                       that, alerts wait and a warning says so\n"
                                  "  --offline            do not sync W&B runs\n"
                                  "  --retry-max N        retries of a failed delivery or request (default 8)\n"
                                  "  --retry-wait S       first backoff in seconds (default 2)\n"
@@ -63,10 +66,14 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+#define RATE_MAX 1000 /* the highest --max-per-hour */
+
 struct channel {
 	char name[64]; /* in the alert log: kind and a hash of the URL, never the URL */
 	int kind;      /* 0 stdout, 1 webhook, 2 slack, 3 wandb */
 	struct rm_http *http;
+	double sent_at[RATE_MAX]; /* monotonic times of the last messages, a ring */
+	int nsent, held;          /* held: a flood warning is out */
 };
 
 static void url_hash(const char *kind, const char *url, char *out, size_t n)
@@ -114,17 +121,32 @@ static int is_wandb_path(const char *s)
 }
 
 struct sidecar {
-	const char *run, *path; /* borrowed from argv */
+	const char *run, *given; /* borrowed from argv */
+	char *path;              /* absolute: the key of its position in tails */
 };
+
+/* The path made absolute, so a restart from another directory finds the
+ * stored position. */
+static char *absolute(const char *path)
+{
+	char cwd[4096];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return rm_xstrdup(path);
+	char *out = rm_xmalloc(strlen(cwd) + strlen(path) + 2);
+	sprintf(out, "%s/%s", cwd, path);
+	return out;
+}
 
 /* What the watch knows of one run between ticks. */
 struct watched {
 	const char *spec; /* borrowed from argv */
 	int done;
-	int diagnosed;      /* at least once in this process */
-	int64_t diag_steps; /* points in the last diagnosis */
-	int64_t pending;    /* rows arrived since (steps synced, sidecar lines) */
-	double diag_at;     /* monotonic seconds */
+	int diagnosed;           /* at least once in this process */
+	int64_t diag_steps;      /* points in the last diagnosis */
+	int64_t pending;         /* rows arrived since (steps synced, sidecar lines) */
+	double diag_at;          /* monotonic seconds */
+	struct rm_alert last[8]; /* the last diagnosis' alerts, resent until delivered */
+	int nlast;
 };
 
 struct watch {
@@ -139,7 +161,23 @@ struct watch {
 	enum rm_severity min;
 	int offline, outage;
 	int external; /* another process wrote to the database since the last tick */
+	int max_per_hour;
 };
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A flood guard: has the channel had max messages in the last hour? */
+static int flooded(const struct channel *ch, int max)
+{
+	if (ch->nsent < max)
+		return 0;
+	return now_mono() - ch->sent_at[(ch->nsent - max) % RATE_MAX] < 3600;
+}
 
 /* Sends the alerts that a channel has not had yet (at this severity). */
 static void alert_run(struct watch *wt, struct rm_alert *al, int n)
@@ -160,6 +198,16 @@ static void alert_run(struct watch *wt, struct rm_alert *al, int n)
 		}
 		if (!nf)
 			continue;
+		if (ch->kind && flooded(ch, wt->max_per_hour)) {
+			/* Not logged as sent: they go out when the hour allows. */
+			if (!ch->held)
+				rm_warning("more than %d alert messages in an hour to %s; holding the rest",
+				           wt->max_per_hour, ch->name);
+			ch->held = 1;
+			continue;
+		}
+		ch->held = 0;
+		ch->sent_at[ch->nsent++ % RATE_MAX] = now_mono();
 		int ok = 1;
 		char why[512] = "";
 		if (ch->kind == 0) {
@@ -215,13 +263,6 @@ static int64_t tail_sidecars(struct watch *wt, const char *spec)
 	return lines;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The detectors read the whole run (~0.8 s at 1M steps), and a few hundred
  * more rows barely move their statistics, so a run is re-diagnosed only
  * when it grew by 1% (at least 200 rows), when --diagnose-every seconds
@@ -264,8 +305,10 @@ static void tick_run(struct watch *wt, struct watched *r)
 		}
 		free(copy);
 	}
-	if (!due(r, wt, finished_now))
+	if (!due(r, wt, finished_now)) {
+		alert_run(wt, r->last, r->nlast); /* what failed or was held before */
 		return;
+	}
 	int64_t run_id;
 	struct rm_analyze_opts o;
 	struct rm_diagnosis d;
@@ -285,9 +328,9 @@ static void tick_run(struct watch *wt, struct watched *r)
 		url =
 		    rm_wandb_run_url(base && *base ? base : RM_WANDB_DEFAULT_URL, info.entity, info.project, info.name);
 	}
-	struct rm_alert al[8];
-	int n = rm_alerts_from(&d, &info, url, wt->min, (double)time(NULL), al, 8);
-	alert_run(wt, al, n);
+	int n = rm_alerts_from(&d, &info, url, wt->min, (double)time(NULL), r->last, 8);
+	r->nlast = n;
+	alert_run(wt, r->last, n);
 	r->done = finished(info.state);
 	free(url);
 	rm_diagnosis_release(&d);
@@ -329,6 +372,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"batches", required_argument, NULL, 'b'},
 	    {"diagnose-every", required_argument, NULL, 'd'},
 	    {"stats", no_argument, NULL, 'S'},
+	    {"max-per-hour", required_argument, NULL, 'M'},
 	    {"buckets", required_argument, NULL, 'B'},
 	    {"webhook", required_argument, NULL, 'w'},
 	    {"slack-webhook", required_argument, NULL, 's'},
@@ -341,7 +385,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 600};
+	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 600, .max_per_hour = 30};
 	struct rm_http_opts ho;
 	int c, once = 0, wandb_alert = 0, stats = 0, code;
 	int64_t every = 60, v;
@@ -372,7 +416,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			if (wt.nside == 16)
 				return rm_cmd_usage_error(&cmd_watch, "at most 16 --batches");
 			*eq = '\0';
-			wt.side[wt.nside++] = (struct sidecar){optarg, eq + 1};
+			wt.side[wt.nside++] = (struct sidecar){optarg, eq + 1, NULL};
 			break;
 		}
 		case 'B': buckets = optarg; break;
@@ -382,6 +426,11 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			wt.diagnose_every = (double)v;
 			break;
 		case 'S': stats = 1; break;
+		case 'M':
+			if (rm_parse_int(optarg, 1, &v) || v > RATE_MAX)
+				return rm_cmd_usage_error(&cmd_watch, "--max-per-hour wants 1..%d", RATE_MAX);
+			wt.max_per_hour = (int)v;
+			break;
 		case 's': slack = optarg; break;
 		case 'a': wandb_alert = 1; break;
 		case 'm':
@@ -451,6 +500,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		snprintf(ch->name, sizeof(ch->name), "wandb");
 		ch->http = rm_wandb_http(wt.w);
 	}
+	for (int i = 0; i < wt.nside; i++)
+		wt.side[i].path = absolute(wt.side[i].given);
 	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -488,6 +539,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	free(cpu);
 	free(runs);
 	free(bounds);
+	for (int i = 0; i < wt.nside; i++)
+		free(wt.side[i].path);
 	for (int i = 0; i < wt.nch; i++)
 		if (wt.ch[i].kind == 1 || wt.ch[i].kind == 2)
 			rm_http_free(wt.ch[i].http);

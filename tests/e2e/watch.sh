@@ -133,4 +133,27 @@ wait $watcher || fail "watch exit status"
 grep -q "^ALERT critical late RunmonHomogeneousBatching" "$tmp/l1" || fail "external import not noticed"
 grep -q "^watch: [0-9]* ticks; first [0-9.]* ms CPU; later ticks median" "$tmp/l1.err" || fail "--stats: $(cat "$tmp/l1.err")"
 
+# 9. A flood: with one message an hour allowed, the second run's alerts wait,
+# unlogged, and a warning says so.
+receiver rate 0
+"$runmon" --db "$db" watch --once --offline --max-per-hour 1 --webhook "$hook" homog side >/dev/null 2>"$tmp/rate.err"
+[ "$(wc -l <"$tmp/rate.log")" = 1 ] || fail "rate limit: $(wc -l <"$tmp/rate.log") messages"
+grep -q "more than 1 alert messages in an hour to webhook:[0-9a-f]*; holding the rest" "$tmp/rate.err" ||
+	fail "no flood warning: $(cat "$tmp/rate.err")"
+ch=$(grep -o 'webhook:[0-9a-f]*' "$tmp/rate.err")
+[ "$(sqlite3 "$db" "SELECT COUNT(DISTINCT fingerprint) FROM alerts WHERE channel = '$ch'")" = 2 ] ||
+	fail "held alerts were logged"
+
+# 10. A delivery that failed is sent again on a later tick, even one that
+# does not re-diagnose (nothing new arrived).
+receiver later 1
+"$runmon" --db "$db" watch --every 1 --offline --retry-max 0 --webhook "$hook" homog >/dev/null 2>&1 &
+watcher=$!
+wait_file "$tmp/later.log"
+kill -TERM $watcher
+wait $watcher || fail "watch exit status"
+ch=$(sqlite3 "$db" "SELECT channel FROM alerts WHERE status = 'failed' ORDER BY id DESC LIMIT 1")
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM alerts WHERE channel = '$ch' AND status = 'sent'")" = 2 ] ||
+	fail "failed delivery not resent"
+
 echo "e2e watch: all checks passed"
