@@ -11,6 +11,7 @@
 #ifndef RUNMON_SYNC_H
 #define RUNMON_SYNC_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "runmon/common.h"
@@ -37,6 +38,10 @@ struct rm_sync_opts {
 	int max_rounds; /* re-check lastStep of a growing run (default 3) */
 	void (*progress)(void *arg, const struct rm_sync_progress *p);
 	void *progress_arg;
+	/* When *cancel becomes nonzero (a signal handler), no new window is
+	 * fetched; the windows already queued are committed, and the sync
+	 * returns RM_OK with res->cancelled set. It resumes from there. */
+	volatile sig_atomic_t *cancel;
 };
 void rm_sync_opts_default(struct rm_sync_opts *o);
 
@@ -47,6 +52,7 @@ struct rm_sync_result {
 	char loss_key[128];
 	char state[32];
 	double seconds;
+	int cancelled;
 };
 
 /* Syncs one run. On failure the windows committed before the error stay

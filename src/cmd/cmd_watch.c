@@ -294,6 +294,7 @@ static void tick_run(struct watch *wt, struct watched *r)
 		struct rm_sync_opts so;
 		struct rm_sync_result res;
 		rm_sync_opts_default(&so);
+		so.cancel = &stop;
 		if (rm_sync_run(wt->st, wt->w, e, p, id, &so, &res, &err)) {
 			if (!wt->outage) /* say it once per outage */
 				rm_warning("W&B sync failed, watching what is stored and retrying: %s", err.msg);
@@ -305,6 +306,8 @@ static void tick_run(struct watch *wt, struct watched *r)
 		}
 		free(copy);
 	}
+	if (stop)
+		return; /* SIGINT/SIGTERM: what is written stays; no diagnosis */
 	if (!due(r, wt, finished_now)) {
 		alert_run(wt, r->last, r->nlast); /* what failed or was held before */
 		return;

@@ -130,6 +130,10 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 	/* While the pipeline runs, its writer thread owns the store. */
 	struct pipeline *p = pipeline_start(commit_barrier, e);
 	while (committed < nwin) {
+		if (o->cancel && *o->cancel) {
+			res->cancelled = 1;
+			break;
+		}
 		while (launched < nwin && inflight < jobs && launched < committed + nslots) {
 			struct window *win = &slots[launched % nslots];
 			win->lo = cursor + launched * page;
@@ -182,7 +186,7 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 		}
 	}
 out:
-	if (rc)
+	if (rc || res->cancelled)
 		rm_http_cancel_all(http);
 	/* Queued windows are written and committed; rows queued after the last
 	 * barrier (a window cut short by an error) are rolled back. */
@@ -254,6 +258,8 @@ int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, con
 			break; /* up to date */
 		if ((rc = fetch_range(&e, entity, project, name, res->to, stop, o, res, err, t0, total)))
 			goto out;
+		if (res->cancelled)
+			break;
 	}
 out:
 	if (opened) {

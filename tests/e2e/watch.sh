@@ -156,4 +156,27 @@ ch=$(sqlite3 "$db" "SELECT channel FROM alerts WHERE status = 'failed' ORDER BY 
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM alerts WHERE channel = '$ch' AND status = 'sent'")" = 2 ] ||
 	fail "failed delivery not resent"
 
+# 11. SIGTERM in the middle of a sync: the windows fetched so far are
+# committed with the cursor, the rest is left, and a restart completes it.
+"$fake" --port-file "$tmp/slow.port" --key "$KEY" --latency-ms 50 --run "acme/llm/slow:steps=100000" &
+pids="$pids $!"
+wait_file "$tmp/slow.port"
+export WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/slow.port")"
+"$runmon" --db "$db" watch --every 1 acme/llm/slow >/dev/null 2>"$tmp/slow.err" &
+watcher=$!
+sleep 0.6
+kill -TERM $watcher
+t0=$(date +%s)
+wait $watcher || fail "SIGTERM mid-sync: exit status"
+[ $(($(date +%s) - t0)) -le 3 ] || fail "SIGTERM mid-sync took too long"
+[ "$(sqlite3 "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity after SIGTERM mid-sync"
+set -- $(sqlite3 -separator ' ' "$db" "SELECT r.sync_cursor, (SELECT COUNT(*) FROM steps WHERE run_id = r.id),
+	(SELECT COUNT(*) FROM steps WHERE run_id = r.id AND step >= r.sync_cursor) FROM runs r WHERE r.name = 'slow'")
+[ "$1" -gt 0 ] && [ "$1" -lt 100000 ] || fail "cursor after SIGTERM: $1"
+[ "$2" = "$1" ] && [ "$3" = 0 ] || fail "steps after SIGTERM: cursor $1, steps $2, beyond $3"
+"$runmon" --db "$db" watch --once acme/llm/slow >/dev/null
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'slow'")" = 100000 ] ||
+	fail "resumed sync incomplete"
+unset WANDB_API_KEY WANDB_BASE_URL
+
 echo "e2e watch: all checks passed"
