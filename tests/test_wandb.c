@@ -122,14 +122,28 @@ static void history_responses(void **state)
 	free(body);
 }
 
+static void run_paths(void **state)
+{
+	struct rm_run_path p;
+	assert_int_equal(rm_run_path_parse("acme/llm/ab12", &p), 1);
+	assert_string_equal(p.entity, "acme");
+	assert_string_equal(p.project, "llm");
+	assert_string_equal(p.id, "ab12");
+	rm_run_path_release(&p);
+	const char *bad[] = {"local-run", "acme/llm", "acme/llm/", "/llm/ab", "acme//ab", "a/b/c/d"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(rm_run_path_parse(bad[i], &p), 0);
+		assert_null(p.buf);
+	}
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(backoff_schedule),
-	    cmocka_unit_test(retry_after_forms),
-	    cmocka_unit_test(key_from_env_then_netrc),
-	    cmocka_unit_test(run_urls),
-	    cmocka_unit_test(timestamps),
+	    cmocka_unit_test(run_paths),         cmocka_unit_test(backoff_schedule),
+	    cmocka_unit_test(retry_after_forms), cmocka_unit_test(key_from_env_then_netrc),
+	    cmocka_unit_test(run_urls),          cmocka_unit_test(timestamps),
 	    cmocka_unit_test(history_responses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,15 @@ struct rm_http *rm_wandb_http(struct rm_wandb *w);
  * host[:port]. Returns a new string or NULL. */
 char *rm_wandb_find_key(const char *base_url);
 
+/* A run path "ENTITY/PROJECT/ID": three non-empty parts. */
+struct rm_run_path {
+	char *buf; /* owns the parts */
+	const char *entity, *project, *id;
+};
+/* Returns 1 and fills p (release it) when spec is a run path, else 0. */
+int rm_run_path_parse(const char *spec, struct rm_run_path *p);
+void rm_run_path_release(struct rm_run_path *p);
+
 /* The run's page in the W&B UI (api.wandb.ai -> wandb.ai, api.X -> app.X,
  * other hosts unchanged; WANDB_APP_URL wins). Caller frees. */
 char *rm_wandb_run_url(const char *base_url, const char *entity, const char *project, const char *run);

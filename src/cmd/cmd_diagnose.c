@@ -34,30 +34,18 @@ static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "Exit status: 0 below the failing level, 1 at or above it, 2 usage error or\n"
                                  "unknown run, 4 database error.\n";
 
-/* ENTITY/PROJECT/ID: a W&B run. */
-static int is_wandb_path(const char *s)
-{
-	const char *a = strchr(s, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-	return a && b && a > s && b > a + 1 && b[1] && !strchr(b + 1, '/');
-}
-
 /* Brings a W&B run up to date; a failure is only a warning. */
-static void sync_first(struct rm_store *st, const char *spec)
+static void sync_first(struct rm_store *st, const struct rm_run_path *rp)
 {
 	struct rm_wandb_opts wo = {.retry_max = 3};
 	struct rm_sync_opts so;
 	struct rm_sync_result res;
 	struct rm_wandb *w;
 	struct rm_err err;
-	char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
-	*p++ = '\0';
-	id = strchr(p, '/');
-	*id++ = '\0';
 	rm_sync_opts_default(&so);
-	if (rm_wandb_open(&w, &wo, &err) || rm_sync_run(st, w, e, p, id, &so, &res, &err))
+	if (rm_wandb_open(&w, &wo, &err) || rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, &err))
 		rm_warning("not synced, diagnosing what is stored: %s", err.msg);
 	rm_wandb_close(w);
-	free(copy);
 }
 
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
@@ -127,8 +115,11 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		return code;
 	const char *spec = argv[optind];
 	char *url = NULL;
-	if (is_wandb_path(spec) && !offline)
-		sync_first(st, spec);
+	struct rm_run_path rp;
+	if (!offline && rm_run_path_parse(spec, &rp)) {
+		sync_first(st, &rp);
+		rm_run_path_release(&rp);
+	}
 	if (rm_store_find_run(st, spec, &run_id, &err) || rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
 		rm_error("%s", err.msg);
 		rm_store_close(st);

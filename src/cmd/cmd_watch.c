@@ -114,12 +114,6 @@ static int finished(const char *state)
 	                 !strcasecmp(state, "failed") || !strcasecmp(state, "killed"));
 }
 
-static int is_wandb_path(const char *s)
-{
-	const char *a = strchr(s, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-	return a && b && a > s && b > a + 1 && b[1] && !strchr(b + 1, '/');
-}
-
 struct sidecar {
 	const char *run, *given; /* borrowed from argv */
 	char *path;              /* absolute: the key of its position in tails */
@@ -139,7 +133,9 @@ static char *absolute(const char *path)
 
 /* What the watch knows of one run between ticks. */
 struct watched {
-	const char *spec; /* borrowed from argv */
+	const char *spec;        /* borrowed from argv */
+	struct rm_run_path path; /* set when spec is a W&B run path */
+	int is_wandb;
 	int done;
 	int diagnosed;           /* at least once in this process */
 	int64_t diag_steps;      /* points in the last diagnosis */
@@ -286,16 +282,12 @@ static void tick_run(struct watch *wt, struct watched *r)
 	struct rm_err err;
 	int finished_now = 0;
 	r->pending += tail_sidecars(wt, spec);
-	if (is_wandb_path(spec) && !wt->offline && wt->w) {
-		char *copy = rm_xstrdup(spec), *e = copy, *p = strchr(e, '/'), *id;
-		*p++ = '\0';
-		id = strchr(p, '/');
-		*id++ = '\0';
+	if (r->is_wandb && !wt->offline && wt->w) {
 		struct rm_sync_opts so;
 		struct rm_sync_result res;
 		rm_sync_opts_default(&so);
 		so.cancel = &stop;
-		if (rm_sync_run(wt->st, wt->w, e, p, id, &so, &res, &err)) {
+		if (rm_sync_run(wt->st, wt->w, r->path.entity, r->path.project, r->path.id, &so, &res, &err)) {
 			if (!wt->outage) /* say it once per outage */
 				rm_warning("W&B sync failed, watching what is stored and retrying: %s", err.msg);
 			wt->outage = 1;
@@ -304,7 +296,6 @@ static void tick_run(struct watch *wt, struct watched *r)
 			r->pending += res.rows;
 			finished_now = finished(res.state);
 		}
-		free(copy);
 	}
 	if (stop)
 		return; /* SIGINT/SIGTERM: what is written stays; no diagnosis */
@@ -476,11 +467,14 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			return rm_exit_code(err.code);
 		}
 		wt.w = NULL; /* no key: local runs only, said once */
-		for (int i = optind; i < argc; i++)
-			if (is_wandb_path(argv[i])) {
+		for (int i = optind; i < argc; i++) {
+			struct rm_run_path rp;
+			if (rm_run_path_parse(argv[i], &rp)) {
+				rm_run_path_release(&rp);
 				rm_warning("not syncing W&B runs: %s", err.msg);
 				break;
 			}
+		}
 	}
 	wt.ch[wt.nch++] = (struct channel){.name = "stdout", .kind = 0};
 	for (int i = 0; i < nhooks; i++) {
@@ -512,8 +506,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	int nruns = argc - optind, nticks = 0, cap = 64;
 	struct watched *runs = rm_xcalloc((size_t)nruns, sizeof(*runs));
 	double *cpu = rm_xmalloc((size_t)cap * sizeof(*cpu));
-	for (int i = 0; i < nruns; i++)
+	for (int i = 0; i < nruns; i++) {
 		runs[i].spec = argv[optind + i];
+		runs[i].is_wandb = rm_run_path_parse(runs[i].spec, &runs[i].path);
+	}
 	int64_t version = 0, seen = 0;
 	for (int left = nruns; left > 0 && !stop;) {
 		double t0 = cpu_seconds();
@@ -540,6 +536,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	if (stats)
 		print_stats(cpu, nticks);
 	free(cpu);
+	for (int i = 0; i < nruns; i++)
+		rm_run_path_release(&runs[i].path);
 	free(runs);
 	free(bounds);
 	for (int i = 0; i < wt.nside; i++)

@@ -199,6 +199,26 @@ struct rm_http *rm_wandb_http(struct rm_wandb *w)
 	return w->http;
 }
 
+int rm_run_path_parse(const char *spec, struct rm_run_path *p)
+{
+	const char *a = strchr(spec, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+	memset(p, 0, sizeof(*p));
+	if (!(a && b && a > spec && b > a + 1 && b[1] && !strchr(b + 1, '/')))
+		return 0;
+	p->buf = rm_xstrdup(spec);
+	p->buf[a - spec] = p->buf[b - spec] = '\0';
+	p->entity = p->buf;
+	p->project = p->buf + (a - spec) + 1;
+	p->id = p->buf + (b - spec) + 1;
+	return 1;
+}
+
+void rm_run_path_release(struct rm_run_path *p)
+{
+	free(p->buf);
+	memset(p, 0, sizeof(*p));
+}
+
 char *rm_wandb_run_url(const char *base_url, const char *entity, const char *project, const char *run)
 {
 	const char *app = getenv("WANDB_APP_URL");
