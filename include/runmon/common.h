@@ -60,6 +60,9 @@ void *rm_xmalloc(size_t n);
 void *rm_xcalloc(size_t n, size_t size);
 void *rm_xrealloc(void *p, size_t n);
 char *rm_xstrdup(const char *s);
+
+/* Seconds on the monotonic clock, for intervals and deadlines. */
+double rm_monotonic(void);
 char *rm_xstrndup(const char *s, size_t n);
 /* printf into a new string owned by the caller. */
 char *rm_xasprintf(const char *fmt, ...)

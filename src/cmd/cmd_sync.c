@@ -51,9 +51,7 @@ struct progress {
 static void on_progress(void *arg, const struct rm_sync_progress *p)
 {
 	struct progress *pr = arg;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	double t = rm_monotonic();
 	if (!pr->tty || t - pr->last < 0.25)
 		return;
 	pr->last = t;

@@ -160,19 +160,12 @@ struct watch {
 	int max_per_hour;
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A flood guard: has the channel had max messages in the last hour? */
 static int flooded(const struct channel *ch, int max)
 {
 	if (ch->nsent < max)
 		return 0;
-	return now_mono() - ch->sent_at[(ch->nsent - max) % RATE_MAX] < 3600;
+	return rm_monotonic() - ch->sent_at[(ch->nsent - max) % RATE_MAX] < 3600;
 }
 
 /* Sends the alerts that a channel has not had yet (at this severity). */
@@ -203,7 +196,7 @@ static void alert_run(struct watch *wt, struct rm_alert *al, int n)
 			continue;
 		}
 		ch->held = 0;
-		ch->sent_at[ch->nsent++ % RATE_MAX] = now_mono();
+		ch->sent_at[ch->nsent++ % RATE_MAX] = rm_monotonic();
 		int ok = 1;
 		char why[512] = "";
 		if (ch->kind == 0) {
@@ -272,7 +265,7 @@ static int due(const struct watched *r, const struct watch *wt, int finished_now
 	if (!r->pending)
 		return 0;
 	int64_t grow = r->diag_steps / 100 > 200 ? r->diag_steps / 100 : 200;
-	return r->pending >= grow || now_mono() - r->diag_at >= wt->diagnose_every;
+	return r->pending >= grow || rm_monotonic() - r->diag_at >= wt->diagnose_every;
 }
 
 /* One tick for one run; sets r->done when the run has finished. */
@@ -315,7 +308,7 @@ static void tick_run(struct watch *wt, struct watched *r)
 	r->diagnosed = 1;
 	r->diag_steps = (int64_t)d.points;
 	r->pending = 0;
-	r->diag_at = now_mono();
+	r->diag_at = rm_monotonic();
 	char *url = NULL;
 	if (info.entity && *info.entity) {
 		const char *base = getenv("WANDB_BASE_URL");
@@ -523,9 +516,12 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		}
 		if (!rm_store_data_version(wt.st, &version, &err))
 			seen = version;
-		if (nticks == cap)
-			cpu = rm_xrealloc(cpu, (size_t)(cap *= 2) * sizeof(*cpu));
-		cpu[nticks++] = cpu_seconds() - t0;
+		if (stats) { /* kept only when asked: a watch may run for months */
+			if (nticks == cap)
+				cpu = rm_xrealloc(cpu, (size_t)(cap *= 2) * sizeof(*cpu));
+			cpu[nticks] = cpu_seconds() - t0;
+		}
+		nticks++;
 		if (once)
 			break;
 		for (int64_t ms = 0; ms < every * 1000 && !stop && left > 0; ms += 100) {

@@ -21,13 +21,6 @@ struct rm_http {
 	uint64_t rng;
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double rand01(struct rm_http *h)
 {
 	h->rng = h->rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -221,7 +214,7 @@ void rm_http_req_release(struct rm_http_req *r)
 /* Queues r for another attempt after its backoff. */
 static void wait_retry(struct rm_http *h, struct rm_http_req *r)
 {
-	r->due = now_mono() + rm_http_backoff(&h->o, r->attempts, r->retry_after, rand01(h));
+	r->due = rm_monotonic() + rm_http_backoff(&h->o, r->attempts, r->retry_after, rand01(h));
 	struct rm_http_req **p = &h->waiting;
 	while (*p && (*p)->due <= r->due)
 		p = &(*p)->next;
@@ -317,7 +310,7 @@ struct rm_http_req *rm_http_wait(struct rm_http *h)
 {
 	for (;;) {
 		/* Start retries whose backoff is over. */
-		double now = now_mono();
+		double now = rm_monotonic();
 		while (h->waiting && h->waiting->due <= now) {
 			struct rm_http_req *r = h->waiting;
 			h->waiting = r->next;
@@ -340,7 +333,7 @@ struct rm_http_req *rm_http_wait(struct rm_http *h)
 		}
 		int timeout = 1000;
 		if (h->waiting) {
-			double ms = (h->waiting->due - now_mono()) * 1000;
+			double ms = (h->waiting->due - rm_monotonic()) * 1000;
 			timeout = ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ms + 1;
 		}
 		if (h->running)

@@ -34,13 +34,6 @@ struct engine {
 	int64_t rows;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void rm_sync_opts_default(struct rm_sync_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -180,7 +173,8 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			window_free(c);
 			committed++;
 			if (o->progress) {
-				struct rm_sync_progress pr = {e->path, e->rows, total, c->hi, stop, now() - t0};
+				struct rm_sync_progress pr = {e->path, e->rows, total,
+				                              c->hi,   stop,    rm_monotonic() - t0};
 				o->progress(o->progress_arg, &pr);
 			}
 		}
@@ -216,7 +210,7 @@ int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, con
 	                            .nbounds = o->nbounds};
 	struct rm_import_result ir;
 	char path[512];
-	double t0 = now();
+	double t0 = rm_monotonic();
 	int rc, opened = 0;
 	memset(res, 0, sizeof(*res));
 	memset(&ir, 0, sizeof(ir));
@@ -275,7 +269,7 @@ out:
 		sink_release(&e.sink);
 	}
 	res->rows = e.rows;
-	res->seconds = now() - t0;
+	res->seconds = rm_monotonic() - t0;
 	rm_row_release(&e.row);
 	free(e.text);
 	return rc;
