@@ -63,6 +63,11 @@ char *rm_xstrdup(const char *s);
 
 /* Seconds on the monotonic clock, for intervals and deadlines. */
 double rm_monotonic(void);
+
+/* path made absolute and, when it exists, free of symlinks: the key of a
+ * position kept in the database, so a restart from elsewhere (or through
+ * wandb/latest-run) finds it. Caller frees. */
+char *rm_path_absolute(const char *path);
 char *rm_xstrndup(const char *s, size_t n);
 /* printf into a new string owned by the caller. */
 char *rm_xasprintf(const char *fmt, ...)

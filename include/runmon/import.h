@@ -25,6 +25,7 @@ enum rm_format {
 	RM_FMT_TB_CSV,        /* TensorBoard scalar export: Wall time,Step,Value */
 	RM_FMT_SIDECAR_CSV,   /* the sidecar's columns as CSV */
 	RM_FMT_CSV,           /* plain CSV with a step and a loss column */
+	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
 	RM_FMT_COUNT
 };
 
@@ -73,6 +74,8 @@ struct rm_import_result {
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];
 	char bad_msg[256]; /* why the first skipped line was bad */
+	/* .wandb logs: damaged chunks skipped, and a record cut off at the end */
+	uint64_t corrupt, corrupt_bytes, first_corrupt, tail_bytes;
 };
 
 struct rm_import_report {
@@ -94,9 +97,15 @@ void rm_import_report_release(struct rm_import_report *rep);
  * than the position was truncated and is read again from the start; a
  * new file at the path was rotated in: the rest of the old one is read
  * first if it sits at PATH.1, then the new one from the start. A path that
- * does not exist yet imports nothing. *pos says where reading stopped. */
+ * does not exist yet imports nothing. *pos says where reading stopped.
+ * With opts->format RM_FMT_WANDB_LOG the file is a live run-<id>.wandb log:
+ * reading stops before a record still being written, and the position is
+ * kept only once the log has named its run. */
 int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                    struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err);
+
+/* The run-<id>.wandb file in a W&B run directory, or NULL. Caller frees. */
+char *rm_wandb_dir_log(const char *dir);
 
 /* Bucket of a batch whose longest sequence is max_len: i with
  * bounds[i] < max_len <= bounds[i+1]; lengths past the last boundary go to

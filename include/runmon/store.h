@@ -158,6 +158,11 @@ int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct 
 
 /* Sets the run's config JSON (used by simulate and sync). */
 int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err);
+/* Merges a JSON object into the run's config (RFC 7396: a null removes). */
+int rm_store_merge_config(struct rm_store *st, int64_t run_id, const char *patch_json, struct rm_err *err);
+/* Sets what is not NULL of a run's display name and state, whatever its source. */
+int rm_store_set_run_state(struct rm_store *st, int64_t run_id, const char *display_name, const char *state,
+                           struct rm_err *err);
 
 /* Metadata of a W&B run, as sync stores it. */
 struct rm_run_meta {
@@ -197,7 +202,8 @@ int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *buck
  * past the last complete line taken and that line's number. */
 struct rm_tail_pos {
 	uint64_t dev, ino, offset, lineno;
-	int partial; /* a last line without its newline was left for later */
+	int64_t run_id; /* the run the file feeds (0: none yet) */
+	int partial;    /* a last line without its newline was left for later */
 };
 
 /* The stored position for path; *found is 0 when there is none. */

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "runmon/analyze.h"
+#include "runmon/import.h"
 #include "runmon/render.h"
 #include "runmon/sync.h"
 
@@ -16,7 +18,8 @@ static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "Runs the detectors on a stored run and prints the verdict first, then the\n"
                                  "evidence: same-bucket runs, the loss split by bucket (with the bucket-adjusted\n"
                                  "loss), ladders and length ramps, and loss resets with their likely cause.\n"
-                                 "RUN is ENTITY/PROJECT/ID, a local run name, or a unique display name.\n"
+                                 "RUN is ENTITY/PROJECT/ID, a local run name, a unique display name, or a W&B\n"
+                                 "run directory (or its run-ID.wandb file), read up to its last complete record.\n"
                                  "Findings replace the run's earlier findings in the database.\n"
                                  "\n"
                                  "Options:\n"
@@ -46,6 +49,36 @@ static void sync_first(struct rm_store *st, const struct rm_run_path *rp)
 	if (rm_wandb_open(&w, &wo, &err) || rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, &err))
 		rm_warning("not synced, diagnosing what is stored: %s", err.msg);
 	rm_wandb_close(w);
+}
+
+/* RUN may be a W&B run directory or its run-ID.wandb log, still being
+ * written or not: what it gained since the last read is imported first.
+ * Returns 1 with *run_id set, 0 when spec is no such path, -1 on error. */
+static int read_wandb_log(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err)
+{
+	struct stat sb;
+	size_t n = strlen(spec);
+	*run_id = 0;
+	if (stat(spec, &sb))
+		return 0;
+	char *log = S_ISDIR(sb.st_mode)                        ? rm_wandb_dir_log(spec)
+	            : n > 6 && !strcmp(spec + n - 6, ".wandb") ? rm_xstrdup(spec)
+	                                                       : NULL;
+	if (!log)
+		return 0;
+	char *path = rm_path_absolute(log);
+	struct rm_import_opts opts = {.format = RM_FMT_WANDB_LOG};
+	struct rm_import_report rep;
+	struct rm_tail_pos pos;
+	int rc = rm_import_tail(st, &opts, path, &rep, &pos, err);
+	if (!rc && !pos.run_id)
+		rc = rm_err_set(err, RM_E_INPUT, "%s: no run record yet; try again once the run has started", log);
+	if (!rc)
+		rm_import_report_release(&rep);
+	*run_id = pos.run_id;
+	free(path);
+	free(log);
+	return rc ? -1 : 1;
 }
 
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
@@ -116,11 +149,13 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	const char *spec = argv[optind];
 	char *url = NULL;
 	struct rm_run_path rp;
-	if (!offline && rm_run_path_parse(spec, &rp)) {
+	int is_log = read_wandb_log(st, spec, &run_id, &err);
+	if (!is_log && !offline && rm_run_path_parse(spec, &rp)) {
 		sync_first(st, &rp);
 		rm_run_path_release(&rp);
 	}
-	if (rm_store_find_run(st, spec, &run_id, &err) || rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
+	if (is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err)) ||
+	    rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
 		rm_error("%s", err.msg);
 		rm_store_close(st);
 		return rm_exit_code(err.code);

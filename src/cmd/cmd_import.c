@@ -40,8 +40,9 @@ static const char usage_text[] =
 static void print_result(const struct rm_import_result *r)
 {
 	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
-	printf("%s: %s -> run '%s': %llu lines, ", r->path, rm_format_name(r->format), r->run_name,
-	       (unsigned long long)r->lines);
+	int wandb_log = r->format == RM_FMT_WANDB_LOG;
+	printf("%s: %s -> run '%s': %llu %s, ", r->path, rm_format_name(r->format), r->run_name,
+	       (unsigned long long)r->lines, wandb_log ? "records" : "lines");
 	if (!sidecar)
 		printf("%llu steps (%lld new), ", (unsigned long long)r->steps, (long long)r->new_steps);
 	printf("%llu batches", (unsigned long long)r->batches);
@@ -63,8 +64,17 @@ static void print_result(const struct rm_import_result *r)
 			       (long long)r->restart[i].prev_step);
 		printf("%s\n", r->restarts > RM_IMPORT_NOTED ? ", ..." : "");
 	}
+	if (r->corrupt)
+		printf("  skipped %llu damaged chunk%s (%llu bytes; checksum or framing), the first at byte %llu\n",
+		       (unsigned long long)r->corrupt, r->corrupt > 1 ? "s" : "", (unsigned long long)r->corrupt_bytes,
+		       (unsigned long long)r->first_corrupt);
+	if (r->tail_bytes)
+		printf("  the last %llu bytes are an incomplete record (the writer stopped mid-record, or is still "
+		       "writing)\n",
+		       (unsigned long long)r->tail_bytes);
 	if (r->skipped) {
-		printf("  skipped %llu bad line%s (", (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "");
+		printf("  skipped %llu bad %s%s (", (unsigned long long)r->skipped, wandb_log ? "record" : "line",
+		       r->skipped > 1 ? "s" : "");
 		for (uint64_t i = 0; i < r->skipped && i < RM_IMPORT_NOTED; i++)
 			printf("%s%llu", i ? ", " : "", (unsigned long long)r->bad_line[i]);
 		printf("%s); first: %s\n", r->skipped > RM_IMPORT_NOTED ? ", ..." : "", r->bad_msg);

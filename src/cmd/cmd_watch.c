@@ -3,6 +3,7 @@
  * findings: the homogeneous-batching verdict and loss resets that cluster
  * by bucket.
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "runmon/wandb.h"
 
 static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
+                                 "       runmon watch [options] --wandb-dir DIR [RUN...]\n"
                                  "\n"
                                  "Each tick: syncs each W&B run (ENTITY/PROJECT/ID; local runs are read as\n"
                                  "stored), reads what its batch sidecar gained, diagnoses it, and alerts on\n"
@@ -41,6 +43,9 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "                       a half-written last line waits, truncation and\n"
                                  "                       rotation (old file at FILE.1) are followed\n"
                                  "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
+                                 "  --wandb-dir DIR      follow the runs the W&B SDK writes under DIR (its wandb/\n"
+                                 "                       directory, offline or online) from their run-ID.wandb\n"
+                                 "                       files, new runs included; watch then runs until stopped\n"
                                  "  --diagnose-every S   re-diagnose a run with new rows at least this often\n"
                                  "                       (default 600; sooner when it grew by 1%, 200 rows\n"
                                  "                       at least, or finished; 0: every tick with new rows)\n"
@@ -119,21 +124,11 @@ struct sidecar {
 	char *path;              /* absolute: the key of its position in tails */
 };
 
-/* The path made absolute, so a restart from another directory finds the
- * stored position. */
-static char *absolute(const char *path)
-{
-	char cwd[4096];
-	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return rm_xstrdup(path);
-	char *out = rm_xmalloc(strlen(cwd) + strlen(path) + 2);
-	sprintf(out, "%s/%s", cwd, path);
-	return out;
-}
-
 /* What the watch knows of one run between ticks. */
 struct watched {
-	const char *spec;        /* borrowed from argv */
+	const char *spec;        /* argv's, or the .wandb path */
+	char *log;               /* a run-ID.wandb log the run is read from, or NULL */
+	int64_t run_id;          /* 0 until known */
 	struct rm_run_path path; /* set when spec is a W&B run path */
 	int is_wandb;
 	int done;
@@ -155,6 +150,7 @@ struct watch {
 	struct channel ch[20];
 	int nch;
 	enum rm_severity min;
+	struct rm_import_opts log_imp; /* for .wandb logs */
 	int offline, outage;
 	int external; /* another process wrote to the database since the last tick */
 	int max_per_hour;
@@ -268,12 +264,78 @@ static int due(const struct watched *r, const struct watch *wt, int finished_now
 	return r->pending >= grow || rm_monotonic() - r->diag_at >= wt->diagnose_every;
 }
 
+/* Reads what a run's .wandb log gained. Returns 1 when there is nothing
+ * to diagnose: the log has not named its run yet, reading failed, or
+ * (first sight after a restart) the run finished and nothing is new. */
+static int read_log(struct watch *wt, struct watched *r)
+{
+	struct rm_import_report rep;
+	struct rm_tail_pos pos;
+	struct rm_err err;
+	if (rm_import_tail(wt->st, &wt->log_imp, r->log, &rep, &pos, &err)) {
+		rm_warning("%s (will retry next tick)", err.msg);
+		return 1;
+	}
+	int64_t rows = 0;
+	for (size_t j = 0; j < rep.n; j++) {
+		rows += (int64_t)(rep.r[j].steps + rep.r[j].batches);
+		if (rep.r[j].corrupt)
+			rm_warning("%s: skipped %llu damaged chunk(s), the first at byte %llu", r->log,
+			           (unsigned long long)rep.r[j].corrupt, (unsigned long long)rep.r[j].first_corrupt);
+	}
+	rm_import_report_release(&rep);
+	r->pending += rows;
+	if (!pos.run_id)
+		return 1;
+	int first = !r->run_id;
+	r->run_id = pos.run_id;
+	if (first && !rows) {
+		struct rm_run_info info;
+		if (!rm_store_get_run(wt->st, r->run_id, &info, &err)) {
+			r->done = finished(info.state); /* diagnosed when it ended */
+			rm_run_info_release(&info);
+		}
+	}
+	return r->done;
+}
+
+/* The run-ID.wandb logs under a W&B directory that the watch does not
+ * follow yet become watched runs. */
+static void find_logs(const char *dir, struct watched **runs, int *nruns)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "run-", 4) && strncmp(e->d_name, "offline-run-", 12))
+			continue;
+		char *sub = rm_xmalloc(strlen(dir) + strlen(e->d_name) + 2);
+		sprintf(sub, "%s/%s", dir, e->d_name);
+		char *log = rm_wandb_dir_log(sub);
+		free(sub);
+		int known = !log;
+		for (int i = 0; i < *nruns && !known; i++)
+			known = (*runs)[i].log && !strcmp((*runs)[i].log, log);
+		if (known) {
+			free(log);
+			continue;
+		}
+		*runs = rm_xrealloc(*runs, (size_t)(*nruns + 1) * sizeof(**runs));
+		struct watched *r = &(*runs)[(*nruns)++];
+		memset(r, 0, sizeof(*r));
+		r->spec = r->log = log;
+	}
+	if (d)
+		closedir(d);
+}
+
 /* One tick for one run; sets r->done when the run has finished. */
 static void tick_run(struct watch *wt, struct watched *r)
 {
 	const char *spec = r->spec;
 	struct rm_err err;
 	int finished_now = 0;
+	if (r->log && read_log(wt, r))
+		return;
 	r->pending += tail_sidecars(wt, spec);
 	if (r->is_wandb && !wt->offline && wt->w) {
 		struct rm_sync_opts so;
@@ -301,7 +363,9 @@ static void tick_run(struct watch *wt, struct watched *r)
 	struct rm_diagnosis d;
 	struct rm_run_info info;
 	rm_analyze_opts_default(&o);
-	if (rm_store_find_run(wt->st, spec, &run_id, &err) || rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
+	run_id = r->run_id;
+	if ((!run_id && rm_store_find_run(wt->st, spec, &run_id, &err)) ||
+	    rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
 		rm_warning("%s", err.msg);
 		return;
 	}
@@ -361,6 +425,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"stats", no_argument, NULL, 'S'},
 	    {"max-per-hour", required_argument, NULL, 'M'},
 	    {"buckets", required_argument, NULL, 'B'},
+	    {"wandb-dir", required_argument, NULL, 'W'},
 	    {"webhook", required_argument, NULL, 'w'},
 	    {"slack-webhook", required_argument, NULL, 's'},
 	    {"wandb-alert", no_argument, NULL, 'a'},
@@ -381,6 +446,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	const char *slack = NULL;
 	int64_t *bounds = NULL;
 	const char *buckets = NULL;
+	char *wandb_dir = NULL;
 	rm_http_opts_default(&ho);
 	wt.imp.format = RM_FMT_SIDECAR_JSONL;
 	optind = 1;
@@ -407,6 +473,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		}
 		case 'B': buckets = optarg; break;
+		case 'W': wandb_dir = optarg; break;
 		case 'd':
 			if (rm_parse_int(optarg, 0, &v))
 				return rm_cmd_usage_error(&cmd_watch, "--diagnose-every wants seconds");
@@ -442,13 +509,17 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		default: return rm_cmd_usage_error(&cmd_watch, "bad option");
 		}
 	}
-	if (optind >= argc)
-		return rm_cmd_usage_error(&cmd_watch, "no run to watch");
+	if (optind >= argc && !wandb_dir)
+		return rm_cmd_usage_error(&cmd_watch, "no run to watch (give RUN..., or --wandb-dir DIR)");
 	if (buckets && rm_parse_bounds(buckets, &bounds, &wt.imp.nbounds))
 		return rm_cmd_usage_error(
 		    &cmd_watch, "--buckets wants two or more increasing lengths, like 0,770,1216,8192 (got '%s')",
 		    buckets);
 	wt.imp.bounds = bounds;
+	wt.log_imp = wt.imp;
+	wt.log_imp.format = RM_FMT_WANDB_LOG;
+	if (wandb_dir)
+		wandb_dir = rm_path_absolute(wandb_dir);
 	if ((code = rm_ctx_open_store(ctx, &wt.st)))
 		return code;
 	struct rm_err err;
@@ -491,7 +562,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		ch->http = rm_wandb_http(wt.w);
 	}
 	for (int i = 0; i < wt.nside; i++)
-		wt.side[i].path = absolute(wt.side[i].given);
+		wt.side[i].path = rm_path_absolute(wt.side[i].given);
 	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -504,8 +575,14 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		runs[i].is_wandb = rm_run_path_parse(runs[i].spec, &runs[i].path);
 	}
 	int64_t version = 0, seen = 0;
-	for (int left = nruns; left > 0 && !stop;) {
+	/* With --wandb-dir a new run may start at any time: no end but a signal. */
+	for (int left = nruns; (left > 0 || wandb_dir) && !stop;) {
 		double t0 = cpu_seconds();
+		if (wandb_dir) {
+			int before = nruns;
+			find_logs(wandb_dir, &runs, &nruns);
+			left += nruns - before;
+		}
 		if (!rm_store_data_version(wt.st, &version, &err))
 			wt.external = nticks > 0 && version != seen;
 		for (int i = 0; i < nruns && !stop; i++) {
@@ -524,7 +601,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		nticks++;
 		if (once)
 			break;
-		for (int64_t ms = 0; ms < every * 1000 && !stop && left > 0; ms += 100) {
+		for (int64_t ms = 0; ms < every * 1000 && !stop && (left > 0 || wandb_dir); ms += 100) {
 			struct timespec ts = {0, 100000000L};
 			nanosleep(&ts, NULL);
 		}
@@ -532,9 +609,12 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	if (stats)
 		print_stats(cpu, nticks);
 	free(cpu);
-	for (int i = 0; i < nruns; i++)
+	for (int i = 0; i < nruns; i++) {
 		rm_run_path_release(&runs[i].path);
+		free(runs[i].log);
+	}
 	free(runs);
+	free(wandb_dir);
 	free(bounds);
 	for (int i = 0; i < wt.nside; i++)
 		free(wt.side[i].path);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 int rm_err_set(struct rm_err *err, enum rm_status code, const char *fmt, ...)
@@ -98,4 +99,19 @@ double rm_monotonic(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+char *rm_path_absolute(const char *path)
+{
+	char cwd[4096], *real = realpath(path, NULL); /* wandb/latest-run is a symlink */
+	if (real) {
+		char *out = rm_xstrdup(real);
+		free(real);
+		return out;
+	}
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return rm_xstrdup(path);
+	char *out = rm_xmalloc(strlen(cwd) + strlen(path) + 2);
+	sprintf(out, "%s/%s", cwd, path);
+	return out;
 }

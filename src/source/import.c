@@ -4,14 +4,17 @@
  * counter going backwards) and replacements (a step logged again).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "import_internal.h"
 #include "runmon/csv.h"
 #include "runmon/lines.h"
+#include "runmon/wandbfile.h"
 
 static const char *const format_names[RM_FMT_COUNT] = {
     [RM_FMT_AUTO] = NULL,
@@ -23,6 +26,7 @@ static const char *const format_names[RM_FMT_COUNT] = {
     [RM_FMT_TB_CSV] = "tensorboard-csv",
     [RM_FMT_SIDECAR_CSV] = "sidecar-csv",
     [RM_FMT_CSV] = "csv",
+    [RM_FMT_WANDB_LOG] = "wandb-log",
 };
 
 const char *rm_format_name(enum rm_format f)
@@ -86,7 +90,9 @@ int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, ui
              struct rm_err *err)
 {
 	if (!opts->skip_bad)
-		return rm_err_set(err, RM_E_INPUT, "%s:%llu: %s", res->path, (unsigned long long)line, why);
+		return rm_err_set(err, RM_E_INPUT,
+		                  res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s", res->path,
+		                  (unsigned long long)line, why);
 	if (res->skipped < RM_IMPORT_NOTED)
 		res->bad_line[res->skipped] = line;
 	if (res->skipped == 0)
@@ -377,12 +383,27 @@ static enum rm_format detect(const struct rm_import_opts *opts, char *line, size
 	return f;
 }
 
+/* Does path start with the .wandb file header? */
+static int is_wandb_log(const char *path)
+{
+	uint8_t head[RM_WLOG_HEADER];
+	FILE *fp = fopen(path, "rb");
+	int yes = fp && fread(head, 1, sizeof(head), fp) == sizeof(head) && !memcmp(head, rm_wlog_magic, 6);
+	if (fp)
+		fclose(fp);
+	return yes;
+}
+
 /* Reads the first non-blank line of path to pick its format. */
 static int detect_file(const struct rm_import_opts *opts, const char *path, enum rm_format *out, struct rm_err *err)
 {
 	struct rm_lines lr;
 	char *line;
 	size_t len;
+	if (is_wandb_log(path)) {
+		*out = RM_FMT_WANDB_LOG;
+		return RM_OK;
+	}
 	int rc = rm_lines_open(&lr, path, err);
 	if (rc)
 		return rc;
@@ -400,11 +421,53 @@ out:
 	return rc;
 }
 
+char *rm_wandb_dir_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *found = NULL;
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n > 10 && !strncmp(e->d_name, "run-", 4) && !strcmp(e->d_name + n - 6, ".wandb")) {
+			found = rm_xmalloc(strlen(dir) + n + 2);
+			sprintf(found, "%s/%s", dir, e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A W&B run directory holds its history in run-<id>.wandb; SDKs before
+ * 0.10 wrote wandb-history.jsonl instead. */
+static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, const char *dir,
+                      struct rm_import_report *rep, struct rm_err *err)
+{
+	char *log = rm_wandb_dir_log(dir);
+	if (log) {
+		int rc = import_wandb_log(st, opts, log, rep, err);
+		free(log);
+		return rc;
+	}
+	char *old = rm_xmalloc(strlen(dir) + 32);
+	sprintf(old, "%s/wandb-history.jsonl", dir);
+	int rc = access(old, R_OK) ? rm_err_set(err, RM_E_INPUT,
+	                                        "%s: a directory without run-*.wandb or wandb-history.jsonl;"
+	                                        " give a file, or a W&B run directory",
+	                                        dir)
+	                           : import_jsonl(st, opts, old, RM_FMT_WANDB_HISTORY, rep, err);
+	free(old);
+	return rc;
+}
+
 static int import_file(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                        struct rm_import_report *rep, struct rm_err *err)
 {
 	enum rm_format fmt = opts->format;
+	struct stat sb;
 	int rc;
+	if (strcmp(path, "-") && !stat(path, &sb) && S_ISDIR(sb.st_mode))
+		return import_dir(st, opts, path, rep, err);
 	if (fmt == RM_FMT_AUTO) {
 		if (!strcmp(path, "-"))
 			return rm_err_set(err, RM_E_USAGE, "reading stdin needs --format");
@@ -416,6 +479,7 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 	case RM_FMT_WANDB_HISTORY:
 	case RM_FMT_JSONL:
 	case RM_FMT_SIDECAR_JSONL: return import_jsonl(st, opts, path, fmt, rep, err);
+	case RM_FMT_WANDB_LOG: return import_wandb_log(st, opts, path, rep, err);
 	default: return import_csv(st, opts, path, fmt, rep, err);
 	}
 }
@@ -471,6 +535,9 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 {
 	struct stat sb;
 	int found, rc;
+	int (*tail)(struct rm_store *, const struct rm_import_opts *, const char *, struct rm_tail_pos *,
+	            struct rm_import_report *, struct rm_err *) =
+	    opts->format == RM_FMT_WANDB_LOG ? import_wandb_tail : import_jsonl_tail;
 	memset(rep, 0, sizeof(*rep));
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
@@ -490,7 +557,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 		sprintf(old, "%s.1", path);
 		if (!stat(old, &ob) && (uint64_t)ob.st_dev == pos->dev && (uint64_t)ob.st_ino == pos->ino &&
 		    (uint64_t)ob.st_size >= pos->offset)
-			rc = import_jsonl_tail(st, opts, old, pos, rep, err);
+			rc = tail(st, opts, old, pos, rep, err);
 		free(old);
 		if (rc)
 			goto fail;
@@ -498,9 +565,10 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 	} else if (found && (uint64_t)sb.st_size < pos->offset) {
 		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
 	}
-	if ((rc = import_jsonl_tail(st, opts, path, pos, rep, err)))
+	if ((rc = tail(st, opts, path, pos, rep, err)))
 		goto fail;
-	if ((rc = rm_store_tail_put(st, path, rep->r[rep->n - 1].run_id, pos, err)))
+	pos->run_id = rep->r[rep->n - 1].run_id;
+	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))
 		goto fail;
 	return log_and_commit(st, rep, 1, err);
 fail:

@@ -801,6 +801,31 @@ int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_
 	return run_once(st, s, err, "cannot set run config");
 }
 
+int rm_store_merge_config(struct rm_store *st, int64_t run_id, const char *patch_json, struct rm_err *err)
+{
+	sqlite3_stmt *s =
+	    prepare(st, "UPDATE runs SET config_json = json_patch(COALESCE(config_json, '{}'), ?2) WHERE id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, patch_json, -1, SQLITE_STATIC);
+	return run_once(st, s, err, "cannot merge run config");
+}
+
+int rm_store_set_run_state(struct rm_store *st, int64_t run_id, const char *display_name, const char *state,
+                           struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(
+	    st, "UPDATE runs SET display_name = COALESCE(?2, display_name), state = COALESCE(?3, state) WHERE id = ?1",
+	    err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, display_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, state, -1, SQLITE_STATIC);
+	return run_once(st, s, err, "cannot update run");
+}
+
 int rm_store_set_run_meta(struct rm_store *st, int64_t run_id, const struct rm_run_meta *m, struct rm_err *err)
 {
 	sqlite3_stmt *s = prepare(st,
@@ -1015,7 +1040,7 @@ int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char 
 
 int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT dev, ino, offset, lineno FROM tails WHERE path = ?1", err);
+	sqlite3_stmt *s = prepare(st, "SELECT dev, ino, offset, lineno, run_id FROM tails WHERE path = ?1", err);
 	if (!s)
 		return RM_E_STORE;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
@@ -1026,6 +1051,7 @@ int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos 
 		pos->ino = (uint64_t)sqlite3_column_int64(s, 1);
 		pos->offset = (uint64_t)sqlite3_column_int64(s, 2);
 		pos->lineno = (uint64_t)sqlite3_column_int64(s, 3);
+		pos->run_id = sqlite3_column_int64(s, 4);
 	}
 	return run_once(st, s, err, "cannot read the sidecar position");
 }
