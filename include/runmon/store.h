@@ -110,6 +110,9 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 void rm_run_info_free(struct rm_run_info *runs, size_t n);
 /* One run's info into *out; release its strings with rm_run_info_release. */
 int rm_store_get_run(struct rm_store *st, int64_t run_id, struct rm_run_info *out, struct rm_err *err);
+/* As rm_store_get_run without the counts (steps, batch_steps are 0), in
+ * time that does not grow with the run: first_step and last_step are set. */
+int rm_store_get_run_brief(struct rm_store *st, int64_t run_id, struct rm_run_info *out, struct rm_err *err);
 void rm_run_info_release(struct rm_run_info *r);
 /* Deletes the run's steps, batches, evals, buckets and findings (a
  * re-simulation or a forced re-import starts clean). */

@@ -78,10 +78,13 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
                    struct rm_run_info *info, struct rm_err *err)
 {
 	struct rm_store_series ss;
-	int rc = rm_store_get_run(st, run_id, info, err);
+	int rc = o->window ? rm_store_get_run_brief(st, run_id, info, err) : rm_store_get_run(st, run_id, info, err);
 	if (rc)
 		return rc;
-	if ((rc = rm_store_load_series(st, run_id, o->since, &ss, err))) {
+	int64_t since = o->since;
+	if (o->window && info->last_step - o->window + 1 > since)
+		since = info->last_step - o->window + 1;
+	if ((rc = rm_store_load_series(st, run_id, since, &ss, err))) {
 		rm_run_info_release(info);
 		return rc;
 	}
@@ -113,7 +116,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	struct rm_padding_result cost;
 	struct rm_err cerr;
 	memset(&cost, 0, sizeof(cost));
-	if (rm_store_load_cost(st, run_id, o->since, 4000, &c, &cerr) == RM_OK) {
+	if (!o->window && rm_store_load_cost(st, run_id, since, 4000, &c, &cerr) == RM_OK) {
 		struct rm_padding_input pi = {c.nb,     c.step,   c.bucket, c.n,       c.min_len,  c.max_len,
 		                              c.tokens, c.padded, c.dt,     ss.bounds, ss.nbounds, o->detect.seed};
 		rm_padding_analyze(&pi, &cost);

@@ -39,16 +39,20 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "Options:\n"
                                  "  --once               one tick, then exit (for cron)\n"
                                  "  --every SECONDS      time between ticks (default 60)\n"
-                                 "  --batches RUN=FILE   tail RUN's growing JSON-lines batch sidecar (repeatable);\n"
+                                 "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines or (FILE\n"
+                                 "                       ending .csv) CSV (repeatable);\n"
                                  "                       a half-written last line waits, truncation and\n"
                                  "                       rotation (old file at FILE.1) are followed\n"
                                  "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
                                  "  --wandb-dir DIR      follow the runs the W&B SDK writes under DIR (its wandb/\n"
                                  "                       directory, offline or online) from their run-ID.wandb\n"
                                  "                       files, new runs included; watch then runs until stopped\n"
-                                 "  --diagnose-every S   re-diagnose a run with new rows at least this often\n"
-                                 "                       (default 600; sooner when it grew by 1%, 200 rows\n"
-                                 "                       at least, or finished; 0: every tick with new rows)\n"
+                                 "  --window STEPS       between full diagnoses, a tick with new rows runs the\n"
+                                 "                       detectors on the last STEPS steps (default 10000;\n"
+                                 "                       0: a full diagnosis every time)\n"
+                                 "  --diagnose-every S   diagnose a run with new rows in full (and store the\n"
+                                 "                       findings) at least this often (default 1800; sooner\n"
+                                 "                       when it grew by 10%, 200 rows at least, or finished)\n"
                                  "  --stats              at exit, print the CPU time per tick on stderr\n"
                                  "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
                                  "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
@@ -133,16 +137,18 @@ struct watched {
 	int is_wandb;
 	int done;
 	int diagnosed;           /* at least once in this process */
-	int64_t diag_steps;      /* points in the last diagnosis */
-	int64_t pending;         /* rows arrived since (steps synced, sidecar lines) */
-	double diag_at;          /* monotonic seconds */
+	int64_t diag_steps;      /* points in the last full diagnosis */
+	int64_t pending;         /* rows arrived since the last pass (steps synced, sidecar lines) */
+	int64_t grown;           /* rows arrived since the last full diagnosis */
+	double diag_at;          /* monotonic seconds, of the last full diagnosis */
 	struct rm_alert last[8]; /* the last diagnosis' alerts, resent until delivered */
 	int nlast;
 };
 
 struct watch {
 	struct rm_store *st;
-	double diagnose_every; /* seconds: the latest a run with new rows waits */
+	double diagnose_every; /* seconds: the latest a run with new rows waits for a full diagnosis */
+	int64_t window;        /* steps the detectors read between full diagnoses; 0: always full */
 	struct sidecar side[16];
 	int nside;
 	struct rm_import_opts imp;
@@ -236,7 +242,10 @@ static int64_t tail_sidecars(struct watch *wt, const char *spec)
 		struct rm_import_report rep;
 		struct rm_tail_pos pos;
 		struct rm_err err;
+		size_t n = strlen(wt->side[i].path);
 		wt->imp.run_name = spec;
+		wt->imp.format =
+		    n > 4 && !strcmp(wt->side[i].path + n - 4, ".csv") ? RM_FMT_SIDECAR_CSV : RM_FMT_SIDECAR_JSONL;
 		if (rm_import_tail(wt->st, &wt->imp, wt->side[i].path, &rep, &pos, &err)) {
 			rm_warning("%s (will retry next tick)", err.msg);
 			continue;
@@ -248,20 +257,31 @@ static int64_t tail_sidecars(struct watch *wt, const char *spec)
 	return lines;
 }
 
-/* The detectors read the whole run (~0.8 s at 1M steps), and a few hundred
- * more rows barely move their statistics, so a run is re-diagnosed only
- * when it grew by 1% (at least 200 rows), when --diagnose-every seconds
- * passed with new rows, when it finished, or when another process (an
- * import, a sync) wrote to the database. Other ticks cost the sync and the
- * tail: they grow with the new data, not with the run. */
-static int due(const struct watched *r, const struct watch *wt, int finished_now)
+enum pass { PASS_NONE, PASS_WINDOW, PASS_FULL };
+
+static void arrived(struct watched *r, int64_t rows)
+{
+	r->pending += rows;
+	r->grown += rows;
+}
+
+/* A full diagnosis reads the whole run (~0.8 s at 1M steps) and stores its
+ * findings; it runs first, when the run finished, when another process (an
+ * import, a sync) wrote to the database, when the run grew by 10% (at least
+ * 200 rows), or when --diagnose-every seconds passed with new rows. Other
+ * ticks with new rows run the detectors on the last --window steps: what
+ * they cost grows with the window, not with the run, and new trouble shows
+ * there first, undiluted by the healthy past. */
+static enum pass due(const struct watched *r, const struct watch *wt, int finished_now)
 {
 	if (!r->diagnosed || finished_now || wt->external)
-		return 1;
+		return PASS_FULL;
 	if (!r->pending)
-		return 0;
-	int64_t grow = r->diag_steps / 100 > 200 ? r->diag_steps / 100 : 200;
-	return r->pending >= grow || rm_monotonic() - r->diag_at >= wt->diagnose_every;
+		return PASS_NONE;
+	int64_t grow = r->diag_steps / 10 > 200 ? r->diag_steps / 10 : 200;
+	if (r->grown >= grow || rm_monotonic() - r->diag_at >= wt->diagnose_every)
+		return PASS_FULL;
+	return wt->window && r->diag_steps > wt->window ? PASS_WINDOW : PASS_FULL;
 }
 
 /* Reads what a run's .wandb log gained. Returns 1 when there is nothing
@@ -278,13 +298,14 @@ static int read_log(struct watch *wt, struct watched *r)
 	}
 	int64_t rows = 0;
 	for (size_t j = 0; j < rep.n; j++) {
-		rows += (int64_t)(rep.r[j].steps + rep.r[j].batches);
+		const struct rm_import_result *res = &rep.r[j]; /* a step and its batch are one row */
+		rows += (int64_t)(res->steps > res->batches ? res->steps : res->batches);
 		if (rep.r[j].corrupt)
 			rm_warning("%s: skipped %llu damaged chunk(s), the first at byte %llu", r->log,
 			           (unsigned long long)rep.r[j].corrupt, (unsigned long long)rep.r[j].first_corrupt);
 	}
 	rm_import_report_release(&rep);
-	r->pending += rows;
+	arrived(r, rows);
 	if (!pos.run_id)
 		return 1;
 	int first = !r->run_id;
@@ -336,7 +357,7 @@ static void tick_run(struct watch *wt, struct watched *r)
 	int finished_now = 0;
 	if (r->log && read_log(wt, r))
 		return;
-	r->pending += tail_sidecars(wt, spec);
+	arrived(r, tail_sidecars(wt, spec));
 	if (r->is_wandb && !wt->offline && wt->w) {
 		struct rm_sync_opts so;
 		struct rm_sync_result res;
@@ -348,13 +369,14 @@ static void tick_run(struct watch *wt, struct watched *r)
 			wt->outage = 1;
 		} else {
 			wt->outage = 0;
-			r->pending += res.rows;
+			arrived(r, res.rows);
 			finished_now = finished(res.state);
 		}
 	}
 	if (stop)
 		return; /* SIGINT/SIGTERM: what is written stays; no diagnosis */
-	if (!due(r, wt, finished_now)) {
+	enum pass pass = due(r, wt, finished_now);
+	if (pass == PASS_NONE) {
 		alert_run(wt, r->last, r->nlast); /* what failed or was held before */
 		return;
 	}
@@ -363,16 +385,24 @@ static void tick_run(struct watch *wt, struct watched *r)
 	struct rm_diagnosis d;
 	struct rm_run_info info;
 	rm_analyze_opts_default(&o);
+	if (pass == PASS_WINDOW) { /* alerts only: the stored findings stay the full run's */
+		o.window = wt->window;
+		o.store_findings = 0;
+	}
 	run_id = r->run_id;
 	if ((!run_id && rm_store_find_run(wt->st, spec, &run_id, &err)) ||
 	    rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
 		rm_warning("%s", err.msg);
 		return;
 	}
-	r->diagnosed = 1;
-	r->diag_steps = (int64_t)d.points;
 	r->pending = 0;
-	r->diag_at = rm_monotonic();
+	if (pass == PASS_FULL) {
+		r->diagnosed = 1;
+		r->diag_steps = (int64_t)d.points;
+		r->grown = 0;
+		r->diag_at = rm_monotonic();
+		r->done = finished(info.state);
+	}
 	char *url = NULL;
 	if (info.entity && *info.entity) {
 		const char *base = getenv("WANDB_BASE_URL");
@@ -382,7 +412,6 @@ static void tick_run(struct watch *wt, struct watched *r)
 	int n = rm_alerts_from(&d, &info, url, wt->min, (double)time(NULL), r->last, 8);
 	r->nlast = n;
 	alert_run(wt, r->last, n);
-	r->done = finished(info.state);
 	free(url);
 	rm_diagnosis_release(&d);
 	rm_run_info_release(&info);
@@ -422,6 +451,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"every", required_argument, NULL, 'e'},
 	    {"batches", required_argument, NULL, 'b'},
 	    {"diagnose-every", required_argument, NULL, 'd'},
+	    {"window", required_argument, NULL, 'n'},
 	    {"stats", no_argument, NULL, 'S'},
 	    {"max-per-hour", required_argument, NULL, 'M'},
 	    {"buckets", required_argument, NULL, 'B'},
@@ -437,7 +467,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 600, .max_per_hour = 30};
+	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 1800, .window = 10000, .max_per_hour = 30};
 	struct rm_http_opts ho;
 	int c, once = 0, wandb_alert = 0, stats = 0, code;
 	int64_t every = 60, v;
@@ -480,6 +510,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			wt.diagnose_every = (double)v;
 			break;
 		case 'S': stats = 1; break;
+		case 'n':
+			if (rm_parse_int(optarg, 0, &wt.window) || (wt.window && wt.window < 1000))
+				return rm_cmd_usage_error(&cmd_watch, "--window wants 0 or a step count >= 1000");
+			break;
 		case 'M':
 			if (rm_parse_int(optarg, 1, &v) || v > RATE_MAX)
 				return rm_cmd_usage_error(&cmd_watch, "--max-per-hour wants 1..%d", RATE_MAX);

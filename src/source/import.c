@@ -536,8 +536,10 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 	struct stat sb;
 	int found, rc;
 	int (*tail)(struct rm_store *, const struct rm_import_opts *, const char *, struct rm_tail_pos *,
-	            struct rm_import_report *, struct rm_err *) =
-	    opts->format == RM_FMT_WANDB_LOG ? import_wandb_tail : import_jsonl_tail;
+	            struct rm_import_report *, struct rm_err *) = opts->format == RM_FMT_WANDB_LOG ? import_wandb_tail
+	                                                          : opts->format == RM_FMT_SIDECAR_CSV
+	                                                              ? import_csv_tail
+	                                                              : import_jsonl_tail;
 	memset(rep, 0, sizeof(*rep));
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
@@ -567,7 +569,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 	}
 	if ((rc = tail(st, opts, path, pos, rep, err)))
 		goto fail;
-	pos->run_id = rep->r[rep->n - 1].run_id;
+	pos->run_id = rep->n ? rep->r[rep->n - 1].run_id : 0;
 	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))
 		goto fail;
 	return log_and_commit(st, rep, 1, err);

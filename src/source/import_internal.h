@@ -146,6 +146,9 @@ int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, co
                       struct rm_import_report *rep, struct rm_err *err);
 int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                struct rm_import_report *rep, struct rm_err *err);
+/* A CSV sidecar being written: as import_jsonl_tail, the header read first. */
+int import_csv_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
+                    struct rm_import_report *rep, struct rm_err *err);
 /* W&B's run-<id>.wandb log, whole, or live from pos (see import_jsonl_tail). */
 int import_wandb_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                      struct rm_import_report *rep, struct rm_err *err);

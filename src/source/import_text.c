@@ -18,6 +18,20 @@ static int blank(const char *s, size_t n)
 	return strspn(s, " \t") == n;
 }
 
+/* Where a tail stopped in lr, and which file it read: the one opened, not
+ * whatever the path names by now. */
+static void tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr)
+{
+	struct stat sb;
+	pos->offset = lr->next_offset;
+	pos->lineno = lr->lineno;
+	pos->partial = lr->partial;
+	if (!fstat(fileno(lr->fp), &sb)) {
+		pos->dev = (uint64_t)sb.st_dev;
+		pos->ino = (uint64_t)sb.st_ino;
+	}
+}
+
 /* Feeds lr's lines (from where it stands) into res's run. */
 static int jsonl_feed(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
                       struct rm_import_result *res, struct rm_err *err)
@@ -79,18 +93,10 @@ int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, co
 	if (!rc)
 		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
 	lr.complete_only = 1;
-	struct stat sb;
-	if (!rc && !fstat(fileno(lr.fp), &sb)) { /* the file opened, not whatever the path names now */
-		pos->dev = (uint64_t)sb.st_dev;
-		pos->ino = (uint64_t)sb.st_ino;
-	}
 	if (!rc)
 		rc = jsonl_feed(st, opts, &lr, res, err);
-	if (!rc) {
-		pos->offset = lr.next_offset;
-		pos->lineno = lr.lineno;
-		pos->partial = lr.partial;
-	}
+	if (!rc)
+		tail_moved(pos, &lr);
 	rm_lines_close(&lr);
 	return rc;
 }
@@ -168,8 +174,10 @@ static void add_cell(struct rm_row *row, const char *key, size_t klen, const cha
 	f->rlen = (uint32_t)clen;
 }
 
-int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
-               struct rm_import_report *rep, struct rm_err *err)
+/* Imports a CSV file, or with pos (a sidecar being written) the complete
+ * lines past pos; the header is read from the top each time. */
+static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                      struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
 	struct rm_lines lr;
 	struct rm_csv hdr, cells;
@@ -185,11 +193,18 @@ int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const cha
 	rm_row_init(&row);
 	rm_csv_init(&hdr, ',');
 	rm_csv_init(&cells, ',');
+	lr.complete_only = pos != NULL;
 	do {
 		if ((rc = rm_lines_next(&lr, &line, &len, err)))
 			goto out;
 		lines++;
 	} while (line && blank(line, len));
+	if (!line && pos) { /* the header is not written yet */
+		char *name = run_name_for(opts, path);
+		report_add(rep, path, name, fmt);
+		free(name);
+		goto out;
+	}
 	if (!line) {
 		rc = rm_err_set(err, RM_E_INPUT, "%s: no header line", path);
 		goto out;
@@ -233,6 +248,11 @@ int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const cha
 	for (size_t i = 0; i < nser; i++)
 		if ((rc = sink_open(&ser[i].sink, st, opts, &rep->r[ser[i].res_index], err)))
 			goto out;
+	if (pos) { /* go on where the last read stopped; count data lines only */
+		if (pos->offset > lr.next_offset && (rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err)))
+			goto out;
+		lines = 0;
+	}
 	struct pipeline *p = pipeline_start(NULL, NULL);
 	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
 		struct rm_err perr;
@@ -281,6 +301,8 @@ int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const cha
 	for (size_t i = 0; i < nser; i++)
 		rep->r[ser[i].res_index].lines = lines;
 out:
+	if (pos && !rc)
+		tail_moved(pos, &lr);
 	series_release(ser, nser);
 	free(hdrline);
 	rm_csv_release(&hdr);
@@ -288,4 +310,16 @@ out:
 	rm_row_release(&row);
 	rm_lines_close(&lr);
 	return rc;
+}
+
+int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+               struct rm_import_report *rep, struct rm_err *err)
+{
+	return csv_import(st, opts, path, fmt, NULL, rep, err);
+}
+
+int import_csv_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
+                    struct rm_import_report *rep, struct rm_err *err)
+{
+	return csv_import(st, opts, path, RM_FMT_SIDECAR_CSV, pos, rep, err);
 }

@@ -101,6 +101,41 @@ mkdir -p wandb2/run-20261129_130000-hh11
 [ "$(q w.db "SELECT COUNT(*) FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'hh11')")" = 3000 ] ||
 	fail "new run not read"
 
+# 4b. A long healthy run turns homogeneous: the ticks between full diagnoses
+# read the last --window steps, so the alert comes while the stored findings
+# (the full run's, refreshed at 10% growth) still say healthy.
+"$runmon" simulate --strategy interleaved --steps 30000 --seed 5 --out long >/dev/null
+"$runmon" simulate --strategy chunked --steps 3000 --seed 5 --spikes bucket --out turn >/dev/null
+merge long
+merge turn
+python3 - <<'PY'
+import json
+with open("turn/shifted.jsonl", "w") as f:
+    for l in open("turn/merged.jsonl"):
+        r = json.loads(l)
+        r["_step"] += 30000
+        f.write(json.dumps(r) + "\n")
+PY
+mkdir -p wandb3/run-20261129_140000-tt22
+"$j2w" --run tt22 --entity acme --project llm long/merged.jsonl wandb3/run-20261129_140000-tt22/run-tt22.wandb
+"$runmon" --db t.db watch --every 1 --wandb-dir wandb3 >t2 &
+watcher=$!
+for _ in $(seq 100); do
+	n=$(q t.db "SELECT COUNT(*) FROM findings" 2>/dev/null || true)
+	[ -n "$n" ] && [ "$n" != 0 ] && break
+	sleep 0.1
+done
+[ ! -s t2 ] || fail "healthy part alerted: $(cat t2)"
+"$j2w" --append --lines 1-2000 turn/shifted.jsonl wandb3/run-20261129_140000-tt22/run-tt22.wandb
+for _ in $(seq 60); do grep -q RunmonResetsByBucket t2 && break; sleep 0.1; done
+kill -TERM $watcher
+wait $watcher || fail "watch exit status"
+grep -q "^ALERT [a-z]* acme/llm/tt22 RunmonResetsByBucket: loss resets cluster in bucket 5" t2 ||
+	fail "no alert from the window: $(cat t2)"
+[ "$(q t.db "SELECT COUNT(*) FROM steps")" = 32000 ] || fail "turn: steps"
+[ "$(q t.db "SELECT COUNT(*) FROM findings WHERE severity <> 'info'")" = 0 ] ||
+	fail "the alert came from a full diagnosis, not the window: $(q t.db "SELECT detector, severity, created_at FROM findings")"
+
 # 5. diagnose on a run directory reads the log first.
 code=0
 "$runmon" --db f.db diagnose "$dir" >out || code=$?

@@ -118,6 +118,33 @@ tail -n +2001 "$tmp/sim/batches.jsonl" | tail -c +301 >>"$side"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'side'")" = 4000 ] ||
 	fail "sidecar rows"
 if grep -q RunmonHomogeneousBatching "$tmp/s3"; then fail "verdict alerted twice"; fi
+# 7b. The same as a CSV sidecar (a .csv path): the header is read first,
+# then the lines past the position; a half-written header waits.
+python3 - "$tmp/sim/batches.jsonl" "$tmp/batches.csv" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+cols = list(rows[0])
+with open(sys.argv[2], "w") as f:
+    f.write(",".join(cols) + "\n")
+    for r in rows:
+        f.write(",".join(str(r[c]) for c in cols) + "\n")
+PY
+"$runmon" --db "$db" import --run sidecsv "$tmp/sim/history.jsonl" >/dev/null
+csv=$tmp/side.csv
+head -c 10 "$tmp/batches.csv" >"$csv"
+"$runmon" --db "$db" watch --once --offline --batches "sidecsv=$csv" sidecsv >"$tmp/c1" || fail "csv tick 1"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM tails WHERE path LIKE '%side.csv'")" = 0 ] || fail "position kept before the header"
+head -n 2001 "$tmp/batches.csv" >"$csv"
+tail -n +2002 "$tmp/batches.csv" | head -c 300 >>"$csv"
+"$runmon" --db "$db" watch --once --offline --batches "sidecsv=$csv" sidecsv >"$tmp/c2"
+grep -q "^ALERT critical sidecsv RunmonHomogeneousBatching" "$tmp/c2" || fail "csv sidecar tick: $(cat "$tmp/c2")"
+[ "$(sqlite3 "$db" "SELECT lineno FROM tails WHERE path LIKE '%side.csv'")" = "$(wc -l <"$csv")" ] || fail "csv position"
+tail -n +2002 "$tmp/batches.csv" | tail -c +301 >>"$csv"
+"$runmon" --db "$db" watch --once --offline --batches "sidecsv=$csv" sidecsv >"$tmp/c3"
+[ "$(sqlite3 "$db" "SELECT offset FROM tails WHERE path LIKE '%side.csv'")" = "$(wc -c <"$csv")" ] || fail "csv not read to its end"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'sidecsv'")" = 4000 ] ||
+	fail "csv sidecar rows"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM imports WHERE path LIKE '%side.csv'")" = 2 ] || fail "idle csv ticks logged"
 
 # 8. Another process imports the batches of a run being watched: the next
 # tick re-diagnoses it although the watch itself read nothing new.
