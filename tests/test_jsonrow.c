@@ -74,6 +74,19 @@ static void media_objects_dropped(void **state)
 	assert_true(num("loss") == 1);
 }
 
+/* Found by fuzz_graphql: objects inside an array under a nested key grow
+ * the key buffer; the array's own key must not point into the old one. */
+static void nested_array_of_objects(void **state)
+{
+	char line[2048], longkey[1000];
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	snprintf(line, sizeof(line), "{\"outer\": {\"list\": [{\"%s\": 1}, 2], \"x\": 3}}", longkey);
+	assert_int_equal(parse(line), 0);
+	assert_non_null(rm_row_get(&row, "outer.list"));
+	assert_true(num("outer.x") == 3);
+}
+
 static void number_arrays(void **state)
 {
 	assert_int_equal(parse("{\"lens\": [1801, 1755, 1790], \"objs\": [{\"a\": 1}, 2], \"e\": []}"), 0);
@@ -175,6 +188,7 @@ int main(void)
 	    cmocka_unit_test(escaped_keys),
 	    cmocka_unit_test(syntax_errors_name_the_column),
 	    cmocka_unit_test(deep_nesting_is_refused),
+	    cmocka_unit_test(nested_array_of_objects),
 	    cmocka_unit_test(parse_double_matches_strtod),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

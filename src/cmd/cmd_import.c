@@ -142,9 +142,9 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		goto out;
 	if (rm_import(st, &opts, argv + optind, argc - optind, &rep, &err)) {
 		rm_error("%s", err.msg);
-		if (err.code == RM_E_INPUT)
-			fprintf(stderr, "runmon: nothing was imported%s\n",
-			        opts.skip_bad ? "" : " (--skip-bad imports the good lines)");
+		/* One transaction: whatever failed, the database is as it was. */
+		fprintf(stderr, "runmon: nothing was imported%s\n",
+		        err.code == RM_E_INPUT && !opts.skip_bad ? " (--skip-bad imports the good lines)" : "");
 		code = rm_exit_code(err.code);
 		goto out;
 	}

@@ -80,7 +80,8 @@ static void *writer(void *arg)
 			}
 			for (uint32_t e = 0; e < it->nev; e++) /* keys were stored as offsets */
 				c->ev[it->ev0 + e].key = c->keys + (uintptr_t)c->ev[it->ev0 + e].key;
-			rc = sink_put(it->k, &it->rec, c->ev + it->ev0, it->nev, it->line, &err);
+			/* No eval values: c->ev may be NULL, and NULL + 0 is undefined. */
+			rc = sink_put(it->k, &it->rec, it->nev ? c->ev + it->ev0 : NULL, it->nev, it->line, &err);
 		}
 		pthread_mutex_lock(&p->mu);
 		if (rc && !p->failed) {

@@ -316,6 +316,8 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 {
 	size_t first_num = jp->row->nn, first_span = jp->row->ns;
 	int numeric = 1, strings = 1, any = 0;
+	/* A nested key lives in pfx, which objects in the array may move. */
+	int key_in_pfx = key == jp->pfx;
 	if (++jp->depth > MAX_DEPTH)
 		return fail(jp, "nesting too deep");
 	jp->p++; /* '[' */
@@ -377,7 +379,7 @@ static int parse_array(struct jp *jp, const char *key, size_t klen, int copy)
 	if (jp->skip)
 		return RM_OK;
 	enum rm_ftype t = numeric ? RM_F_NUMARR : strings && any ? RM_F_STRARR : RM_F_OTHER;
-	struct rm_field *f = add(jp, key, klen, copy, t);
+	struct rm_field *f = add(jp, key_in_pfx ? jp->pfx : key, klen, copy, t);
 	if (t == RM_F_NUMARR) {
 		f->arr_off = (uint32_t)first_num;
 		f->arr_len = (uint32_t)(jp->row->nn - first_num);

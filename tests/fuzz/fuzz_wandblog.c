@@ -12,26 +12,12 @@
  * dying at the CRC.
  */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include "runmon/import.h"
-#include "runmon/store.h"
+#include "fuzz_util.h"
 #include "wandb_writer.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct rm_store *st;
-	static char path[64];
-	struct rm_err err;
-	if (!st) {
-		if (rm_store_open(&st, ":memory:", &err))
-			abort();
-		snprintf(path, sizeof(path), "/tmp/runmon-fuzz-%d.wandb", (int)getpid());
-	}
 	if (!size)
 		return 0;
 	struct ww w;
@@ -46,16 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			at += n;
 		}
 	}
-	const uint8_t *file = data[0] & 1 ? data + 1 : w.buf;
-	size_t len = data[0] & 1 ? size - 1 : w.len;
-	FILE *fp = fopen(path, "wb");
-	if (!fp || fwrite(file, 1, len, fp) != len || fclose(fp))
-		abort();
-	ww_free(&w);
 	struct rm_import_opts o = {.format = RM_FMT_WANDB_LOG, .skip_bad = (data[0] >> 1) & 1};
-	struct rm_import_report rep;
-	char *files[] = {path};
-	if (!rm_import(st, &o, files, 1, &rep, &err))
-		rm_import_report_release(&rep);
+	if (data[0] & 1)
+		fuzz_import_bytes(data + 1, size - 1, &o);
+	else
+		fuzz_import_bytes(w.buf, w.len, &o);
+	ww_free(&w);
 	return 0;
 }

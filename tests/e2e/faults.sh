@@ -1,0 +1,169 @@
+#!/bin/sh
+# End-to-end fault injection: a full disk (RLIMIT_FSIZE), a read-only
+# database, a database locked by another writer, a corrupt database file;
+# kill -9 at random points of import and of sync, many times over; and
+# watch writing while diagnose, report and a plain sqlite3 reader run.
+# Each time: a clear error, a database that passes integrity_check, and no
+# row half-written. Usage: faults.sh RUNMON FAKE_WANDB
+set -eu
+runmon=$1
+fake=$2
+. "$(dirname "$0")/common.sh"
+q() { sqlite3 "$1" "$2"; }
+ok_db() { [ "$(q "$1" "PRAGMA integrity_check")" = ok ] || fail "$2: integrity_check: $(q "$1" "PRAGMA integrity_check")"; }
+cd "$tmp"
+"$runmon" simulate --strategy chunked --steps 4000 --out small >/dev/null
+python3 - <<'PY'
+import math, random
+r = random.Random(7)
+with open("big.jsonl", "w") as f:
+    for s in range(150000):
+        f.write('{"_step": %d, "train/loss": %.6f, "train/lr": 0.0003, "batch/bucket": %d, "batch/max_len": %d}\n'
+                % (s, 1 + math.sin(s / 500) * 0.5 + r.random() * 0.1, s // 1000 % 6, 500 + s % 7000))
+PY
+
+# 1. The disk fills (the file size limit) during an import: the import fails
+# with the cause named, and the database holds what it held before.
+"$runmon" --db full.db import --run base small/history.jsonl >/dev/null
+code=0
+python3 -c '
+import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (3 << 20, 3 << 20))
+os.execvp(sys.argv[1], sys.argv[1:])' "$runmon" --db full.db import --run big big.jsonl >out 2>err || code=$?
+[ "$code" = 4 ] || fail "disk full: exit $code, $(cat err)"
+grep -q "disk I/O error\|disk is full" err || fail "disk full: the cause is not named: $(cat err)"
+grep -q "nothing was imported" err || fail "disk full: $(cat err)"
+ok_db full.db "disk full"
+[ "$(q full.db "SELECT COUNT(*) FROM steps")" = 4000 ] || fail "disk full: rows changed"
+[ "$(q full.db "SELECT COUNT(*) FROM runs WHERE name = 'big'")" = 0 ] || fail "disk full: half a run"
+
+# 2. A read-only database file (as root, tried as user nobody) in a
+# directory where SQLite may create its -wal and -shm files: reads work,
+# writes fail with a clear error and change nothing.
+mkdir -m 1777 ro
+cp full.db ro/ro.db
+chmod 755 "$tmp"
+chmod 444 ro/ro.db
+as_reader() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
+as_reader "$runmon" --db ro/ro.db runs >out 2>err || fail "read-only: runs failed: $(cat err)"
+grep -q base out || fail "read-only: runs: $(cat out)"
+code=0
+as_reader "$runmon" --db ro/ro.db import --run more small/batches.jsonl >out 2>err || code=$?
+[ "$code" = 4 ] && grep -q "ro/ro.db.*readonly database" err || fail "read-only: exit $code, $(cat err)"
+ok_db ro/ro.db "read-only"
+[ "$(q ro/ro.db "SELECT COUNT(*) FROM batches")" = 0 ] || fail "read-only: rows written"
+
+# 3. Another writer holds the database: a short hold is waited out, a long
+# one (past the 10 s busy timeout) fails cleanly.
+"$runmon" --db lock.db import --run base small/history.jsonl >/dev/null
+hold() { python3 -c '
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+open(sys.argv[3], "w").close()
+time.sleep(float(sys.argv[2]))
+c.execute("COMMIT")' lock.db "$1" held & }
+rm -f held; hold 2; holder=$!
+while [ ! -e held ]; do sleep 0.05; done
+"$runmon" --db lock.db import --run b1 small/batches.jsonl >/dev/null 2>err || fail "short lock not waited out: $(cat err)"
+wait $holder
+rm -f held; hold 12; holder=$!
+while [ ! -e held ]; do sleep 0.05; done
+code=0
+"$runmon" --db lock.db import --run b2 small/batches.jsonl >/dev/null 2>err || code=$?
+wait $holder
+[ "$code" = 4 ] && grep -q "locked\|busy" err || fail "long lock: exit $code, $(cat err)"
+ok_db lock.db "lock"
+[ "$(q lock.db "SELECT COUNT(*) FROM runs WHERE name = 'b2'")" = 0 ] || fail "long lock: half a run"
+
+# 4. A corrupt database file: refused, named, and left as it was.
+cp lock.db corrupt.db
+printf 'this is no longer a sqlite header.' | dd of=corrupt.db bs=1 seek=0 conv=notrunc 2>/dev/null
+sum=$(md5sum <corrupt.db)
+code=0
+"$runmon" --db corrupt.db import --run x small/history.jsonl >/dev/null 2>err || code=$?
+[ "$code" = 4 ] && grep -q "corrupt.db" err && grep -q "not a database" err || fail "corrupt: exit $code, $(cat err)"
+[ "$(md5sum <corrupt.db)" = "$sum" ] || fail "corrupt: the file was changed"
+
+# 5. kill -9 at random points of an import, many times: the import is one
+# transaction, so the database holds all of it or none of it.
+"$runmon" --db ref.db import --run big big.jsonl >/dev/null
+ref=$(q ref.db "SELECT * FROM steps ORDER BY step" | md5sum)
+full=0 none=0
+for i in $(seq 12); do
+	rm -f k.db k.db-wal k.db-shm
+	"$runmon" --db k.db import --run big big.jsonl >/dev/null 2>&1 &
+	victim=$!
+	sleep "$(python3 -c "import random; print(random.Random($i).uniform(0.02, 0.4) * ${RUNMON_TEST_SLOW:-1})")"
+	kill -9 $victim 2>/dev/null || true
+	wait $victim 2>/dev/null || true
+	[ -e k.db ] || { none=$((none + 1)); continue; }
+	ok_db k.db "import kill $i"
+	n=$(q k.db "SELECT COUNT(*) FROM steps" 2>/dev/null || echo 0) # killed before the schema was made
+	if [ "$n" = 0 ]; then none=$((none + 1)); continue; fi
+	[ "$n" = 150000 ] || fail "import kill $i: $n rows, half an import"
+	[ "$(q k.db "SELECT * FROM steps ORDER BY step" | md5sum)" = "$ref" ] || fail "import kill $i: rows differ"
+	full=$((full + 1))
+done
+[ "$none" -gt 0 ] || fail "no kill landed inside an import"
+echo "faults: import killed 12 times: $none left nothing, $full completed before the kill"
+
+# 6. kill -9 at random points of a sync, each followed by a resume from
+# where it stopped; at the end the run equals the server's rows.
+KEY=0123456789abcdef0123456789abcdef01234567
+export WANDB_API_KEY=$KEY
+rm -f port
+"$fake" --port-file port --key "$KEY" --run "acme/llm/big:steps=30000,nan=40" --latency-ms 20 &
+pids="$pids $!"
+while [ ! -s port ]; do sleep 0.1; done
+export WANDB_BASE_URL="http://127.0.0.1:$(cat port)"
+for i in $(seq 10); do
+	"$runmon" --db s.db sync --jobs 2 --page-size 250 acme/llm/big >/dev/null 2>&1 &
+	victim=$!
+	sleep "$(python3 -c "import random; print(random.Random(100 + $i).uniform(0.1, 0.6) * ${RUNMON_TEST_SLOW:-1})")"
+	kill -9 $victim 2>/dev/null || true
+	wait $victim 2>/dev/null || true
+	ok_db s.db "sync kill $i"
+	[ -s s.db ] && q s.db "SELECT 1 FROM runs LIMIT 1" >/dev/null 2>&1 || continue # killed before its first write
+	cursor=$(q s.db "SELECT COALESCE(MAX(sync_cursor), 0) FROM runs")
+	[ "$(q s.db "SELECT COUNT(*) FROM steps WHERE step >= $cursor")" = 0 ] || fail "sync kill $i: rows past the cursor"
+done
+"$runmon" --db s.db sync --jobs 4 acme/llm/big >/dev/null
+"$fake" --dump "acme/llm/big:steps=30000,nan=40" >dump.jsonl
+"$runmon" --db sref.db import --run ref dump.jsonl >/dev/null
+cols="step, quote(loss), quote(lr), quote(epoch), runtime, ts, nan_mask"
+[ "$(q s.db "ATTACH 'sref.db' AS r; SELECT COUNT(*) FROM (SELECT $cols FROM steps EXCEPT SELECT $cols FROM r.steps);
+	SELECT COUNT(*) FROM (SELECT $cols FROM r.steps EXCEPT SELECT $cols FROM steps)")" = "0
+0" ] || fail "sync after 10 kills differs from the server's rows"
+
+# 7. Readers beside a writer: watch follows a growing sidecar while
+# diagnose, report and sqlite3 read in loops; nobody sees "locked".
+"$runmon" --db c.db import --run live small/history.jsonl >/dev/null
+: >side.jsonl
+"$runmon" --db c.db watch --every 1 --offline --batches "live=side.jsonl" live >/dev/null 2>watch.err &
+watcher=$!
+(
+	n=0
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>side.jsonl
+		n=$((n + 1))
+		[ $((n % 400)) = 0 ] && sleep 0.3
+	done <small/batches.jsonl
+) &
+feeder=$!
+errs=0
+for i in $(seq 15); do
+	"$runmon" --db c.db diagnose live --fail-on critical >/dev/null 2>>readers.err || [ $? = 1 ] || errs=$((errs + 1))
+	"$runmon" --db c.db report live -o report.html 2>>readers.err || [ $? = 1 ] || errs=$((errs + 1))
+	q c.db "SELECT COUNT(*) FROM batches" >/dev/null 2>>readers.err || errs=$((errs + 1))
+done
+wait $feeder
+for _ in $(seq 50); do [ "$(q c.db "SELECT COUNT(*) FROM batches")" = 4000 ] && break; sleep 0.2; done
+kill -TERM $watcher
+wait $watcher || fail "watch exit status"
+[ "$errs" = 0 ] || fail "readers failed $errs times: $(cat readers.err)"
+if grep -qi "locked\|busy" readers.err watch.err; then fail "locked: $(cat readers.err watch.err)"; fi
+[ "$(q c.db "SELECT COUNT(*) FROM batches")" = 4000 ] || fail "watch did not read the whole sidecar"
+ok_db c.db "concurrency"
+echo "faults: all checks passed"
