@@ -48,7 +48,7 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "                       directory, offline or online) from their run-ID.wandb\n"
                                  "                       files, new runs included; watch then runs until stopped\n"
                                  "  --window STEPS       between full diagnoses, a tick with new rows runs the\n"
-                                 "                       detectors on the last STEPS steps (default 10000;\n"
+                                 "                       detectors on the last STEPS steps (default 5000;\n"
                                  "                       0: a full diagnosis every time)\n"
                                  "  --diagnose-every S   diagnose a run with new rows in full (and store the\n"
                                  "                       findings) at least this often (default 1800; sooner\n"
@@ -467,7 +467,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 1800, .window = 10000, .max_per_hour = 30};
+	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 1800, .window = 5000, .max_per_hour = 30};
 	struct rm_http_opts ho;
 	int c, once = 0, wandb_alert = 0, stats = 0, code;
 	int64_t every = 60, v;
