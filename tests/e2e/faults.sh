@@ -41,18 +41,27 @@ ok_db full.db "disk full"
 # 2. A read-only database file (as root, tried as user nobody) in a
 # directory where SQLite may create its -wal and -shm files: reads work,
 # writes fail with a clear error and change nothing.
-mkdir -m 1777 ro
-cp full.db ro/ro.db
-chmod 755 "$tmp"
-chmod 444 ro/ro.db
-as_reader() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
-as_reader "$runmon" --db ro/ro.db runs >out 2>err || fail "read-only: runs failed: $(cat err)"
-grep -q base out || fail "read-only: runs: $(cat out)"
-code=0
-as_reader "$runmon" --db ro/ro.db import --run more small/batches.jsonl >out 2>err || code=$?
-[ "$code" = 4 ] && grep -q "ro/ro.db.*readonly database" err || fail "read-only: exit $code, $(cat err)"
-ok_db ro/ro.db "read-only"
-[ "$(q ro/ro.db "SELECT COUNT(*) FROM batches")" = 0 ] || fail "read-only: rows written"
+# As root the check runs as user nobody, which setpriv can start from a
+# private directory only for a binary: a wrapper script (the valgrind suite)
+# cannot be read there, so that configuration says so and leaves this case
+# to the other suites.
+is_elf() { [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; }
+if [ "$(id -u)" != 0 ] || is_elf "$runmon"; then
+	mkdir -m 1777 ro
+	cp full.db ro/ro.db
+	chmod 755 "$tmp"
+	chmod 444 ro/ro.db
+	as_reader() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi; }
+	as_reader "$runmon" --db ro/ro.db runs >out 2>err || fail "read-only: runs failed: $(cat err)"
+	grep -q base out || fail "read-only: runs: $(cat out)"
+	code=0
+	as_reader "$runmon" --db ro/ro.db import --run more small/batches.jsonl >out 2>err || code=$?
+	[ "$code" = 4 ] && grep -q "ro/ro.db.*readonly database" err || fail "read-only: exit $code, $(cat err)"
+	ok_db ro/ro.db "read-only"
+	[ "$(q ro/ro.db "SELECT COUNT(*) FROM batches")" = 0 ] || fail "read-only: rows written"
+else
+	echo "faults: read-only case not run here: $runmon is a script user nobody cannot read"
+fi
 
 # 3. Another writer holds the database: a short hold is waited out, a long
 # one (past the 10 s busy timeout) fails cleanly.
