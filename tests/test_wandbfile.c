@@ -313,6 +313,13 @@ static void add(struct ww *w, struct pbuf *rec)
 	pb_free(rec);
 }
 
+/* Writes the log to path and frees it. */
+static void save(struct ww *w, const char *path)
+{
+	assert_int_equal(ww_save(w, path), 0);
+	ww_free(w);
+}
+
 /* Imports path into db with opts. */
 static int import_path(const char *path, const char *db, const struct rm_import_opts *o, struct rm_import_report *rep,
                        struct rm_err *err)
@@ -365,8 +372,7 @@ static void import_records(void **state)
 	struct rm_err err;
 	struct rm_import_report rep;
 	struct rm_import_opts o = {0};
-	assert_int_equal(ww_save(&w, path), 0);
-	ww_free(&w);
+	save(&w, path);
 	assert_int_equal(import_path(path, db, &o, &rep, &err), 0);
 	assert_int_equal(rep.r[0].format, RM_FMT_WANDB_LOG);
 	assert_int_equal(rep.r[0].lines, 8);
@@ -408,8 +414,7 @@ static void malformed_record(void **state)
 	struct rm_err err;
 	struct rm_import_report rep;
 	struct rm_import_opts o = {0};
-	assert_int_equal(ww_save(&w, path), 0);
-	ww_free(&w);
+	save(&w, path);
 	assert_int_equal(import_path(path, db, &o, &rep, &err), RM_E_INPUT);
 	assert_non_null(strstr(err.msg, "bad.wandb: record 2: malformed"));
 	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 0); /* nothing half-written */

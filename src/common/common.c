@@ -104,11 +104,8 @@ double rm_monotonic(void)
 char *rm_path_absolute(const char *path)
 {
 	char cwd[4096], *real = realpath(path, NULL); /* wandb/latest-run is a symlink */
-	if (real) {
-		char *out = rm_xstrdup(real);
-		free(real);
-		return out;
-	}
+	if (real)
+		return real;
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		return rm_xstrdup(path);
 	char *out = rm_xmalloc(strlen(cwd) + strlen(path) + 2);

@@ -145,15 +145,17 @@ static const char *key_of(const struct wandb_import *wi, const struct item *it)
 
 /* A media value (an image, a table) is logged as leaves under a prefix
  * that holds a "_type" leaf: those are not metrics. */
+static int is_type_leaf(const struct wandb_import *wi, const struct item *m)
+{
+	return m->klen >= 6 && !memcmp(key_of(wi, m) + m->klen - 6, "._type", 6);
+}
+
 static int is_media(const struct wandb_import *wi, const struct item *it)
 {
 	for (size_t i = 0; i < wi->nitems; i++) {
 		const struct item *m = &wi->items[i];
-		const char *mk = key_of(wi, m);
-		if (m->klen < 6 || memcmp(mk + m->klen - 6, "._type", 6))
-			continue;
 		size_t plen = m->klen - 5; /* the prefix and its dot */
-		if (it->klen >= plen && !memcmp(key_of(wi, it), mk, plen))
+		if (is_type_leaf(wi, m) && it->klen >= plen && !memcmp(key_of(wi, it), key_of(wi, m), plen))
 			return 1;
 	}
 	return 0;
@@ -196,11 +198,14 @@ static int on_history(struct wandb_import *wi, const uint8_t *p, size_t n, uint6
 	struct rm_err perr;
 	if (read_items(wi, p, n, &step) < 0)
 		return bad_line(wi->res, wi->opts, recno, "malformed history record", err);
+	int media = 0; /* rare: only then is each item checked against the media prefixes */
+	for (size_t i = 0; i < wi->nitems && !media; i++)
+		media = is_type_leaf(wi, &wi->items[i]);
 	wi->njson = 0;
 	put(&wi->json, &wi->njson, &wi->cjson, "{", 1);
 	for (size_t i = 0; i < wi->nitems; i++) {
 		const struct item *it = &wi->items[i];
-		if (is_media(wi, it))
+		if (media && is_media(wi, it))
 			continue;
 		if (wi->njson > 1)
 			put(&wi->json, &wi->njson, &wi->cjson, ",", 1);

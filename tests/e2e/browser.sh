@@ -4,9 +4,7 @@
 # and a screenshot. Usage: browser.sh RUNMON
 set -eu
 runmon=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 browser=$(command -v chromium || command -v chromium-browser) || fail "chromium is not installed (.ci/run installs it)"
 "$runmon" --db "$tmp/b.db" demo --steps 4000 >/dev/null
 "$runmon" --db "$tmp/b.db" simulate --strategy hf-megabatch --steps 4000 --run megabatch >/dev/null

@@ -4,9 +4,7 @@
 set -eu
 runmon=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 printf '1\n2\n3\n10\n' >"$tmp/lens.txt"
 out=$("$runmon" buckets --k 2 "$tmp/lens.txt")

@@ -1,5 +1,5 @@
-# tests/e2e/common.sh - sourced by the end-to-end scripts that start
-# servers: a scratch directory, background processes killed on exit, fail.
+# tests/e2e/common.sh - sourced by the end-to-end scripts: a scratch
+# directory, background processes ($pids) killed on exit, and fail.
 # The script sets its own arguments (runmon=$1 ...) before sourcing this.
 tmp=$(mktemp -d)
 pids=""

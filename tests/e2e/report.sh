@@ -4,9 +4,7 @@
 set -eu
 runmon=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 db=$tmp/r.db
 export SOURCE_DATE_EPOCH=1764403200
 "$runmon" --db "$db" simulate --strategy chunked --steps 3000 --seed 2 --spikes bucket --run homog >/dev/null

@@ -8,9 +8,7 @@
 set -eu
 runmon=$1
 j2w=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 q() { sqlite3 "$1" "$2"; }
 cd "$tmp"
 
