@@ -25,6 +25,19 @@ static int imp(const char *db, const struct rm_import_opts *o, const char *f1, c
 	return rc;
 }
 
+/* Found by fuzz_textimport: a rank too large for an integer is a bad line. */
+static void rank_out_of_range(void **state)
+{
+	const char *db = tu_tmp_path("rank.db");
+	static const char text[] = "step,rank,bucket,max_len\n0,0,3,1800\n1,5e86,2,1200\n";
+	const char *f = tu_write_file("rank.csv", text, sizeof(text) - 1);
+	struct rm_import_opts o = {.run_name = "r", .format = RM_FMT_SIDECAR_CSV};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "rank.csv:3: rank 5e+86 is not an integer"));
+}
+
 static void wandb_history(void **state)
 {
 	const char *db = tu_tmp_path("h.db");
@@ -510,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(run_names_from_paths),
 	    cmocka_unit_test(quote_nonfinite),
 	    cmocka_unit_test(bucket_of_boundaries),
+	    cmocka_unit_test(rank_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

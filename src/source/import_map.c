@@ -328,7 +328,11 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		}
 		if (rc == 0)
 			continue;
-		if (t == T_RANK) {
+		if (t == T_RANK) { /* found by fuzz_textimport: a cast of 5e86 is undefined */
+			if (!(fabs(v) < 9007199254740992.0 && v == floor(v))) {
+				snprintf(why, whylen, "rank %g is not an integer", v);
+				return -1;
+			}
 			rec->b.rank = (int64_t)v;
 			continue;
 		}

@@ -355,17 +355,12 @@ int rm_wandb_get_run(struct rm_wandb *w, const char *entity, const char *project
 	json_t *hl = json_object_get(run, "historyLineCount");
 	out->history_lines = json_is_integer(hl) ? json_integer_value(hl) : 0;
 	json_t *hk = json_object_get(run, "historyKeys");
-	if (json_is_string(hk)) { /* tolerate a JSON-encoded string */
-		json_t *parsed = json_loads(json_string_value(hk), 0, NULL);
-		json_t *ls = json_object_get(parsed, "lastStep");
-		if (json_is_number(ls))
-			out->last_step = (int64_t)json_number_value(ls);
-		json_decref(parsed);
-	} else {
-		json_t *ls = json_object_get(hk, "lastStep");
-		if (json_is_number(ls))
-			out->last_step = (int64_t)json_number_value(ls);
-	}
+	json_t *parsed = json_is_string(hk) ? json_loads(json_string_value(hk), 0, NULL) : NULL; /* JSON in a string */
+	json_t *ls = json_object_get(parsed ? parsed : hk, "lastStep");
+	double v = json_number_value(ls);
+	if (json_is_number(ls) && v >= 0 && v < 9007199254740992.0) /* a larger cast is undefined */
+		out->last_step = (int64_t)v;
+	json_decref(parsed);
 	json_decref(data);
 	return RM_OK;
 }
