@@ -4,7 +4,9 @@
  * Command names match exactly (no abbreviations): runmon runs from cron
  * and CI, where a prefix that later becomes ambiguous would break jobs.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,25 @@ int rm_parse_int(const char *s, int64_t min, int64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int rm_parse_duration(const char *s, double *secs)
+{
+	static const struct {
+		const char *suffix;
+		double secs;
+	} units[] = {{"", 1}, {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0 || isspace((unsigned char)*s))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].suffix)) {
+			*secs = v * units[i].secs;
+			return 0;
+		}
+	return -1;
 }
 
 int rm_parse_bounds(const char *s, int64_t **out, int *n)

@@ -38,6 +38,55 @@ static void rank_out_of_range(void **state)
 	assert_non_null(strstr(err.msg, "rank.csv:3: rank 5e+86 is not an integer"));
 }
 
+/* Batch statistics no batch can have are bad lines, named by line (issue
+ * 19: an n of 2^61 overflowed the cost side's buffer). */
+static void implausible_batches(void **state)
+{
+	static const struct {
+		const char *line, *why;
+	} cases[] = {
+	    {"{\"step\":0,\"bucket\":0,\"n\":2305843009213693952,\"max_len\":100,\"tokens\":100}",
+	     "n 2.30584300921369e+18 is not a sequence count in 1..1048576"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":1e12,\"max_len\":100}", "is not a sequence count"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":2.5,\"max_len\":100}", "n 2.5 is not a sequence count"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":0,\"max_len\":100}", "n 0 is not a sequence count"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":-5}", "max_len -5 is not a length"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":9e18}", "max_len 9e+18 is not a length"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"min_len\":90,\"max_len\":50}", "min_len 90 is above max_len 50"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"min_len\":10,\"max_len\":50,\"mean_len\":70}",
+	     "mean_len 70 is outside"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":100,\"tokens\":55000}", "tokens 55000 exceed n * max_len"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":55000,\"min_len\":20,\"max_len\":100,\"tokens\":4000}",
+	     "tokens 4000 are below n * min_len"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":100,\"padded_tokens\":-50}",
+	     "padded_tokens -50 is not a token count"},
+	    {"{\"step\":0,\"lens\":[5,1e300]}", "max_len 1e+300 is not a length"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256], name[32];
+		snprintf(text, sizeof(text), "{\"step\":0,\"bucket\":1,\"n\":4,\"max_len\":10}\n%s\n", cases[i].line);
+		snprintf(name, sizeof(name), "bad%zu.jsonl", i);
+		const char *f = tu_write_file(name, text, strlen(text));
+		struct rm_import_opts o = {.run_name = "r", .format = RM_FMT_SIDECAR_JSONL};
+		struct rm_import_report rep;
+		struct rm_err err;
+		assert_int_equal(imp(tu_tmp_path("bad.db"), &o, f, NULL, &rep, &err), RM_E_INPUT);
+		char want[96];
+		snprintf(want, sizeof(want), "%s:2: ", name);
+		if (!strstr(err.msg, want) || !strstr(err.msg, cases[i].why))
+			fail_msg("case %zu: got '%s', want '%s' and '%s'", i, err.msg, want, cases[i].why);
+	}
+	/* Rounded statistics as trainers print them stay good. */
+	static const char ok[] = "{\"step\":0,\"n\":3,\"min_len\":10,\"max_len\":12,\"mean_len\":11.33,"
+	                         "\"tokens\":34}\n{\"step\":1,\"lens\":[7,9,8]}\n";
+	struct rm_import_opts o = {.run_name = "r", .format = RM_FMT_SIDECAR_JSONL};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(tu_tmp_path("ok.db"), &o, tu_write_file("ok.jsonl", ok, sizeof(ok) - 1), NULL, &rep, &err),
+	                 0);
+	rm_import_report_release(&rep);
+}
+
 static void wandb_history(void **state)
 {
 	const char *db = tu_tmp_path("h.db");
@@ -524,6 +573,7 @@ int main(void)
 	    cmocka_unit_test(quote_nonfinite),
 	    cmocka_unit_test(bucket_of_boundaries),
 	    cmocka_unit_test(rank_out_of_range),
+	    cmocka_unit_test(implausible_batches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "runmon/padding.h"
+#include "runmon/store.h"
 #include "testutil.h"
 
 static void recorded_figures(void **state)
@@ -71,11 +72,47 @@ static void strategies_rank(void **state)
 	assert_true(isnan(r.tokens_per_s));
 }
 
+/* Whatever the store holds (rows an older import let through), the cost
+ * side neither overflows nor allocates beyond its cap (issue 19: n = 2^61
+ * wrapped cap * sizeof(int64_t); n = 1e12 ran out of memory). */
+static void hostile_rows_bounded(void **state)
+{
+	const int64_t step[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const int bucket[] = {0, 0, 1, 1, 2, -5, 300, 1};
+	const double n[] = {2305843009213693952.0, 1e12, 4, -3, 55000, 4, 4, 4};
+	const double hi[] = {100, 100, 200, 100, 100, -9e18, 9e18, 300};
+	const double lo[] = {50, 50, 100, 50, 9e18, 10, 10, NAN};
+	const double tok[] = {100, 100, 600, 100, 4e6, 40, 40, 900};
+	const double pad[] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1};
+	struct rm_padding_result r;
+	rm_padding_analyze(&in, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.batches, 3); /* steps 2, 4 and 7: the others are impossible */
+	for (int s = 0; s < RM_PACK_COUNT; s++)
+		assert_true(isnan(r.strategy_eff[s]) || (r.strategy_eff[s] > 0 && r.strategy_eff[s] <= 1));
+	/* Batches beyond the rebuild cap are counted, not rebuilt. */
+	enum { M = 40 };
+	static int64_t st[M];
+	static int bk[M];
+	static double nn[M], lo2[M], hi2[M], tk[M], pd[M];
+	for (int t = 0; t < M; t++) {
+		st[t] = t, bk[t] = t % 2, nn[t] = RM_BATCH_MAX_N, lo2[t] = 1, hi2[t] = 8;
+		tk[t] = 4.0 * RM_BATCH_MAX_N, pd[t] = NAN;
+	}
+	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, 0, 1};
+	rm_padding_analyze(&big, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.batches, M);
+	assert_float_equal(r.efficiency, 0.5, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(recorded_figures),
 	    cmocka_unit_test(strategies_rank),
+	    cmocka_unit_test(hostile_rows_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RM_PAD_MAX 32 /* buckets reported */
+#define RM_PAD_MAX      32      /* buckets reported */
+#define RM_PAD_MAX_SEQS 4194304 /* sequences rebuilt for re-packing (32 MiB) */
 
 /* Per-step batch statistics as stored (NaN when unknown). */
 struct rm_padding_input {

@@ -200,6 +200,12 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 		default: return rm_cmd_usage_error(&cmd_buckets, "bad option");
 		}
 	}
+	/* Equal-width boundaries max_len * i / k must rise at every step. */
+	if (max_len && (max_len < k || max_len > RM_BATCH_MAX_LEN))
+		return rm_cmd_usage_error(&cmd_buckets, "--max-len wants a length from --k (%lld) to %d", (long long)k,
+		                          RM_BATCH_MAX_LEN);
+	if (budget > (int64_t)1 << 40)
+		return rm_cmd_usage_error(&cmd_buckets, "--tokens-per-batch wants at most 2^40");
 	if (optind != argc - 1)
 		return rm_cmd_usage_error(&cmd_buckets, "one LENGTHS file, please");
 	int64_t *lens;

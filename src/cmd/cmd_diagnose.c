@@ -25,6 +25,7 @@ static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "Options:\n"
                                  "  --since STEP            diagnose steps >= STEP only\n"
                                  "  --json                  print the diagnosis as JSON (schema runmon.diagnosis/1)\n"
+                                 "  --offline               do not sync a W&B run (ENTITY/PROJECT/ID) first\n"
                                  "  --fail-on LEVEL         exit 1 when the verdict reaches info, warn (default)\n"
                                  "                          or critical\n"
                                  "  --checkpoint-every N    steps between checkpoint saves (default: save_steps\n"
@@ -86,6 +87,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	static const struct option longopts[] = {
 	    {"since", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"offline", no_argument, NULL, 'o'},
 	    {"fail-on", required_argument, NULL, 'f'},
 	    {"checkpoint-every", required_argument, NULL, 'c'},
 	    {"steps-per-epoch", required_argument, NULL, 'e'},

@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "runmon/analyze.h"
+#include "runmon/outfile.h"
 #include "runmon/render.h"
 #include "runmon/wandb.h"
 
@@ -28,29 +29,11 @@ static const char usage_text[] = "usage: runmon report [RUN...|--all] [options]\
                                  "  --since DURATION   with --all: runs imported or synced in the last\n"
                                  "                     DURATION (30m, 24h, 7d)\n"
                                  "  --format FMT       html, md or json (default: from -o's extension, else html)\n"
-                                 "  -o, --output FILE  write FILE (atomically) instead of standard output\n"
+                                 "  -o, --output FILE  write FILE (atomically; - is standard output)\n"
                                  "  --fail-on LEVEL    exit 1 when a run reaches info, warn (default) or critical\n"
                                  "  --db PATH          database file\n"
                                  "\n"
                                  "SOURCE_DATE_EPOCH, when set, is used as the generation time.\n";
-
-static int parse_duration(const char *s, double *secs)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		return -1;
-	double unit = !*end               ? 3600
-	              : !strcmp(end, "s") ? 1
-	              : !strcmp(end, "m") ? 60
-	              : !strcmp(end, "h") ? 3600
-	              : !strcmp(end, "d") ? 86400
-	                                  : -1;
-	if (unit < 0)
-		return -1;
-	*secs = v * unit;
-	return 0;
-}
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
@@ -69,8 +52,9 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		switch (c) {
 		case 'a': all = 1; break;
 		case 's':
-			if (parse_duration(optarg, &since))
-				return rm_cmd_usage_error(&cmd_report, "--since wants a duration like 30m, 24h or 7d");
+			if (rm_parse_duration(optarg, &since))
+				return rm_cmd_usage_error(
+				    &cmd_report, "--since wants a duration like 30m, 24h or 7d, not '%s'", optarg);
 			break;
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
@@ -83,9 +67,19 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		default: return rm_cmd_usage_error(&cmd_report, "bad option");
 		}
 	}
-	if (!format && output) {
-		const char *dot = strrchr(output, '.');
-		format = dot && !strcmp(dot, ".md") ? "md" : dot && !strcmp(dot, ".json") ? "json" : "html";
+	if (!format && output && strcmp(output, "-")) {
+		static const char *const ext[][2] = {{".html", "html"}, {".htm", "html"}, {".md", "md"},
+		                                     {".markdown", "md"}, {".json", "json"}};
+		const char *base = strrchr(output, '/'), *dot = strrchr(base ? base : output, '.');
+		for (size_t i = 0; dot && i < sizeof(ext) / sizeof(ext[0]); i++)
+			if (!strcmp(dot, ext[i][0]))
+				format = ext[i][1];
+		if (!dot) /* no extension: /dev/null, a FIFO */
+			format = "html";
+		else if (!format)
+			return rm_cmd_usage_error(&cmd_report,
+			                          "cannot tell the format from '%s' (.html, .md or .json): give --format",
+			                          output);
 	}
 	if (!format)
 		format = "html";
@@ -153,14 +147,13 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		if (ds[done].severity > worst)
 			worst = ds[done].severity;
 	}
-	char *tmp = output ? rm_xasprintf("%s.tmp", output) : NULL;
-	FILE *fp = output ? fopen(tmp, "w") : stdout;
-	if (!fp) {
-		rm_error("cannot write '%s': %s", tmp, strerror(errno));
-		free(tmp);
-		code = RM_EXIT_STORE;
+	struct rm_outfile of;
+	if (rm_outfile_open(&of, output ? output : "-", &err)) {
+		rm_error("%s", err.msg);
+		code = rm_exit_code(err.code);
 		goto out;
 	}
+	FILE *fp = of.fp;
 	if (!strcmp(format, "html")) {
 		rm_render_report_html(fp, runs, n, now);
 	} else if (!strcmp(format, "md")) {
@@ -171,15 +164,10 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		fputc('\n', fp);
 		json_decref(doc);
 	}
-	if (output) {
-		int bad = ferror(fp) | fclose(fp);
-		if (bad || rename(tmp, output)) {
-			rm_error("cannot write '%s': %s", output, strerror(errno));
-			remove(tmp);
-			code = RM_EXIT_STORE;
-		}
+	if (rm_outfile_commit(&of, &err)) {
+		rm_error("%s", err.msg);
+		code = rm_exit_code(err.code);
 	}
-	free(tmp);
 	if (!code && worst >= fail_on)
 		code = RM_EXIT_FINDINGS;
 out:

@@ -2,6 +2,7 @@
  * cmd_sync.c - `runmon sync`: pull W&B runs into the database.
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RU
                                  "  --retry-max N       retries of a failed request (default 8); connection\n"
                                  "                      errors, timeouts, 408, 429 and 5xx are retried with\n"
                                  "                      backoff, honouring Retry-After and RateLimit-Reset\n"
-                                 "  --retry-wait S      first backoff in seconds, doubling to 60 (default 2)\n"
+                                 "  --retry-wait D      first backoff (500ms, 2s), doubling to 60s (default 2s)\n"
                                  "  --loss-key KEY      loss key (default: detect)\n"
                                  "  --batch-prefix P    prefix of batch keys (default batch/)\n"
                                  "  --buckets B0,B1,..  bucket boundaries, for rows without batch/bucket\n"
@@ -72,6 +73,32 @@ static int split_path(char *s, char **parts)
 	for (char *tok = strtok(s, "/"); tok && n < 4; tok = strtok(NULL, "/"))
 		parts[n++] = tok;
 	return n;
+}
+
+/* W&B's runs filter for --state and --since (a MongoDB-style query, as
+ * Api.runs sends it), built with jansson so no value can break out of it. */
+static char *project_filters(const char *state, const char *since)
+{
+	json_t *and = json_array();
+	if (state)
+		json_array_append_new(and, json_pack("{s:s}", "state", state));
+	if (since)
+		json_array_append_new(and, json_pack("{s:{s:s+}}", "created_at", "$gt", since, "T00"));
+	json_t *q = json_array_size(and) == 0   ? json_object()
+	            : json_array_size(and) == 1 ? json_incref(json_array_get(and, 0))
+	                                        : json_pack("{s:O}", "$and", and);
+	char *text = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
+	json_decref(and);
+	return text;
+}
+
+/* YYYY-MM-DD with a month and day in range. */
+static int is_date(const char *s)
+{
+	int y, m, d, n = 0;
+	return strlen(s) == 10 && sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && n == 10 && m >= 1 && m <= 12 &&
+	       d >= 1 && d <= 31;
 }
 
 static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, const char *p, const char *id,
@@ -149,15 +176,14 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			}
 			wo.retry_max = (int)v;
 			break;
-		case 'w': {
-			char *end;
-			wo.backoff_min = strtod(optarg, &end);
-			if (end == optarg || *end || !(wo.backoff_min > 0 && wo.backoff_min <= 60)) {
-				rm_cmd_usage_error(&cmd_sync, "--retry-wait wants seconds in (0, 60]");
+		case 'w':
+			if (rm_parse_duration(optarg, &wo.backoff_min) ||
+			    !(wo.backoff_min > 0 && wo.backoff_min <= 60)) {
+				rm_cmd_usage_error(&cmd_sync, "--retry-wait wants a duration in (0, 60s], not '%s'",
+				                   optarg);
 				goto out;
 			}
 			break;
-		}
 		case 'l': o.loss_key = optarg; break;
 		case 'P': o.batch_prefix = optarg; break;
 		case 'b':
@@ -171,7 +197,13 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'f': o.full = 1; break;
 		case 's': state = optarg; break;
-		case 'S': since = optarg; break;
+		case 'S':
+			if (!is_date(optarg)) {
+				rm_cmd_usage_error(&cmd_sync, "--since wants a date YYYY-MM-DD, not '%s'", optarg);
+				goto out;
+			}
+			since = optarg;
+			break;
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': code = rm_cmd_help(&cmd_sync); goto out;
 		default: rm_cmd_usage_error(&cmd_sync, "bad option"); goto out;
@@ -201,15 +233,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			rc = sync_one(st, w, parts[0], parts[1], parts[2], &o, &pr);
 		} else if (n == 2) {
 			/* A project: its runs, filtered as W&B's Api.runs does. */
-			char filters[512] = "{}";
-			if (state && since)
-				snprintf(filters, sizeof(filters),
-				         "{\"$and\": [{\"state\": \"%s\"}, {\"created_at\": {\"$gt\": \"%sT00\"}}]}",
-				         state, since);
-			else if (state)
-				snprintf(filters, sizeof(filters), "{\"state\": \"%s\"}", state);
-			else if (since)
-				snprintf(filters, sizeof(filters), "{\"created_at\": {\"$gt\": \"%sT00\"}}", since);
+			char *filters = project_filters(state, since);
 			char **ids;
 			size_t nids;
 			rc = RM_EXIT_OK;
@@ -227,6 +251,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 				}
 				free(ids);
 			}
+			free(filters);
 		} else {
 			rc = rm_cmd_usage_error(&cmd_sync, "'%s' is not ENTITY/PROJECT or ENTITY/PROJECT/RUN_ID",
 			                        argv[i]);

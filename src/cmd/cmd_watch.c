@@ -38,7 +38,7 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "\n"
                                  "Options:\n"
                                  "  --once               one tick, then exit (for cron)\n"
-                                 "  --every SECONDS      time between ticks (default 60)\n"
+                                 "  --every DURATION     time between ticks (default 60s)\n"
                                  "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines or (FILE\n"
                                  "                       ending .csv) CSV (repeatable);\n"
                                  "                       a half-written last line waits, truncation and\n"
@@ -50,8 +50,8 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "  --window STEPS       between full diagnoses, a tick with new rows runs the\n"
                                  "                       detectors on the last STEPS steps (default 5000;\n"
                                  "                       0: a full diagnosis every time)\n"
-                                 "  --diagnose-every S   diagnose a run with new rows in full (and store the\n"
-                                 "                       findings) at least this often (default 1800; sooner\n"
+                                 "  --diagnose-every D   diagnose a run with new rows in full (and store the\n"
+                                 "                       findings) at least this often (default 30m; sooner\n"
                                  "                       when it grew by 10%, 200 rows at least, or finished)\n"
                                  "  --stats              at exit, print the CPU time per tick on stderr\n"
                                  "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
@@ -62,10 +62,11 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "                       that, alerts wait and a warning says so\n"
                                  "  --offline            do not sync W&B runs\n"
                                  "  --retry-max N        retries of a failed delivery or request (default 8)\n"
-                                 "  --retry-wait S       first backoff in seconds (default 2)\n"
+                                 "  --retry-wait D       first backoff (default 2s)\n"
                                  "  --db PATH            database file\n"
                                  "\n"
-                                 "Alerts are also printed on stdout, one line each.\n";
+                                 "Alerts are also printed on stdout, one line each. A duration is a number of\n"
+                                 "seconds with an optional unit: 500ms, 2s, 5m, 24h, 7d.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -470,7 +471,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	struct watch wt = {.min = RM_SEV_WARN, .diagnose_every = 1800, .window = 5000, .max_per_hour = 30};
 	struct rm_http_opts ho;
 	int c, once = 0, wandb_alert = 0, stats = 0, code;
-	int64_t every = 60, v;
+	int64_t v;
+	double every = 60, secs;
 	const char *hooks[16];
 	int nhooks = 0;
 	const char *slack = NULL;
@@ -484,8 +486,9 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		switch (c) {
 		case '1': once = 1; break;
 		case 'e':
-			if (rm_parse_int(optarg, 1, &every))
-				return rm_cmd_usage_error(&cmd_watch, "--every wants seconds");
+			if (rm_parse_duration(optarg, &every) || every < 0.1 || every > 86400 * 365)
+				return rm_cmd_usage_error(
+				    &cmd_watch, "--every wants a duration from 100ms to 365d, not '%s'", optarg);
 			break;
 		case 'w':
 			if (nhooks == 16)
@@ -505,9 +508,9 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		case 'B': buckets = optarg; break;
 		case 'W': wandb_dir = optarg; break;
 		case 'd':
-			if (rm_parse_int(optarg, 0, &v))
-				return rm_cmd_usage_error(&cmd_watch, "--diagnose-every wants seconds");
-			wt.diagnose_every = (double)v;
+			if (rm_parse_duration(optarg, &wt.diagnose_every))
+				return rm_cmd_usage_error(
+				    &cmd_watch, "--diagnose-every wants a duration (30m, 1800), not '%s'", optarg);
 			break;
 		case 'S': stats = 1; break;
 		case 'n':
@@ -531,13 +534,12 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 				return rm_cmd_usage_error(&cmd_watch, "--retry-max wants 0..100");
 			ho.retry_max = (int)v;
 			break;
-		case 'R': {
-			char *end;
-			ho.backoff_min = strtod(optarg, &end);
-			if (end == optarg || *end || !(ho.backoff_min > 0 && ho.backoff_min <= 60))
-				return rm_cmd_usage_error(&cmd_watch, "--retry-wait wants seconds in (0, 60]");
+		case 'R':
+			if (rm_parse_duration(optarg, &secs) || !(secs > 0 && secs <= 60))
+				return rm_cmd_usage_error(
+				    &cmd_watch, "--retry-wait wants a duration in (0, 60s], not '%s'", optarg);
+			ho.backoff_min = secs;
 			break;
-		}
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': return rm_cmd_help(&cmd_watch);
 		default: return rm_cmd_usage_error(&cmd_watch, "bad option");
@@ -635,7 +637,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		nticks++;
 		if (once)
 			break;
-		for (int64_t ms = 0; ms < every * 1000 && !stop && (left > 0 || wandb_dir); ms += 100) {
+		for (double ms = 0; ms < every * 1000 && !stop && (left > 0 || wandb_dir); ms += 100) {
 			struct timespec ts = {0, 100000000L};
 			nanosleep(&ts, NULL);
 		}

@@ -19,6 +19,7 @@
 #include "runmon/buckets.h"
 #include "runmon/common.h"
 #include "runmon/stats.h"
+#include "runmon/store.h"
 
 static const char *const names[RM_PACK_COUNT] = {"sorted", "bucketed (current boundaries)",
                                                  "bucketed (fitted boundaries)", "stride-interleaved", "fully random"};
@@ -113,7 +114,10 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 	for (size_t t = 0; t < in->nb; t++) {
 		double n = in->n[t], lo = in->min_len[t], hi = in->max_len[t], tk = in->tokens[t];
 		double pd = isfinite(in->padded[t]) ? in->padded[t] : n * hi - tk;
-		if (!(isfinite(n) && n >= 1 && isfinite(hi) && isfinite(tk)))
+		/* The store may hold what an older import let through: bound the
+		 * work by what import accepts now, whatever the values. */
+		if (!(n >= 1 && n <= RM_BATCH_MAX_N && hi >= 0 && hi <= RM_BATCH_MAX_LEN && tk >= 0 &&
+		      tk <= n * hi + n && pd >= -n && pd <= n * hi))
 			continue;
 		int b = in->bucket[t], d = b >= 0 && b < 256 ? id_of[b] : -1;
 		tok += tk;
@@ -125,11 +129,13 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 		}
 		budgets[out->batches++] = (int64_t)(n * hi);
 		size_t cnt = (size_t)n;
+		if (ns + cnt > RM_PAD_MAX_SEQS)
+			continue; /* counted above; too many to rebuild */
 		if (ns + cnt > cap) {
 			cap = (ns + cnt) * 2;
 			seq = rm_xrealloc(seq, cap * sizeof(int64_t));
 		}
-		if (!isfinite(lo))
+		if (!(lo >= 0 && lo <= hi))
 			lo = hi;
 		if (cnt == 1) {
 			seq[ns++] = (int64_t)hi;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "runmon/common.h"
+#include "runmon/outfile.h"
 #include "runmon/sim.h"
 #include "runmon/store.h"
 
@@ -105,11 +106,14 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return rm_err_set(err, RM_E_IO, "cannot create directory '%s': %s", dir, strerror(errno));
 	char *hpath = rm_xasprintf("%s/history.jsonl", dir), *bpath = rm_xasprintf("%s/batches.jsonl", dir);
-	FILE *h = fopen(hpath, "w"), *b = fopen(bpath, "w");
-	if (!h || !b) {
-		rc = rm_err_set(err, RM_E_IO, "cannot write '%s': %s", !h ? hpath : bpath, strerror(errno));
-		goto out;
+	struct rm_outfile ho, bo;
+	if ((rc = rm_outfile_open(&ho, hpath, err)))
+		goto paths;
+	if ((rc = rm_outfile_open(&bo, bpath, err))) {
+		rm_outfile_abort(&ho);
+		goto paths;
 	}
+	FILE *h = ho.fp, *b = bo.fp;
 	rm_simulate(o, &steps);
 	struct reported *rows = rm_xmalloc((size_t)(o->steps / k + 1) * sizeof(*rows));
 	size_t m = report_rows(steps, o->steps, k, rows);
@@ -130,13 +134,12 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	}
 	free(rows);
 	free(steps);
-	if (ferror(h) || ferror(b))
-		rc = rm_err_set(err, RM_E_IO, "cannot write to '%s': %s", dir, strerror(errno));
-out:
-	if (h && fclose(h) && !rc)
-		rc = rm_err_set(err, RM_E_IO, "cannot write '%s': %s", hpath, strerror(errno));
-	if (b && fclose(b) && !rc)
-		rc = rm_err_set(err, RM_E_IO, "cannot write '%s': %s", bpath, strerror(errno));
+	rc = rm_outfile_commit(&ho, err);
+	if (rc)
+		rm_outfile_abort(&bo);
+	else
+		rc = rm_outfile_commit(&bo, err);
+paths:
 	free(hpath);
 	free(bpath);
 	return rc;

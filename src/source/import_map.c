@@ -244,6 +244,60 @@ static void complete_batch(struct rm_batch *b)
 #undef SET
 }
 
+/* Refuses batch statistics no real batch has, before they reach the store
+ * and the cost side: see RM_BATCH_MAX_N and RM_BATCH_MAX_LEN. */
+static int check_batch(const struct rm_batch *b, char *why, size_t whylen)
+{
+#define HAS(f) ((b->have >> (f)) & 1)
+	const double *v = b->v;
+	static const enum rm_batch_field lens[] = {RM_B_MIN_LEN, RM_B_MAX_LEN, RM_B_MEAN_LEN};
+	if (HAS(RM_B_N) && !(v[RM_B_N] >= 1 && v[RM_B_N] <= RM_BATCH_MAX_N && v[RM_B_N] == floor(v[RM_B_N]))) {
+		snprintf(why, whylen, "n %.15g is not a sequence count in 1..%d", v[RM_B_N], RM_BATCH_MAX_N);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		double x = v[lens[i]];
+		if (HAS(lens[i]) && !(x >= 0 && x <= RM_BATCH_MAX_LEN)) {
+			snprintf(why, whylen, "%s %.15g is not a length in 0..%d tokens", batch_names[lens[i]], x,
+			         RM_BATCH_MAX_LEN);
+			return -1;
+		}
+	}
+	/* Rounding slack: a mean_len or tokens written with a few digits. */
+	const double eps = 0.5;
+	if (HAS(RM_B_MIN_LEN) && HAS(RM_B_MAX_LEN) && v[RM_B_MIN_LEN] > v[RM_B_MAX_LEN]) {
+		snprintf(why, whylen, "min_len %.15g is above max_len %.15g", v[RM_B_MIN_LEN], v[RM_B_MAX_LEN]);
+		return -1;
+	}
+	if (HAS(RM_B_MEAN_LEN) && ((HAS(RM_B_MIN_LEN) && v[RM_B_MEAN_LEN] < v[RM_B_MIN_LEN] - eps) ||
+	                           (HAS(RM_B_MAX_LEN) && v[RM_B_MEAN_LEN] > v[RM_B_MAX_LEN] + eps))) {
+		snprintf(why, whylen, "mean_len %.15g is outside min_len..max_len", v[RM_B_MEAN_LEN]);
+		return -1;
+	}
+	if (HAS(RM_B_TOKENS)) {
+		double t = v[RM_B_TOKENS], n = HAS(RM_B_N) ? v[RM_B_N] : NAN;
+		if (!(t >= 0 && t <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
+			snprintf(why, whylen, "tokens %.15g is not a token count", t);
+			return -1;
+		}
+		if (HAS(RM_B_N) && HAS(RM_B_MAX_LEN) && t > n * v[RM_B_MAX_LEN] + eps * n) {
+			snprintf(why, whylen, "tokens %.15g exceed n * max_len = %.15g", t, n * v[RM_B_MAX_LEN]);
+			return -1;
+		}
+		if (HAS(RM_B_N) && HAS(RM_B_MIN_LEN) && t < n * v[RM_B_MIN_LEN] - eps * n) {
+			snprintf(why, whylen, "tokens %.15g are below n * min_len = %.15g", t, n * v[RM_B_MIN_LEN]);
+			return -1;
+		}
+	}
+	if (HAS(RM_B_PADDED) &&
+	    !(v[RM_B_PADDED] >= -eps && v[RM_B_PADDED] <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
+		snprintf(why, whylen, "padded_tokens %.15g is not a token count", v[RM_B_PADDED]);
+		return -1;
+	}
+	return 0;
+#undef HAS
+}
+
 static const enum rm_step_field step_field_of[] = {
     [T_LOSS] = RM_S_LOSS,           [T_LR] = RM_S_LR,           [T_EPOCH] = RM_S_EPOCH,
     [T_GRAD_NORM] = RM_S_GRAD_NORM, [T_RUNTIME] = RM_S_RUNTIME, [T_TS] = RM_S_TS,
@@ -340,6 +394,8 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		rec->b.have |= 1u << (t - T_BUCKET);
 	}
 	if (rec->b.have) {
+		if (check_batch(&rec->b, why, whylen)) /* as recorded, so the message names what the file says */
+			return -1;
 		complete_batch(&rec->b);
 		rec->has_batch = 1;
 	}

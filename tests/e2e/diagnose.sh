@@ -65,3 +65,14 @@ grep -q "demo-homogeneous *demo-interleaved" "$tmp/out" || fail "demo table"
 grep -q "^demo-homogeneous: homogeneous batching" "$tmp/out" || fail "demo verdict"
 "$runmon" --db "$tmp/demo.db" runs | grep -q "^demo-interleaved" || fail "demo runs stored"
 echo "e2e diagnose: all checks passed"
+
+# --offline: a W&B run is diagnosed from the store without a sync (the
+# server below refuses connections, so a sync attempt would warn).
+"$runmon" --db "$db" import --run acme/llm/w1 "$tmp/run/history.jsonl" "$tmp/run/batches.jsonl" >/dev/null
+export WANDB_BASE_URL=http://127.0.0.1:9 WANDB_API_KEY=k0123456789
+rc "$runmon" --db "$db" diagnose --offline acme/llm/w1 >/dev/null
+grep -q "^VERDICT" "$tmp/out" || fail "--offline: no verdict"
+if grep -q "not synced" "$tmp/err"; then fail "--offline still synced: $(cat "$tmp/err")"; fi
+rc "$runmon" --db "$db" diagnose acme/llm/w1 >/dev/null
+grep -q "not synced" "$tmp/err" || fail "without --offline a W&B run is synced first"
+unset WANDB_BASE_URL WANDB_API_KEY

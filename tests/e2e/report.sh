@@ -72,4 +72,41 @@ set +e
 SOURCE_DATE_EPOCH=4102444800 "$runmon" --db "$db" report --all --since 1h --format json >"$tmp/none.json"
 set -e
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['runs'] == []" "$tmp/none.json" || fail "--since in the future"
+
+# Output safety (issue 19): a symlink planted where a fixed temporary name
+# would be is never followed; a FIFO or device target is written in place
+# and stays what it was; "-" is stdout; concurrent reports all succeed.
+mkdir "$tmp/out"
+echo precious >"$tmp/victim"
+for name in r.html.tmp .r.html.tmp r.html~; do ln -s "$tmp/victim" "$tmp/out/$name"; done
+"$runmon" --db "$db" report inter -o "$tmp/out/r.html" || fail "report beside planted symlinks"
+[ "$(cat "$tmp/victim")" = precious ] || fail "a planted symlink was followed"
+grep -q "<html" "$tmp/out/r.html" || fail "report not written"
+[ "$(find "$tmp/out" -type f | wc -l)" = 1 ] || fail "temporary files left: $(ls -a "$tmp/out")"
+mkfifo "$tmp/out/pipe.html"
+timeout 30 cat "$tmp/out/pipe.html" >"$tmp/fromfifo" &
+timeout 30 "$runmon" --db "$db" report inter -o "$tmp/out/pipe.html" || fail "report into a FIFO"
+wait $!
+[ -p "$tmp/out/pipe.html" ] || fail "the FIFO was replaced by a file"
+grep -q "<html" "$tmp/fromfifo" || fail "nothing came through the FIFO"
+"$runmon" --db "$db" report inter -o /dev/null || fail "-o /dev/null"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+"$runmon" --db "$db" report inter --format md -o - | grep -q "^# " || fail "-o - writes to stdout"
+[ ! -e ./- ] || fail "-o - created a file named -"
+cpids=""
+for i in 1 2 3 4; do
+	"$runmon" --db "$db" report inter -o "$tmp/out/same.json" &
+	cpids="$cpids $!"
+done
+for p in $cpids; do wait "$p" || fail "a concurrent report failed"; done
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out/same.json" || fail "concurrent reports: bad file"
+[ "$(find "$tmp/out" -type f | wc -l)" = 2 ] || fail "concurrent reports left files: $(ls -a "$tmp/out")"
+# A name whose format cannot be told is refused, not written as HTML.
+set +e
+"$runmon" --db "$db" report inter -o "$tmp/out/x.txt" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "cannot tell the format from" "$tmp/err" || fail "-o x.txt: exit $rc"
+[ ! -e "$tmp/out/x.txt" ] || fail "-o x.txt wrote a file"
+"$runmon" --db "$db" report inter --format md -o "$tmp/out/x.txt" || fail "-o x.txt --format md"
 echo "e2e report: all checks passed"

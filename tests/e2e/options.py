@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""options.py - the option contract: what the README and --help name, the
+parser accepts, and what the parser accepts, both document.
+
+usage: options.py RUNMON SRC_DIR README
+
+For each command: the long options of its getopt table (src/cmd/cmd_CMD.c),
+the options its --help lists, the options its README section's tables list
+and any other `--option` its section names. Every documented option must be
+declared; every declared option must be in --help and in a README table.
+Then each declared option is given to the real binary with a valid value,
+followed by --help: getopt validates options in order, so exit 0 with the
+usage text proves the parser took the option and its value.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+runmon, src, readme_path = sys.argv[1:4]
+
+# A valid value for each option that takes one. A new option must be added
+# here, or the test fails and says so.
+VALUES = {
+    "run": "r1", "format": "auto", "loss-key": "loss", "step-key": "step", "batch-prefix": "batch/",
+    "buckets": "0,770,1216", "since": "10", "fail-on": "critical", "checkpoint-every": "500",
+    "steps-per-epoch": "1000", "ladder-interval": "10", "seed": "7", "output": "-",
+    "jobs": "2", "page-size": "500", "retry-max": "3", "retry-wait": "2s", "state": "running",
+    "every": "2s", "batches": "r1=b.jsonl", "diagnose-every": "30m", "window": "5000",
+    "max-per-hour": "10", "wandb-dir": ".", "webhook": "http://127.0.0.1:9/hook",
+    "slack-webhook": "http://127.0.0.1:9/slack", "min-severity": "warn", "strategy": "chunked",
+    "steps": "1000", "log-every": "1", "spikes": "bucket", "save-every": "500", "out": "x",
+    "k": "4", "max-len": "8192", "tokens-per-batch": "16384", "column": "seq_len",
+}
+# Values that differ by command (report --since is a duration, sync --since a time).
+PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",
+               ("report", "format"): "md"}
+GLOBAL = {"db", "help"}
+
+readme = open(readme_path).read()
+sections = dict(re.findall(r"^### `runmon (\w+)[^\n]*\n(.*?)(?=^#{2,3} )", readme + "\n## end", re.M | re.S))
+failures = []
+
+
+def declared(cmd):
+    text = open(os.path.join(src, "cmd", f"cmd_{cmd}.c")).read()
+    return {name: kind for name, kind in
+            re.findall(r'\{\s*"([a-z][a-z0-9-]*)"\s*,\s*(no|required|optional)_argument', text)}
+
+
+def run(args):
+    return subprocess.run([runmon] + args, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+commands = sorted(re.findall(r"^  ([a-z]+) {2,}", run(["--help"]).stdout, re.M))
+if len(commands) < 9:
+    failures.append(f"runmon --help lists {len(commands)} commands")
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "t.db")
+    checked = 0
+    for cmd in commands:
+        opts = declared(cmd)
+        if not opts:
+            failures.append(f"{cmd}: no getopt table found in cmd_{cmd}.c")
+            continue
+        help_text = run([cmd, "--help"]).stdout
+        in_help = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", help_text))
+        body = sections.get(cmd)
+        if body is None:
+            failures.append(f"{cmd}: no README section '### `runmon {cmd} ...`'")
+            body = ""
+        head = re.search(rf"^### `runmon {cmd}([^`]*)`", readme, re.M)
+        table = set()
+        for cell in re.findall(r"^\| ([^|]*`-[^|]*)\|", body, re.M):
+            table |= set(re.findall(r"--([a-z][a-z0-9-]*)", cell))
+        table |= set(re.findall(r"--([a-z][a-z0-9-]*)", head.group(1) if head else ""))
+        named = set(re.findall(r"`--([a-z][a-z0-9-]*)", body))
+        for o in sorted((in_help | table | named) - set(opts) - GLOBAL):
+            failures.append(f"{cmd}: --{o} is documented but the parser does not declare it")
+        for o in sorted(set(opts) - GLOBAL):
+            if o not in in_help:
+                failures.append(f"{cmd}: --{o} is accepted but missing from '{cmd} --help'")
+            if o not in table:
+                failures.append(f"{cmd}: --{o} is accepted but missing from the README's {cmd} table")
+        for o, kind in sorted(opts.items()):
+            if o == "help":
+                continue
+            args = [cmd, f"--{o}"]
+            if kind == "required":
+                if o == "db":
+                    v = db
+                else:
+                    v = PER_COMMAND.get((cmd, o), VALUES.get(o))
+                if v is None:
+                    failures.append(f"{cmd}: --{o} has no sample value in tests/e2e/options.py")
+                    continue
+                args.append(v)
+            r = run(["--db", db] + args + ["--help"])
+            checked += 1
+            if r.returncode != 0 or not r.stdout.startswith("usage: runmon " + cmd):
+                failures.append(f"runmon {' '.join(args)} --help: exit {r.returncode}: {r.stderr.strip()[:200]}")
+
+    # Durations: one parser for every option that takes a time.
+    for cmd, opt in [("report", "since"), ("watch", "every"), ("watch", "diagnose-every"),
+                     ("watch", "retry-wait"), ("sync", "retry-wait")]:
+        for v in ["500ms", "2s", "5m", "1h", "1d", "2", "0.5"]:
+            if opt == "retry-wait" and v in ("5m", "1h", "1d"):
+                continue  # beyond the 60 s cap
+            r = run(["--db", db, cmd, f"--{opt}", v, "--help"])
+            if r.returncode != 0:
+                failures.append(f"{cmd} --{opt} {v}: exit {r.returncode}: {r.stderr.strip()[:120]}")
+        for v in ["", "2x", "-1s", "s", "1 h", "nan", "1e999"]:
+            r = run(["--db", db, cmd, f"--{opt}", v, "--help"])
+            if r.returncode != 2 or v not in r.stderr:
+                failures.append(f"{cmd} --{opt} '{v}' was not refused with a message naming it")
+        checked += 1
+
+for f in failures:
+    print("FAIL:", f)
+print(f"options: {len(commands)} commands, {checked} options given to the parser")
+sys.exit(1 if failures else 0)
