@@ -15,17 +15,19 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "runmon/text.h"
 
 static const struct rm_cmd *const commands[] = {
     &cmd_import, &cmd_runs, &cmd_sync, &cmd_diagnose, &cmd_report, &cmd_watch, &cmd_simulate, &cmd_demo, &cmd_buckets,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Messages quote file contents and names: escaped for the terminal. */
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "runmon: %s: ", level);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char msg[2048];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "runmon: %s: %s\n", level, rm_tx(msg));
 }
 
 void rm_error(const char *fmt, ...)

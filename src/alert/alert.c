@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "runmon/render.h"
+#include "runmon/text.h"
 
 void rm_alert_fingerprint(const char *const *names, const char *const *values, int n, char out[17])
 {
@@ -245,5 +246,6 @@ char *rm_alert_wandb_body(const struct rm_alert *a)
 
 void rm_alert_line(const struct rm_alert *a, char *buf, size_t n)
 {
-	snprintf(buf, n, "ALERT %s %s %s: %s", rm_severity_name(a->severity), a->run, a->alertname, a->summary);
+	snprintf(buf, n, "ALERT %s %s %s: %s", rm_severity_name(a->severity), rm_tx(a->run), a->alertname,
+	         rm_tx(a->summary));
 }

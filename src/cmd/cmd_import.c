@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "runmon/text.h"
 #include "runmon/import.h"
 
 static const char usage_text[] =
@@ -41,7 +42,7 @@ static void print_result(const struct rm_import_result *r)
 {
 	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
 	int wandb_log = r->format == RM_FMT_WANDB_LOG;
-	printf("%s: %s -> run '%s': %llu %s, ", r->path, rm_format_name(r->format), r->run_name,
+	printf("%s: %s -> run '%s': %llu %s, ", rm_tx(r->path), rm_format_name(r->format), rm_tx(r->run_name),
 	       (unsigned long long)r->lines, wandb_log ? "records" : "lines");
 	if (!sidecar)
 		printf("%llu steps (%lld new), ", (unsigned long long)r->steps, (long long)r->new_steps);
@@ -51,7 +52,7 @@ static void print_result(const struct rm_import_result *r)
 	if (r->steps)
 		printf(", steps %lld..%lld", (long long)r->first_step, (long long)r->last_step);
 	if (r->loss_key)
-		printf(", loss key '%s'", r->loss_key);
+		printf(", loss key '%s'", rm_tx(r->loss_key));
 	putchar('\n');
 	if (r->replaced)
 		printf("  %llu rows replaced an earlier row of the same step\n", (unsigned long long)r->replaced);
@@ -77,7 +78,7 @@ static void print_result(const struct rm_import_result *r)
 		       r->skipped > 1 ? "s" : "");
 		for (uint64_t i = 0; i < r->skipped && i < RM_IMPORT_NOTED; i++)
 			printf("%s%llu", i ? ", " : "", (unsigned long long)r->bad_line[i]);
-		printf("%s); first: %s\n", r->skipped > RM_IMPORT_NOTED ? ", ..." : "", r->bad_msg);
+		printf("%s); first: %s\n", r->skipped > RM_IMPORT_NOTED ? ", ..." : "", rm_tx(r->bad_msg));
 	}
 	if (r->ignored)
 		printf("  %llu rows had no loss, eval or batch values\n", (unsigned long long)r->ignored);

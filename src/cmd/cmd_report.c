@@ -68,8 +68,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		}
 	}
 	if (!format && output && strcmp(output, "-")) {
-		static const char *const ext[][2] = {{".html", "html"}, {".htm", "html"}, {".md", "md"},
-		                                     {".markdown", "md"}, {".json", "json"}};
+		static const char *const ext[][2] = {
+		    {".html", "html"}, {".htm", "html"}, {".md", "md"}, {".markdown", "md"}, {".json", "json"}};
 		const char *base = strrchr(output, '/'), *dot = strrchr(base ? base : output, '.');
 		for (size_t i = 0; dot && i < sizeof(ext) / sizeof(ext[0]); i++)
 			if (!strcmp(dot, ext[i][0]))
@@ -77,9 +77,9 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		if (!dot) /* no extension: /dev/null, a FIFO */
 			format = "html";
 		else if (!format)
-			return rm_cmd_usage_error(&cmd_report,
-			                          "cannot tell the format from '%s' (.html, .md or .json): give --format",
-			                          output);
+			return rm_cmd_usage_error(
+			    &cmd_report, "cannot tell the format from '%s' (.html, .md or .json): give --format",
+			    output);
 	}
 	if (!format)
 		format = "html";

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "runmon/text.h"
 
 static const char usage_text[] = "usage: runmon runs [--json]\n"
                                  "\n"
@@ -83,8 +84,8 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 		else
 			snprintf(share, sizeof(share), r->batch_steps ? "only" : "-");
 		fmt_time(r->synced_at, when, sizeof(when));
-		printf("%-32s %-6s %9lld %-19s %7s %-16s %s\n", path, r->source, (long long)r->steps, range, share,
-		       r->loss_key ? r->loss_key : "-", when);
+		printf("%-32s %-6s %9lld %-19s %7s %-16s %s\n", rm_tx(path), rm_tx(r->source), (long long)r->steps,
+		       range, share, r->loss_key ? rm_tx(r->loss_key) : "-", when);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "runmon/render.h"
+#include "runmon/text.h"
 
 static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
@@ -16,7 +17,7 @@ static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
 /* Text for HTML element content and attribute values. */
 static void html(FILE *fp, const char *s)
 {
-	for (; s && *s; s++) {
+	for (s = s ? rm_tx(s) : s; s && *s; s++) {
 		switch (*s) {
 		case '&': fputs("&amp;", fp); break;
 		case '<': fputs("&lt;", fp); break;
@@ -28,10 +29,11 @@ static void html(FILE *fp, const char *s)
 	}
 }
 
-/* Text for Markdown: a backslash before characters that mean something. */
+/* Text for Markdown: a backslash before characters that mean something;
+ * control characters escaped first (a report is also read in a terminal). */
 static void md(FILE *fp, const char *s)
 {
-	for (; s && *s; s++) {
+	for (s = s ? rm_tx(s) : s; s && *s; s++) {
 		if (strchr("\\`*_[]<>|", *s))
 			fputc('\\', fp);
 		fputc(*s == '\n' ? ' ' : *s, fp);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runmon/render.h"
+#include "runmon/text.h"
 
 static const char *const blocks[] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
                                      "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
@@ -65,11 +66,11 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 {
 	const struct rm_run_info *r = c->run;
 	if (r->entity && *r->entity)
-		fprintf(fp, "run %s/%s/%s", r->entity, r->project, r->name);
+		fprintf(fp, "run %s/%s/%s", rm_tx(r->entity), rm_tx(r->project), rm_tx(r->name));
 	else
-		fprintf(fp, "run %s", r->name);
+		fprintf(fp, "run %s", rm_tx(r->name));
 	if (r->display_name)
-		fprintf(fp, " (%s)", r->display_name);
+		fprintf(fp, " (%s)", rm_tx(r->display_name));
 	fprintf(fp, ": %zu loss points", d->points);
 	if (d->points)
 		fprintf(fp, ", steps %lld..%lld", (long long)d->first_step, (long long)d->last_step);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runmon/text.h"
 #include "store_internal.h"
 
 enum stmt_id { ST_STEP, ST_BATCH, ST_EVAL, ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
@@ -393,7 +394,7 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
 static char *col_text(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? rm_xstrdup((const char *)t) : NULL;
+	return t ? rm_utf8_fix((const char *)t) : NULL; /* names from file names may not be UTF-8 */
 }
 
 static const char run_info_sql[] =

@@ -1,0 +1,91 @@
+/*
+ * text.c - see text.h.
+ */
+#include "runmon/text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/common.h"
+
+size_t rm_utf8_len(const unsigned char *p, size_t left)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned lo = 0x80, hi = 0xBF; /* the second byte's range (RFC 3629 §4) */
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+	else
+		return 0;
+	if (left < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+char *rm_utf8_fix(const char *s)
+{
+	size_t len = strlen(s), o = 0;
+	char *out = rm_xmalloc(len * 3 + 1); /* each bad byte grows to three */
+	for (size_t i = 0; i < len;) {
+		size_t n = rm_utf8_len((const unsigned char *)s + i, len - i);
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n, i += n;
+		} else {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3, i++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Bytes to escape at p: 0 when the sequence there is printable. */
+static int needs_escape(const unsigned char *p, size_t left, size_t *n)
+{
+	*n = rm_utf8_len(p, left);
+	if (*n == 0) {
+		*n = 1;
+		return 1;
+	}
+	return p[0] < 0x20 || p[0] == 0x7F || (p[0] == 0xC2 && p[1] < 0xA0);
+}
+
+const char *rm_tx(const char *s)
+{
+	static char *ring[8];
+	static unsigned next;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), n, i;
+	for (i = 0; i < len; i += n)
+		if (needs_escape(p + i, len - i, &n))
+			break;
+	if (i == len)
+		return s;
+	char *out = rm_xmalloc(len * 6 + 1), *o = out;
+	for (i = 0; i < len; i += n) {
+		if (!needs_escape(p + i, len - i, &n)) {
+			memcpy(o, s + i, n);
+			o += n;
+		} else if (n == 2) { /* a C1 control, U+0080..U+009F */
+			o += sprintf(o, "\\u%04x", (unsigned)p[i + 1]);
+		} else {
+			o += sprintf(o, "\\x%02x", (unsigned)p[i]);
+		}
+	}
+	*o = '\0';
+	free(ring[next]);
+	ring[next] = out;
+	next = (next + 1) % 8;
+	return out;
+}
