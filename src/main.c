@@ -151,8 +151,13 @@ static char *default_db_path(void)
 
 int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st)
 {
+	return rm_ctx_open_store_flags(ctx, st, 0);
+}
+
+int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned flags)
+{
 	struct rm_err err;
-	if (rm_store_open(st, ctx->db_path, &err)) {
+	if (rm_store_open_flags(st, ctx->db_path, flags, &err)) {
 		rm_error("%s", err.msg);
 		return rm_exit_code(err.code);
 	}
@@ -201,6 +206,8 @@ int main(int argc, char **argv)
 	char *db_default = NULL;
 	int i = 1, code;
 	const char *db = getenv("RUNMON_DB");
+	if (db && !*db) /* set but empty is unset, as shells treat it; --db "" is an error */
+		db = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--db") && i + 1 < argc) {
 			db = argv[++i];
@@ -240,7 +247,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return RM_EXIT_USAGE;
 	}
-	if (!db || !*db)
+	if (!db)
 		db = db_default = default_db_path();
 	ctx.db_path = db;
 	code = cmd->run(argc - i, argv + i, &ctx);

@@ -385,7 +385,10 @@ static void empty_and_missing_files(void **state)
 	const char *f = tu_write_file("empty.jsonl", "\n\n", 2);
 	assert_int_equal(imp(tu_tmp_path("e.db"), &o, f, NULL, &rep, &err), RM_E_INPUT);
 	assert_non_null(strstr(err.msg, "empty.jsonl: file is empty"));
-	assert_int_equal(imp(tu_tmp_path("e.db"), &o, "/nonexistent.jsonl", NULL, &rep, &err), RM_E_IO);
+	assert_false(err.bad_line); /* --skip-bad would not help: not suggested */
+	/* A missing input file is the user's to fix: an input error (exit 2). */
+	assert_int_equal(imp(tu_tmp_path("e.db"), &o, "/nonexistent.jsonl", NULL, &rep, &err), RM_E_INPUT);
+	assert_string_equal(err.msg, "cannot read '/nonexistent.jsonl': No such file or directory");
 }
 
 static void crlf_and_bom_jsonl(void **state)

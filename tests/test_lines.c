@@ -76,7 +76,7 @@ static void missing_file(void **state)
 {
 	struct rm_lines lr;
 	struct rm_err err;
-	assert_int_equal(rm_lines_open(&lr, "/nonexistent/x.jsonl", &err), RM_E_IO);
+	assert_int_equal(rm_lines_open(&lr, "/nonexistent/x.jsonl", &err), RM_E_INPUT); /* exit 2, not 4 */
 	assert_string_equal(err.msg, "cannot open '/nonexistent/x.jsonl': No such file or directory");
 }
 

@@ -15,7 +15,7 @@ struct rm_analyze_opts {
 	int64_t checkpoint_every; /* 0: from the config (save_steps, ...) */
 	int64_t steps_per_epoch;  /* 0: from the config, else the epoch column */
 	struct rm_detect_opts detect;
-	int store_findings; /* replace the run's findings */
+	int store_findings; /* replace the run's findings (a full diagnosis on a writable store only) */
 	/* A recent window only: the last `window` steps (0: from since), with
 	 * no cost analysis and brief run info (no counts), so the time does
 	 * not grow with the run. For alerts between full diagnoses. */

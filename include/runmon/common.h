@@ -42,6 +42,7 @@ enum rm_exit {
 
 struct rm_err {
 	enum rm_status code;
+	int bad_line; /* a malformed input line, which --skip-bad would skip */
 	char msg[512];
 };
 

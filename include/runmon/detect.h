@@ -206,6 +206,10 @@ struct rm_plot {
 	int64_t strip_first, strip_last;
 };
 
+/* Only a full diagnosis replaces a run's stored findings: a partial one
+ * (--since, a watch window) would make dashboards show a part as the whole. */
+enum rm_stored { RM_NOT_STORED, RM_STORED, RM_NOT_STORED_PARTIAL, RM_NOT_STORED_READONLY };
+
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;
 	int64_t first_step, last_step;
@@ -218,6 +222,7 @@ struct rm_diagnosis {
 	struct rm_resets_result resets;
 	struct rm_ranked rank[RM_H_COUNT];
 	struct rm_padding_result cost; /* filled by rm_analyze_run, not the detectors */
+	enum rm_stored stored;         /* likewise: whether the findings went to the store */
 	enum rm_severity severity;     /* worst finding */
 	int healthy;
 };

@@ -43,6 +43,9 @@ struct rm_import_opts {
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
 	int skip_bad; /* skip malformed lines instead of failing */
+	/* Set by the importer for a stream it spooled: the name the user gave
+	 * ("-", a FIFO, /dev/fd/63), shown in reports and messages. */
+	const char *shown_path;
 };
 
 #define RM_IMPORT_NOTED 5 /* restarts and bad lines listed individually */

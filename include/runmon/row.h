@@ -70,7 +70,8 @@ const struct rm_field *rm_row_get(const struct rm_row *row, const char *key);
 
 /* Converts a field to a number. Returns 1 and sets *out for numbers,
  * non-finite tokens and the strings "NaN", "Infinity", "-Infinity" (as W&B
- * writes them in JSON-typed fields); CSV cells also accept "nan", "inf".
+ * writes them in JSON-typed fields) and numbers written as strings ("5",
+ * "11.52", as fairseq logs them); CSV cells also accept "nan", "inf".
  * Returns 0 for missing values (null, empty cell) and -1 for non-numbers. */
 int rm_field_num(const struct rm_field *f, double *out);
 

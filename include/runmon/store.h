@@ -75,6 +75,16 @@ struct rm_import_log {
  * newest schema. *out is owned by the caller; close with rm_store_close. */
 int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err);
 
+/* As rm_store_open; with RM_STORE_MUST_EXIST a missing file is
+ * RM_E_NOTFOUND instead of a new database (commands that only read). */
+#define RM_STORE_MUST_EXIST 1u
+int rm_store_open_flags(struct rm_store **out, const char *path, unsigned flags, struct rm_err *err);
+
+/* Any open refuses a database that is not runmon's (schema version 0 with
+ * tables) before writing to it, and an empty path. A database the process
+ * cannot write is opened for reading when its schema is current. */
+int rm_store_readonly(const struct rm_store *st);
+
 /* As rm_store_open, but migrates no further than max_version (tests). */
 int rm_store_open_version(struct rm_store **out, const char *path, int max_version, struct rm_err *err);
 

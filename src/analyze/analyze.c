@@ -127,14 +127,18 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		pthread_join(th, NULL);
 	d->cost = cost;
 	rm_store_series_release(&ss);
-	if (o->store_findings && d->split.ok &&
+	d->stored = !o->store_findings          ? RM_NOT_STORED
+	            : o->since > 0 || o->window ? RM_NOT_STORED_PARTIAL
+	            : rm_store_readonly(st)     ? RM_NOT_STORED_READONLY
+	                                        : RM_STORED;
+	if (d->stored == RM_STORED && d->split.ok &&
 	    rm_store_replace_levels(st, run_id, d->split.bucket, d->split.offset, d->split.level, d->split.k,
 	                            d->split.log_scale, err)) {
 		rm_diagnosis_release(d);
 		rm_run_info_release(info);
 		return err->code;
 	}
-	if (o->store_findings) {
+	if (d->stored == RM_STORED) {
 		struct rm_finding_row *rows;
 		size_t n = rm_render_findings(d, &rows);
 		rc = rm_store_replace_findings(st, run_id, rows, n, err);

@@ -35,6 +35,8 @@ void rm_warning(const char *fmt, ...) RM_PRINTF(1, 2);
 
 /* Opens the context's database, printing the error; returns an exit code. */
 int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st);
+/* The same with rm_store_open_flags' flags (RM_STORE_MUST_EXIST). */
+int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned flags);
 
 /* Prints usage to stdout (asked for) and returns 0. */
 int rm_cmd_help(const struct rm_cmd *cmd);

@@ -107,7 +107,14 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	int64_t *bounds = NULL;
 	int c, code;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	int li = -1;
+	while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+		/* --loss-key '' must not silently mean "detect": say so. */
+		if (optarg && !*optarg && c != 'D') {
+			free(bounds);
+			return rm_cmd_usage_error(&cmd_import, "--%s wants a value, not an empty string",
+			                          longopts[li].name);
+		}
 		switch (c) {
 		case 'r': opts.run_name = optarg; break;
 		case 'f':
@@ -117,6 +124,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		case 'l': opts.loss_key = optarg; break;
 		case 's': opts.step_key = optarg; break;
 		case 'p': opts.batch_prefix = optarg; break;
+
 		case 'b':
 			free(bounds);
 			if (rm_parse_bounds(optarg, &bounds, &opts.nbounds))
@@ -145,7 +153,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		rm_error("%s", err.msg);
 		/* One transaction: whatever failed, the database is as it was. */
 		fprintf(stderr, "runmon: nothing was imported%s\n",
-		        err.code == RM_E_INPUT && !opts.skip_bad ? " (--skip-bad imports the good lines)" : "");
+		        err.bad_line ? " (--skip-bad imports the good lines)" : "");
 		code = rm_exit_code(err.code);
 		goto out;
 	}

@@ -92,7 +92,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 
 	struct rm_store *st;
 	struct rm_err err;
-	if ((code = rm_ctx_open_store(ctx, &st)))
+	if ((code = rm_ctx_open_store_flags(ctx, &st, RM_STORE_MUST_EXIST)))
 		return code;
 	int64_t *ids = NULL;
 	size_t n = 0;

@@ -113,7 +113,7 @@ static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_run_info *runs;
 	size_t n;
 	struct rm_err err;
-	if ((code = rm_ctx_open_store(ctx, &st)))
+	if ((code = rm_ctx_open_store_flags(ctx, &st, RM_STORE_MUST_EXIST)))
 		return code;
 	if (rm_store_list_runs(st, &runs, &n, &err)) {
 		rm_error("%s", err.msg);

@@ -18,6 +18,7 @@ int rm_err_set(struct rm_err *err, enum rm_status code, const char *fmt, ...)
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 		err->code = code;
+		err->bad_line = 0;
 	}
 	return (int)code;
 }

@@ -209,6 +209,9 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	              "since", (json_int_t)c->since, "points", (json_int_t)d->points, "finite", (json_int_t)d->finite,
 	              "nonfinite", (json_int_t)d->nonfinite, "batches", (json_int_t)d->batches, "has_buckets",
 	              d->has_buckets, "severity", rm_severity_name(d->severity), "healthy", d->healthy);
+	static const char *const stored[] = {"not stored", "stored", "not stored: partial diagnosis",
+	                                     "not stored: read-only database"};
+	json_object_set_new(o, "findings", json_string(stored[d->stored]));
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "verdict",

@@ -304,4 +304,11 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 	ladder_section(fp, d);
 	resets_section(fp, d);
 	cost_section(fp, d);
+	if (d->stored == RM_NOT_STORED_PARTIAL)
+		fprintf(fp,
+		        "\nFindings not stored: this diagnosis covers steps >= %lld only; the stored findings stay"
+		        " those of the last full diagnosis.\n",
+		        (long long)c->since);
+	else if (d->stored == RM_NOT_STORED_READONLY)
+		fputs("\nFindings not stored: the database is read-only.\n", fp);
 }

@@ -3,7 +3,9 @@
  * the sink that writes one run's records while noting restarts (the step
  * counter going backwards) and replacements (a step logged again).
  */
+#define _GNU_SOURCE /* mkostemp */
 #include <ctype.h>
+#include <fcntl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -89,10 +91,12 @@ void rm_import_report_release(struct rm_import_report *rep)
 int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
              struct rm_err *err)
 {
-	if (!opts->skip_bad)
-		return rm_err_set(err, RM_E_INPUT,
-		                  res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s", res->path,
-		                  (unsigned long long)line, why);
+	if (!opts->skip_bad) {
+		rm_err_set(err, RM_E_INPUT, res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s",
+		           res->path, (unsigned long long)line, why);
+		err->bad_line = 1;
+		return RM_E_INPUT;
+	}
 	if (res->skipped < RM_IMPORT_NOTED)
 		res->bad_line[res->skipped] = line;
 	if (res->skipped == 0)
@@ -119,6 +123,7 @@ char *run_name_for(const struct rm_import_opts *opts, const char *path)
 {
 	if (opts->run_name)
 		return rm_xstrdup(opts->run_name);
+	path = shown_path(opts, path);
 	if (!strcmp(path, "-"))
 		return rm_xstrdup("stdin");
 	/* Split into components, newest last. */
@@ -412,7 +417,7 @@ static int detect_file(const struct rm_import_opts *opts, const char *path, enum
 			goto out;
 	} while (line && strspn(line, " \t") == len);
 	if (!line) {
-		rc = rm_err_set(err, RM_E_INPUT, "%s: file is empty", path);
+		rc = rm_err_set(err, RM_E_INPUT, "%s: file is empty", shown_path(opts, path));
 		goto out;
 	}
 	*out = detect(opts, line, len);
@@ -460,20 +465,83 @@ static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, co
 	return rc;
 }
 
+/* Copies a stream that can be read only once (stdin, a pipe, a FIFO) to
+ * an unlinked temporary file, so that detection and the importer read the
+ * same bytes like any file's; returns its descriptor, or -1 with err set. */
+static int spool(const char *path, struct rm_err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	char *tmp = rm_xasprintf("%s/runmon-stream-XXXXXX", dir && *dir ? dir : "/tmp");
+	int in = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	int fd = in < 0 ? -1 : mkostemp(tmp, O_CLOEXEC);
+	if (in < 0 || fd < 0) {
+		rm_err_set(err, in < 0 ? RM_E_INPUT : RM_E_IO, "cannot read '%s': %s", in < 0 ? path : tmp,
+		           strerror(errno));
+		goto out;
+	}
+	unlink(tmp);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t off = 0; n > 0 && off < n;) {
+			ssize_t w = write(fd, buf + off, (size_t)(n - off));
+			if (w < 0) {
+				rm_err_set(err, RM_E_IO, "cannot spool '%s' to %s: %s", path,
+				           dir && *dir ? dir : "/tmp", strerror(errno));
+				close(fd);
+				fd = -1;
+				goto out;
+			}
+			off += w;
+		}
+	if (n < 0) {
+		rm_err_set(err, RM_E_IO, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+out:
+	if (in > STDIN_FILENO)
+		close(in);
+	free(tmp);
+	return fd;
+}
+
+static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err);
+
 static int import_file(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                        struct rm_import_report *rep, struct rm_err *err)
 {
-	enum rm_format fmt = opts->format;
 	struct stat sb;
-	int rc;
-	if (strcmp(path, "-") && !stat(path, &sb) && S_ISDIR(sb.st_mode))
+	int is_stream = !strcmp(path, "-");
+	if (!is_stream && stat(path, &sb))
+		return rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO,
+		                  "cannot read '%s': %s", path, strerror(errno));
+	if (!is_stream && S_ISDIR(sb.st_mode))
 		return import_dir(st, opts, path, rep, err);
-	if (fmt == RM_FMT_AUTO) {
-		if (!strcmp(path, "-"))
-			return rm_err_set(err, RM_E_USAGE, "reading stdin needs --format");
-		if ((rc = detect_file(opts, path, &fmt, err)))
-			return rc;
-	}
+	if (!is_stream && !S_ISREG(sb.st_mode))
+		is_stream = S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode);
+	if (!is_stream)
+		return import_path(st, opts, path, rep, err);
+	int fd = spool(path, err);
+	if (fd < 0)
+		return err->code;
+	char io[32];
+	snprintf(io, sizeof(io), "/dev/fd/%d", fd); /* opening it starts again at byte 0 */
+	struct rm_import_opts o = *opts;
+	o.shown_path = path;
+	int rc = import_path(st, &o, io, rep, err);
+	close(fd);
+	return rc;
+}
+
+static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err)
+{
+	enum rm_format fmt = opts->format;
+	int rc;
+	if (fmt == RM_FMT_AUTO && (rc = detect_file(opts, path, &fmt, err)))
+		return rc;
 	switch (fmt) {
 	case RM_FMT_HF_STATE: return import_hf_state(st, opts, path, rep, err);
 	case RM_FMT_WANDB_HISTORY:
@@ -482,6 +550,25 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 	case RM_FMT_WANDB_LOG: return import_wandb_log(st, opts, path, rep, err);
 	default: return import_csv(st, opts, path, fmt, rep, err);
 	}
+}
+
+/* A file that gave nothing is an error, not an exit 0 a cron job would
+ * take for success: a mistyped --loss-key, or --skip-bad with no good line. */
+static int check_contributed(const struct rm_import_result *r, const struct rm_import_opts *opts, struct rm_err *err)
+{
+	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
+	if (opts->loss_key && !sidecar && !r->loss_key)
+		return rm_err_set(err, RM_E_INPUT, "%s: no loss key '%s' (given with --loss-key) in any row", r->path,
+		                  opts->loss_key);
+	if (r->steps || r->batches || r->evals)
+		return RM_OK;
+	if (r->skipped)
+		return rm_err_set(err, RM_E_INPUT,
+		                  "%s: no good line: %llu bad line%s skipped, the first (line %llu): %s", r->path,
+		                  (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "",
+		                  (unsigned long long)r->bad_line[0], r->bad_msg);
+	return rm_err_set(err, RM_E_INPUT, "%s: nothing to import: no row has a loss, eval or batch value%s", r->path,
+	                  sidecar || opts->loss_key ? "" : " (name the loss with --loss-key)");
 }
 
 /* Logs what each file contributed (skip_empty: files that gave no line
@@ -520,8 +607,12 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 	memset(rep, 0, sizeof(*rep));
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
-	for (int i = 0; i < nfiles && !rc; i++)
+	for (int i = 0; i < nfiles && !rc; i++) {
+		size_t first = rep->n;
 		rc = import_file(st, opts, files[i], rep, err);
+		for (size_t j = first; j < rep->n && !rc; j++)
+			rc = check_contributed(&rep->r[j], opts, err);
+	}
 	if (rc) {
 		rm_store_rollback(st);
 		rm_import_report_release(rep);

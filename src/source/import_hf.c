@@ -141,7 +141,7 @@ int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, cons
 		goto out;
 	}
 	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, path, name, RM_FMT_HF_STATE);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, RM_FMT_HF_STATE);
 	free(name);
 	if ((rc = sink_open(&k, st, opts, res, err)))
 		goto out;

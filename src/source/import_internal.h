@@ -162,5 +162,10 @@ struct rm_import_result *report_add(struct rm_import_report *rep, const char *pa
                                     enum rm_format fmt);
 /* Run name for a file: opts->run_name, else derived from the path. */
 char *run_name_for(const struct rm_import_opts *opts, const char *path);
+/* The path as the user named it (see rm_import_opts.shown_path). */
+static inline const char *shown_path(const struct rm_import_opts *opts, const char *path)
+{
+	return opts->shown_path ? opts->shown_path : path;
+}
 
 #endif

@@ -337,13 +337,24 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		return 0;
 	}
 	double v;
-	if (!pick[T_STEP] || rm_field_num(pick[T_STEP], &v) != 1) {
-		snprintf(why, whylen, pick[T_STEP] ? "step '%s' is not a number" : "no step ('%s')",
-		         pick[T_STEP] ? m->locked[T_STEP] : mapper_step_name(m));
+	int num = pick[T_STEP] ? rm_field_num(pick[T_STEP], &v) : 0;
+	if (num != 1) {
+		const struct rm_field *f = pick[T_STEP];
+		if (!f)
+			snprintf(why, whylen, "no step ('%s')", mapper_step_name(m));
+		else if (num == 0)
+			snprintf(why, whylen, "the step '%.*s' is null", (int)f->klen, f->key);
+		else
+			snprintf(why, whylen, "the step '%.*s' is not a number: %.*s", (int)f->klen, f->key,
+			         (int)(f->rlen > 40 ? 40 : f->rlen), f->raw);
 		return -1;
 	}
-	if (!(v >= 0 && v < 9007199254740992.0 && v == floor(v))) {
+	if (!(v >= 0 && v == floor(v))) {
 		snprintf(why, whylen, "step %g is not a non-negative integer", v);
+		return -1;
+	}
+	if (!(v < 9007199254740992.0)) {
+		snprintf(why, whylen, "step %g is beyond 2^53, the largest step stored exactly", v);
 		return -1;
 	}
 	rec->step = (int64_t)v;

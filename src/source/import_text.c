@@ -73,7 +73,7 @@ int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const c
 {
 	struct rm_lines lr;
 	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, path, name, fmt);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
 	free(name);
 	int rc = rm_lines_open(&lr, path, err);
 	if (!rc)
@@ -87,7 +87,7 @@ int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, co
 {
 	struct rm_lines lr;
 	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, path, name, RM_FMT_SIDECAR_JSONL);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, RM_FMT_SIDECAR_JSONL);
 	free(name);
 	int rc = rm_lines_open(&lr, path, err);
 	if (!rc)
@@ -201,7 +201,7 @@ static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, co
 	} while (line && blank(line, len));
 	if (!line && pos) { /* the header is not written yet */
 		char *name = run_name_for(opts, path);
-		report_add(rep, path, name, fmt);
+		report_add(rep, shown_path(opts, path), name, fmt);
 		free(name);
 		goto out;
 	}
@@ -242,7 +242,7 @@ static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, co
 		             : ser[i].run   ? rm_xstrdup(ser[i].run)
 		                            : run_name_for(opts, path);
 		ser[i].res_index = rep->n;
-		report_add(rep, path, name, fmt);
+		report_add(rep, shown_path(opts, path), name, fmt);
 		free(name);
 	}
 	for (size_t i = 0; i < nser; i++)

@@ -387,7 +387,7 @@ static int read_log(struct rm_store *st, const struct rm_import_opts *opts, cons
 	memset(&wi, 0, sizeof(wi));
 	wi.st = st;
 	wi.opts = opts;
-	wi.res = report_add(rep, path, name, RM_FMT_WANDB_LOG);
+	wi.res = report_add(rep, shown_path(opts, path), name, RM_FMT_WANDB_LOG);
 	wi.known_run = pos->run_id;
 	free(name);
 	rm_row_init(&wi.row);

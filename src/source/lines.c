@@ -19,7 +19,8 @@ int rm_lines_open(struct rm_lines *lr, const char *path, struct rm_err *err)
 	} else {
 		lr->fp = fopen(path, "rb");
 		if (!lr->fp)
-			return rm_err_set(err, RM_E_IO, "cannot open '%s': %s", path, strerror(errno));
+			return rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO,
+			                  "cannot open '%s': %s", path, strerror(errno));
 	}
 	lr->cap = CHUNK;
 	lr->buf = rm_xmalloc(lr->cap + 1);

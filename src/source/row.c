@@ -224,7 +224,9 @@ int rm_field_num(const struct rm_field *f, double *out)
 			*out = -INFINITY;
 			return 1;
 		}
-		return -1;
+		/* Loggers that format every value (fairseq's JSON lines) quote
+		 * numbers: "11.52". An empty string is no number. */
+		return f->rlen ? parse_cell(f->raw, f->rlen, out) : -1;
 	case RM_F_CELL: return parse_cell(f->raw, f->rlen, out);
 	case RM_F_NULL: return 0;
 	default: return -1;

@@ -43,6 +43,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 struct rm_store {
 	sqlite3 *db;
 	char *path;
+	int readonly; /* the file cannot be written: reads only */
 	sqlite3_stmt *stmt[ST_COUNT];
 };
 
@@ -127,23 +128,71 @@ fail:
 	return rc;
 }
 
-int rm_store_open_version(struct rm_store **out, const char *path, int max_version, struct rm_err *err)
+/* Objects in the database's schema, or -1 when it cannot be read (not a
+ * database at all). */
+static int count_objects(struct rm_store *st)
+{
+	sqlite3_stmt *s;
+	int n = -1;
+	if (sqlite3_prepare_v2(st->db, "SELECT COUNT(*) FROM sqlite_schema", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+static int open_store(struct rm_store **out, const char *path, int max_version, unsigned flags, struct rm_err *err)
 {
 	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
 	int rc;
 	*out = NULL;
 	st->path = rm_xstrdup(path);
+	if (!*path) {
+		rc = rm_err_set(err, RM_E_USAGE, "an empty database path (--db or RUNMON_DB)");
+		goto fail;
+	}
 	/* NOMUTEX: a handle is used by one thread at a time (the importer's
 	 * writer thread takes it over while the reader waits), so SQLite's
 	 * per-call mutex is pure cost (~8% of an import). */
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = rm_err_set(err, RM_E_STORE, "cannot open database '%s': %s", path,
-		                st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	int oflags =
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (flags & RM_STORE_MUST_EXIST ? 0 : SQLITE_OPEN_CREATE);
+	if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
+		if (st->db && sqlite3_errcode(st->db) == SQLITE_CANTOPEN && (flags & RM_STORE_MUST_EXIST))
+			rc = rm_err_set(err, RM_E_NOTFOUND, "no database at '%s' (import or sync a run first)", path);
+		else
+			rc = rm_err_set(err, RM_E_STORE, "cannot open database '%s': %s", path,
+			                st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	sqlite3_extended_result_codes(st->db, 1);
+	/* Before anything writes (WAL, migrations): another program's database
+	 * is never touched. Schema version 0 with objects is not runmon's, which
+	 * sets the version in the transaction that creates its tables. */
+	int objects = count_objects(st), version = rm_store_schema_version(st);
+	if (objects < 0) {
+		rc = db_err(st, err, "cannot open");
+		goto fail;
+	}
+	if (version == 0 && objects > 0) {
+		rc = rm_err_set(err, RM_E_STORE,
+		                "'%s' is not a runmon database (it holds %d tables or indexes of another program);"
+		                " give another --db",
+		                path, objects);
+		goto fail;
+	}
+	if (sqlite3_db_readonly(st->db, "main") == 1) {
+		st->readonly = 1;
+		if (version < max_version) {
+			rc = rm_err_set(err, RM_E_STORE,
+			                "database '%s' is read-only and at schema version %d; this runmon needs %d",
+			                path, version, max_version);
+			goto fail;
+		}
+		*out = st;
+		return RM_OK;
+	}
 	/* journal_mode answers with a row; read it to catch "not a database". */
 	if ((rc = exec(st, "PRAGMA journal_mode = WAL", err, "cannot open")))
 		goto fail;
@@ -161,9 +210,24 @@ fail:
 	return rc;
 }
 
+int rm_store_open_version(struct rm_store **out, const char *path, int max_version, struct rm_err *err)
+{
+	return open_store(out, path, max_version, 0, err);
+}
+
 int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err)
 {
-	return rm_store_open_version(out, path, rm_store_latest_version(), err);
+	return open_store(out, path, rm_store_latest_version(), 0, err);
+}
+
+int rm_store_open_flags(struct rm_store **out, const char *path, unsigned flags, struct rm_err *err)
+{
+	return open_store(out, path, rm_store_latest_version(), flags, err);
+}
+
+int rm_store_readonly(const struct rm_store *st)
+{
+	return st->readonly;
 }
 
 void rm_store_close(struct rm_store *st)

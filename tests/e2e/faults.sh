@@ -59,6 +59,15 @@ if [ "$(id -u)" != 0 ] || is_elf "$runmon"; then
 	[ "$code" = 4 ] && grep -q "ro/ro.db.*readonly database" err || fail "read-only: exit $code, $(cat err)"
 	ok_db ro/ro.db "read-only"
 	[ "$(q ro/ro.db "SELECT COUNT(*) FROM batches")" = 0 ] || fail "read-only: rows written"
+	# diagnose and report read: they print, and say the findings were not stored.
+	code=0
+	as_reader "$runmon" --db ro/ro.db diagnose base >out 2>err || code=$?
+	[ "$code" -le 1 ] && grep -q "Findings not stored: the database is read-only" out \
+		|| fail "read-only: diagnose exit $code, $(cat err)"
+	code=0
+	as_reader "$runmon" --db ro/ro.db report --all --format json >out 2>err || code=$?
+	[ "$code" -le 1 ] && grep -q '"findings": "not stored: read-only database"' out \
+		|| fail "read-only: report exit $code, $(cat err)"
 else
 	echo "faults: read-only case not run here: $runmon is a script user nobody cannot read"
 fi

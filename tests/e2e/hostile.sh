@@ -61,4 +61,98 @@ rc "$runmon" --db u.db diagnose "$u" --json >/dev/null
 python3 -c "import json; d = json.load(open('out')); assert d['run']['name'] == 'bad\ufffdname'" \
 	|| fail "diagnose --json with invalid UTF-8: exit $(cat rcfile) $(cat err)"
 
+# 6. A partial diagnosis (--since) is printed, not stored over the full one.
+"$runmon" --db p.db import --run homog sim/history.jsonl sim/batches.jsonl >/dev/null
+rc "$runmon" --db p.db diagnose homog >/dev/null
+before=$(sqlite3 p.db "SELECT group_concat(detector || severity || created_at) FROM findings")
+[ -n "$before" ] || fail "a full diagnosis stored nothing"
+rc "$runmon" --db p.db diagnose homog --since 2900 >/dev/null
+grep -q "^Findings not stored: this diagnosis covers steps >= 2900 only" out || fail "--since: not said"
+[ "$(sqlite3 p.db "SELECT group_concat(detector || severity || created_at) FROM findings")" = "$before" ] \
+	|| fail "--since replaced the stored findings"
+rc "$runmon" --db p.db diagnose homog --since 2900 --json >/dev/null
+python3 -c "import json; assert json.load(open('out'))['findings'] == 'not stored: partial diagnosis'" \
+	|| fail "--since --json: findings field"
+
+# 9. Another program's database is refused before anything is written; a
+# read command never creates a database.
+sqlite3 places.sqlite "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO moz_places (url) VALUES ('x')"
+sum=$(cksum places.sqlite)
+for cmd in runs "report --all" "import --run x sim/history.jsonl"; do
+	[ "$(rc "$runmon" --db places.sqlite $cmd)" = 4 ] || fail "foreign database, $cmd: exit $(cat rcfile)"
+	grep -q "'places.sqlite' is not a runmon database" err || fail "foreign database message: $(cat err)"
+done
+[ "$(cksum places.sqlite)" = "$sum" ] && [ ! -e places.sqlite-wal ] || fail "the foreign database was modified"
+[ "$(sqlite3 places.sqlite "PRAGMA user_version")" = 0 ] || fail "user_version set on a foreign database"
+[ "$(rc "$runmon" --db missing.db runs)" = 2 ] && grep -q "no database at 'missing.db'" err \
+	|| fail "runs on a missing database: exit $(cat rcfile) $(cat err)"
+[ ! -e missing.db ] || fail "runs created a database"
+[ "$(rc "$runmon" --db missing.db report --all)" = 2 ] && [ ! -e missing.db ] || fail "report on a missing database"
+
+# 10. An empty --db is an error, not the default database.
+export HOME="$tmp/home" XDG_DATA_HOME=
+for args in "--db= runs" "--db '' runs" "runs --db ''" "import --db '' sim/history.jsonl"; do
+	[ "$(eval rc "$runmon" $args)" = 2 ] || fail "runmon $args: exit $(cat rcfile)"
+	grep -q "empty database path" err || fail "runmon $args: $(cat err)"
+done
+[ ! -e "$tmp/home/.local/share/runmon/runmon.db" ] || fail "an empty --db wrote the default database"
+RUNMON_DB= "$runmon" import --run d sim/history.jsonl >/dev/null || fail "RUNMON_DB= (empty) is unset"
+[ -e "$tmp/home/.local/share/runmon/runmon.db" ] || fail "RUNMON_DB= did not use the default database"
+
+# 7. Nothing imported is an error, not exit 0.
+[ "$(rc "$runmon" --db n.db import --run a --loss-key typo sim/history.jsonl)" = 2 ] \
+	&& grep -q "history.jsonl: no loss key 'typo' (given with --loss-key)" err || fail "--loss-key typo: $(cat err)"
+[ "$(rc "$runmon" --db n.db import --run a --loss-key '' sim/history.jsonl)" = 2 ] \
+	&& grep -q -- "--loss-key wants a value" err || fail "--loss-key '': $(cat err)"
+[ "$(rc "$runmon" --db n.db import --run '' sim/history.jsonl)" = 2 ] || fail "--run ''"
+printf 'not json\n{"step":\n' >allbad.jsonl
+[ "$(rc "$runmon" --db n.db import --run b --skip-bad --format jsonl allbad.jsonl)" = 2 ] \
+	&& grep -q "allbad.jsonl: no good line: 2 bad lines skipped" err || fail "--skip-bad, no good line: $(cat err)"
+grep -q -- "--skip-bad imports" err && fail "suggests --skip-bad when it was given"
+[ "$(sqlite3 n.db 'SELECT COUNT(*) FROM runs')" = 0 ] || fail "an empty run was created"
+
+# 8. Streams are read once: stdin, process substitution and a FIFO import
+# like the file (format detected, nothing lost).
+"$runmon" --db f.db import --run file sim/history.jsonl >/dev/null
+want=$(sqlite3 f.db "SELECT COUNT(*), SUM(loss) FROM steps")
+"$runmon" --db s1.db import --run s - <sim/history.jsonl >s1.out || fail "import - (stdin)"
+grep -q "^-: wandb-history -> run 's'" s1.out || fail "stdin summary: $(cat s1.out)"
+cat sim/history.jsonl | "$runmon" --db s2.db import --run s /dev/stdin >/dev/null || fail "import /dev/stdin (a pipe)"
+mkfifo fifo
+timeout 30 sh -c 'cat sim/history.jsonl >fifo' &
+timeout 30 "$runmon" --db s3.db import --run s fifo >/dev/null || fail "import from a FIFO"
+for d in s1.db s2.db s3.db; do
+	[ "$(sqlite3 $d "SELECT COUNT(*), SUM(loss) FROM steps")" = "$want" ] || fail "$d: $(sqlite3 $d 'SELECT COUNT(*) FROM steps') steps"
+done
+if command -v bash >/dev/null; then
+	bash -c '"$1" --db s4.db import --run s <(cat sim/batches.jsonl)' _ "$runmon" >/dev/null || fail "process substitution"
+	[ "$(sqlite3 s4.db "SELECT COUNT(*) FROM batches")" = 3000 ] || fail "process substitution lost batches"
+fi
+
+# 12. Messages say what is wrong, and where.
+printf '{"step": null, "loss": 1}\n' >null.jsonl
+rc "$runmon" --db m.db import null.jsonl >/dev/null
+grep -q "null.jsonl:1: the step 'step' is null" err || fail "null step: $(cat err)"
+grep -q "(null)" err && fail "(null) printed"
+printf '{"step": "5", "loss": 1.5}\n{"step": "6", "loss": "1.25"}\n' >strstep.jsonl
+"$runmon" --db m.db import --run q strstep.jsonl >/dev/null || fail "numbers written as strings"
+[ "$(sqlite3 m.db "SELECT group_concat(step || ':' || loss) FROM steps")" = "5:1.5,6:1.25" ] || fail "string numbers"
+printf '{"step": "five", "loss": 1}\n' >wordstep.jsonl
+rc "$runmon" --db m.db import wordstep.jsonl >/dev/null
+grep -q "the step 'step' is not a number: five" err || fail "word step: $(cat err)"
+printf '{"step": 1e18, "loss": 1}\n' >bigstep.jsonl
+rc "$runmon" --db m.db import bigstep.jsonl >/dev/null
+grep -q "step 1e+18 is beyond 2^53" err || fail "big step: $(cat err)"
+: >empty.jsonl
+[ "$(rc "$runmon" --db m.db import empty.jsonl)" = 2 ] && grep -q "empty.jsonl: file is empty" err || fail "empty file"
+grep -q -- "--skip-bad" err && fail "an empty file suggests --skip-bad"
+[ "$(rc "$runmon" --db m.db import nosuchfile.jsonl)" = 2 ] && grep -q "cannot read 'nosuchfile.jsonl'" err \
+	|| fail "missing file: exit $(cat rcfile)"
+seq 100 2000 >lens.txt
+[ "$(rc "$runmon" buckets --max-len 1 lens.txt)" = 2 ] || fail "buckets --max-len 1"
+[ "$(rc "$runmon" buckets --max-len 9223372036854775807 lens.txt)" = 2 ] || fail "buckets --max-len 2^63-1"
+"$runmon" buckets --max-len 6 --json lens.txt >b.json || fail "buckets --max-len 6"
+python3 -c "import json; b = json.load(open('b.json'))['equal_width']['boundaries']; assert b == sorted(set(b)) and b[0] == 0, b" \
+	|| fail "equal-width boundaries not increasing"
+
 echo "e2e hostile: all checks passed"

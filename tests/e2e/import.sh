@@ -51,6 +51,7 @@ set +e
 "$runmon" --db "$db" import >/dev/null 2>&1; [ $? = 2 ] || fail "no file: exit 2"
 "$runmon" --db "$db" frobnicate >/dev/null 2>&1; [ $? = 2 ] || fail "unknown command: exit 2"
 "$runmon" --db "$db" import --buckets 5,3 x >/dev/null 2>&1; [ $? = 2 ] || fail "bad buckets: exit 2"
-"$runmon" --db /nonexistent/dir/x.db runs >/dev/null 2>&1; [ $? = 4 ] || fail "bad db path: exit 4"
+"$runmon" --db /nonexistent/dir/x.db import "$data/sidecar.jsonl" >/dev/null 2>&1; [ $? = 4 ] || fail "bad db path: exit 4"
+"$runmon" --db /nonexistent/dir/x.db runs >/dev/null 2>&1; [ $? = 2 ] || fail "runs on a missing database: exit 2"
 set -e
 echo "e2e import: all checks passed"
