@@ -109,7 +109,7 @@ int rm_parse_bounds(const char *s, int64_t **out, int *n)
 		b[(*n)++] = v;
 		p = *end ? end + 1 : end;
 	}
-	if (*n < 2) {
+	if (*n < 2 || *n > RM_MAX_BUCKETS + 1) { /* more buckets would be grouped: refuse instead */
 		free(b);
 		return -1;
 	}

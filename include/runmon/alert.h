@@ -18,7 +18,8 @@ struct rm_alert {
 	char run[512];        /* entity/project/id, or the local name */
 	char detector[40];
 	enum rm_severity severity;
-	int bucket; /* -1 when not about one bucket */
+	int bucket;                             /* -1 when not about one bucket */
+	char bucket_label[RM_BUCKET_LABEL_LEN]; /* its label as the trainer wrote it, "" when none */
 	char summary[512];
 	char description[512];
 	char fix[512];

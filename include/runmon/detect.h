@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runmon/common.h"
 #include "runmon/padding.h"
 
-#define RM_MAX_BUCKETS 32
-#define RM_MAX_LIST    8 /* worst runs, ladders, spikes listed individually */
+#define RM_MAX_LIST 8 /* worst runs, ladders, spikes listed individually */
 
 enum rm_severity { RM_SEV_NONE, RM_SEV_INFO, RM_SEV_WARN, RM_SEV_CRITICAL };
 const char *rm_severity_name(enum rm_severity s);
@@ -36,6 +36,12 @@ struct rm_series {
 	const double *max_len;    /* NaN unknown; may be NULL */
 	int64_t checkpoint_every; /* steps between checkpoint saves, 0 unknown */
 	int64_t steps_per_epoch;  /* 0 unknown */
+	/* Labels of bucket ids 0..nlabels-1 as the trainer wrote them (NULL:
+	 * the id in decimal), and how many distinct labels were grouped into
+	 * those ids (0: none grouped). */
+	const char (*labels)[RM_BUCKET_LABEL_LEN];
+	int nlabels;
+	size_t labels_seen;
 };
 
 struct rm_detect_opts {
@@ -225,7 +231,15 @@ struct rm_diagnosis {
 	enum rm_stored stored;         /* likewise: whether the findings went to the store */
 	enum rm_severity severity;     /* worst finding */
 	int healthy;
+	/* The label of each bucket id the diagnosis names (see rm_bucket_label). */
+	int nlabels;
+	int label_id[RM_MAX_BUCKETS];
+	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
+	size_t labels_grouped; /* distinct labels grouped into the buckets, 0: none */
 };
+
+/* The label of bucket id b in a diagnosis ("?" for an id it never saw). */
+const char *rm_bucket_label(const struct rm_diagnosis *d, int b);
 
 /* Runs every detector. Frees nothing in s; rm_diagnosis_release frees d. */
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "runmon/bucketmap.h"
 #include "runmon/common.h"
 
 struct rm_store;
@@ -147,8 +148,9 @@ struct rm_store_series {
 
 	size_t nb; /* steps with batch composition */
 	int64_t *bstep;
-	int *bucket;     /* -1 when unknown */
-	double *max_len; /* tokens; NaN when unknown */
+	int *bucket;              /* dense bucket (see map), -1 when unknown */
+	struct rm_bucket_map map; /* stored ids and labels of the dense buckets */
+	double *max_len;          /* tokens; NaN when unknown */
 
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;
@@ -206,16 +208,21 @@ struct rm_store_cost {
 	size_t nb;
 	int64_t stride;
 	int64_t *step;
-	int *bucket;
+	int *bucket; /* dense, by the series' map; -1 none or unseen */
 	double *n, *min_len, *max_len, *tokens, *padded, *dt;
 };
 int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
-                       struct rm_store_cost *out, struct rm_err *err);
+                       const struct rm_bucket_map *map, struct rm_store_cost *out, struct rm_err *err);
 void rm_store_cost_release(struct rm_store_cost *c);
 
-/* Replaces the run's fitted bucket levels (bucket_levels). */
-int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
-                            const double *level, int k, int log_scale, struct rm_err *err);
+/* Replaces the run's fitted bucket levels (bucket_levels): the levels of
+ * dense buckets bucket[0..k), written for each stored id the map has. */
+int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm_bucket_map *map, const int *bucket,
+                            const double *shift, const double *level, int k, int log_scale, struct rm_err *err);
+
+/* The run-local id of a text bucket label, given on first sight (from
+ * RM_BUCKET_TEXT_ID up). */
+int rm_store_bucket_text_id(struct rm_store *st, int64_t run_id, const char *label, int64_t *id, struct rm_err *err);
 
 /* Where a growing file was read up to: the file (dev, ino), the byte just
  * past the last complete line taken and that line's number. */

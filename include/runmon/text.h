@@ -16,6 +16,10 @@ size_t rm_utf8_len(const unsigned char *p, size_t left);
  * by U+FFFD, as JSON and the store's readers need. Caller frees. */
 char *rm_utf8_fix(const char *s);
 
+/* Copies src into dst (n bytes with the NUL), cut at a character boundary
+ * with "~" at the end when it does not fit, so the copy stays UTF-8. */
+void rm_utf8_copy(char *dst, size_t n, const char *src);
+
 /* s as a terminal may show it: C0 and C1 controls, DEL and malformed bytes
  * become \xHH (\u00HH for C1), so no escape sequence reaches the screen and
  * no line can be forged. Returns s itself when nothing needs escaping, else

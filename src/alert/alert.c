@@ -38,11 +38,10 @@ void rm_alert_fingerprint(const char *const *names, const char *const *values, i
 
 static void labels_fingerprint(struct rm_alert *a)
 {
-	char bucket[16];
-	snprintf(bucket, sizeof(bucket), "%d", a->bucket);
-	/* Severity is left out: a rising severity is the same incident. */
+	/* Severity is left out: a rising severity is the same incident. The
+	 * bucket by its label: dense ids differ between windows of a run. */
 	const char *names[] = {"alertname", "run", "detector", "bucket"};
-	const char *values[] = {a->alertname, a->run, a->detector, a->bucket >= 0 ? bucket : ""};
+	const char *values[] = {a->alertname, a->run, a->detector, a->bucket_label};
 	rm_alert_fingerprint(names, values, 4, a->fingerprint);
 }
 
@@ -105,14 +104,16 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		snprintf(a->detector, sizeof(a->detector), "resets_by_bucket");
 		a->severity = d->severity > RM_SEV_WARN ? d->severity : RM_SEV_WARN;
 		a->bucket = top >= 0 ? r->bucket[top] : -1;
+		snprintf(a->bucket_label, sizeof(a->bucket_label), "%s", top >= 0 ? rm_bucket_label(d, a->bucket) : "");
 		int64_t first = r->spikes ? r->list[0].step : -1, last = first;
 		for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++) {
 			first = r->list[i].step < first ? r->list[i].step : first;
 			last = r->list[i].step > last ? r->list[i].step : last;
 		}
 		snprintf(a->summary, sizeof(a->summary),
-		         "loss resets cluster in bucket %d: %zu of %zu spikes, %.1fx its share of steps", a->bucket,
-		         top >= 0 ? r->bucket_spikes[top] : 0, r->spikes, top >= 0 ? r->enrichment[top] : 0);
+		         "loss resets cluster in bucket %s: %zu of %zu spikes, %.1fx its share of steps",
+		         a->bucket_label, top >= 0 ? r->bucket_spikes[top] : 0, r->spikes,
+		         top >= 0 ? r->enrichment[top] : 0);
 		snprintf(
 		    a->description, sizeof(a->description),
 		    "enrichment %.2fx (binomial q = %.2g); spikes x bucket chi2 = %.1f, q = %.2g, Cramer's V = %.2f;"
@@ -139,12 +140,11 @@ char *rm_alert_webhook_body(const struct rm_alert *a, int n, const char *receive
 	 * take it (integrations.md section 4). */
 	json_t *alerts = json_array();
 	for (int i = 0; i < n; i++) {
-		char start[32], bucket[16];
+		char start[32];
 		rfc3339(a[i].starts_at, start, sizeof(start));
-		snprintf(bucket, sizeof(bucket), "%d", a[i].bucket);
 		json_t *labels = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "alertname", a[i].alertname, "run",
 		                           a[i].run, "project", a[i].project, "detector", a[i].detector, "bucket",
-		                           a[i].bucket >= 0 ? bucket : "", "severity", rm_severity_name(a[i].severity));
+		                           a[i].bucket_label, "severity", rm_severity_name(a[i].severity));
 		json_array_append_new(alerts,
 		                      json_pack("{s:s, s:o, s:{s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:s}", "status",
 		                                "firing", "labels", labels, "annotations", "summary", a[i].summary,

@@ -100,6 +100,9 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .max_len = ss.max_len,
 	    .checkpoint_every = o->checkpoint_every,
 	    .steps_per_epoch = o->steps_per_epoch,
+	    .labels = ss.map.label,
+	    .nlabels = ss.map.k,
+	    .labels_seen = ss.map.labels,
 	};
 	if (!s.checkpoint_every)
 		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);
@@ -116,7 +119,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	struct rm_padding_result cost;
 	struct rm_err cerr;
 	memset(&cost, 0, sizeof(cost));
-	if (!o->window && rm_store_load_cost(st, run_id, since, 4000, &c, &cerr) == RM_OK) {
+	if (!o->window && rm_store_load_cost(st, run_id, since, 4000, &ss.map, &c, &cerr) == RM_OK) {
 		struct rm_padding_input pi = {c.nb,     c.step,   c.bucket, c.n,       c.min_len,  c.max_len,
 		                              c.tokens, c.padded, c.dt,     ss.bounds, ss.nbounds, o->detect.seed};
 		rm_padding_analyze(&pi, &cost);
@@ -126,18 +129,19 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	if (threaded)
 		pthread_join(th, NULL);
 	d->cost = cost;
-	rm_store_series_release(&ss);
 	d->stored = !o->store_findings          ? RM_NOT_STORED
 	            : o->since > 0 || o->window ? RM_NOT_STORED_PARTIAL
 	            : rm_store_readonly(st)     ? RM_NOT_STORED_READONLY
 	                                        : RM_STORED;
 	if (d->stored == RM_STORED && d->split.ok &&
-	    rm_store_replace_levels(st, run_id, d->split.bucket, d->split.offset, d->split.level, d->split.k,
+	    rm_store_replace_levels(st, run_id, &ss.map, d->split.bucket, d->split.offset, d->split.level, d->split.k,
 	                            d->split.log_scale, err)) {
+		rm_store_series_release(&ss);
 		rm_diagnosis_release(d);
 		rm_run_info_release(info);
 		return err->code;
 	}
+	rm_store_series_release(&ss);
 	if (d->stored == RM_STORED) {
 		struct rm_finding_row *rows;
 		size_t n = rm_render_findings(d, &rows);

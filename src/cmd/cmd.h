@@ -48,8 +48,8 @@ int rm_parse_int(const char *s, int64_t min, int64_t *out);
 /* Parses a duration: a number (seconds) with an optional unit, ms, s, m,
  * h or d ("500ms", "2s", "5m", "24h", "7d", "90"); returns 0 on success. */
 int rm_parse_duration(const char *s, double *secs);
-/* Parses "0,770,1216,...": two or more increasing lengths into a new
- * array (caller frees); returns 0 on success. */
+/* Parses "0,770,1216,...": 2 to RM_MAX_BUCKETS + 1 increasing lengths
+ * into a new array (caller frees); returns 0 on success. */
 int rm_parse_bounds(const char *s, int64_t **out, int *n);
 /* Colour on stdout: a terminal, and NO_COLOR unset or empty. */
 int rm_use_color(void);

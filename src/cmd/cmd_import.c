@@ -129,7 +129,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			free(bounds);
 			if (rm_parse_bounds(optarg, &bounds, &opts.nbounds))
 				return rm_cmd_usage_error(&cmd_import,
-				                          "--buckets wants two or more increasing lengths, like"
+				                          "--buckets wants 2 to 33 increasing lengths, like"
 				                          " 0,770,1216,8192 (got '%s')",
 				                          optarg);
 			opts.bounds = bounds;

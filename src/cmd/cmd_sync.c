@@ -190,7 +190,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			free(bounds);
 			bounds = NULL;
 			if (rm_parse_bounds(optarg, &bounds, &o.nbounds)) {
-				rm_cmd_usage_error(&cmd_sync, "--buckets wants two or more increasing lengths");
+				rm_cmd_usage_error(&cmd_sync, "--buckets wants 2 to 33 increasing lengths");
 				goto out;
 			}
 			o.bounds = bounds;

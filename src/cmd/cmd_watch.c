@@ -549,8 +549,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_cmd_usage_error(&cmd_watch, "no run to watch (give RUN..., or --wandb-dir DIR)");
 	if (buckets && rm_parse_bounds(buckets, &bounds, &wt.imp.nbounds))
 		return rm_cmd_usage_error(
-		    &cmd_watch, "--buckets wants two or more increasing lengths, like 0,770,1216,8192 (got '%s')",
-		    buckets);
+		    &cmd_watch, "--buckets wants 2 to 33 increasing lengths, like 0,770,1216,8192 (got '%s')", buckets);
 	wt.imp.bounds = bounds;
 	wt.log_imp = wt.imp;
 	wt.log_imp.format = RM_FMT_WANDB_LOG;

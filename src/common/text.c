@@ -50,6 +50,25 @@ char *rm_utf8_fix(const char *s)
 	return out;
 }
 
+void rm_utf8_copy(char *dst, size_t n, const char *src)
+{
+	size_t len = strlen(src), i = 0;
+	if (len < n) {
+		memcpy(dst, src, len + 1);
+		return;
+	}
+	while (i < len) { /* keep whole sequences that leave room for "~" */
+		size_t c = rm_utf8_len((const unsigned char *)src + i, len - i);
+		if (!c)
+			c = 1;
+		if (i + c + 2 > n)
+			break;
+		i += c;
+	}
+	memcpy(dst, src, i);
+	memcpy(dst + i, "~", 2);
+}
+
 /* Bytes to escape at p: 0 when the sequence there is printable. */
 static int needs_escape(const unsigned char *p, size_t left, size_t *n)
 {

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,7 +307,25 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	plot(&p, &d->split, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;
+	d->nlabels = p.k;
+	for (int j = 0; j < p.k; j++) {
+		int id = p.bucket_id[j];
+		d->label_id[j] = id;
+		if (s->labels && id < s->nlabels)
+			snprintf(d->label[j], sizeof(d->label[j]), "%s", s->labels[id]);
+		else
+			snprintf(d->label[j], sizeof(d->label[j]), "%d", id);
+	}
+	d->labels_grouped = s->labels_seen > (size_t)p.k ? s->labels_seen : 0;
 	prepared_release(&p);
+}
+
+const char *rm_bucket_label(const struct rm_diagnosis *d, int b)
+{
+	for (int j = 0; j < d->nlabels; j++)
+		if (d->label_id[j] == b)
+			return d->label[j];
+	return "?";
 }
 
 void rm_diagnosis_release(struct rm_diagnosis *d)

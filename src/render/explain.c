@@ -55,9 +55,9 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 	case RM_H_BUCKET_RESETS: {
 		int b = top_enriched(re);
 		snprintf(buf, n,
-		         "loss resets cluster in bucket %d (%.1fx its share of steps, chi2 q = %.2g) while the"
+		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
 		         " batching order is healthy",
-		         b >= 0 ? re->bucket[b] : -1, b >= 0 ? re->enrichment[b] : 0, re->chi2_q);
+		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0, re->chi2_q);
 		break;
 	}
 	case RM_H_CHECKPOINT:
@@ -119,9 +119,9 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		const struct rm_resets_result *re = &d->resets;
 		int b = top_enriched(re);
 		snprintf(enrich, sizeof(enrich),
-		         "inspect the samples of bucket %d (the longest sequences, truncation, corrupt data) and"
+		         "inspect the samples of bucket %s (the longest sequences, truncation, corrupt data) and"
 		         " consider gradient clipping; the batching order itself is fine",
-		         b >= 0 ? re->bucket[b] : -1);
+		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?");
 		ADD(enrich);
 		break;
 	}

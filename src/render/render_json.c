@@ -212,6 +212,11 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	static const char *const stored[] = {"not stored", "stored", "not stored: partial diagnosis",
 	                                     "not stored: read-only database"};
 	json_object_set_new(o, "findings", json_string(stored[d->stored]));
+	json_t *labels = json_array();
+	for (int j = 0; j < d->nlabels; j++)
+		json_array_append_new(labels, json_pack("{s:i, s:s}", "bucket", d->label_id[j], "label", d->label[j]));
+	json_object_set_new(o, "bucket_labels", labels);
+	json_object_set_new(o, "labels_grouped", json_integer((json_int_t)d->labels_grouped));
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "verdict",

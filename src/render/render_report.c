@@ -166,8 +166,9 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		    c);
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
 		        sy(p->q[b][2], lo, hi), sy(p->q[b][2], lo, hi));
-		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket %d</text>", x, H - 20,
-		        d->curves.bucket[b]);
+		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket ", x, H - 20);
+		html(fp, rm_bucket_label(d, d->curves.bucket[b]));
+		fputs("</text>", fp);
 	}
 	fputs("</svg>\n", fp);
 }

@@ -76,7 +76,10 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 		fprintf(fp, ", steps %lld..%lld", (long long)d->first_step, (long long)d->last_step);
 	if (d->nonfinite)
 		fprintf(fp, " (%zu not finite)", d->nonfinite);
-	fprintf(fp, ", %zu batches with a bucket, %d buckets\n", d->batches, d->runs.k);
+	fprintf(fp, ", %zu batches with a bucket, %d buckets", d->batches, d->runs.k);
+	if (d->labels_grouped)
+		fprintf(fp, " (%zu bucket labels, grouped by length into %d)", d->labels_grouped, d->nlabels);
+	fputc('\n', fp);
 	if (c->run_url)
 		fprintf(fp, "%s\n", c->run_url);
 }
@@ -119,15 +122,15 @@ static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 	fputs("  bucket   batches  share  mean run  expected  longest  P(longest)\n", fp);
 	for (int i = 0; i < r->k; i++) {
 		const struct rm_bucket_runs *b = &r->per[i];
-		fprintf(fp, "  %6d  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", b->bucket, b->steps, 100 * b->share,
-		        b->mean_run, b->expected_mean_run, b->longest, b->p_longest);
+		fprintf(fp, "  %6s  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", rm_tx(rm_bucket_label(d, b->bucket)),
+		        b->steps, 100 * b->share, b->mean_run, b->expected_mean_run, b->longest, b->p_longest);
 	}
 	if (r->nworst) {
 		fputs("  longest runs:", fp);
 		for (int i = 0; i < r->nworst && i < 5; i++)
-			fprintf(fp, "%s bucket %d at steps %lld..%lld (%zu)", i ? "," : "", r->worst[i].bucket,
-			        (long long)r->worst[i].first_step, (long long)r->worst[i].last_step,
-			        r->worst[i].length);
+			fprintf(fp, "%s bucket %s at steps %lld..%lld (%zu)", i ? "," : "",
+			        rm_tx(rm_bucket_label(d, r->worst[i].bucket)), (long long)r->worst[i].first_step,
+			        (long long)r->worst[i].last_step, r->worst[i].length);
 		fputc('\n', fp);
 	}
 }
@@ -166,8 +169,8 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
 		else
 			snprintf(lev, sizeof(lev), "-");
-		fprintf(fp, "  %6d  %-10s %4d  %9.4f  ", cv->bucket[i], lev, s->ok ? s->mode_of_bucket[i] + 1 : 0,
-		        cv->bucket_mean[i]);
+		fprintf(fp, "  %6s  %-10s %4d  %9.4f  ", rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
+		        s->ok ? s->mode_of_bucket[i] + 1 : 0, cv->bucket_mean[i]);
 		spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
 		fputs("  ", fp);
 		spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
@@ -224,8 +227,9 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		        r->chi2_q, r->cramers_v, r->cluster_by_bucket ? "  [clustered]" : "");
 		for (int b = 0; b < r->k; b++)
 			if (r->bucket_spikes[b])
-				fprintf(fp, "    bucket %d: %zu spikes, %.2fx its share of steps, q = %.2g\n",
-				        r->bucket[b], r->bucket_spikes[b], r->enrichment[b], r->enrich_q[b]);
+				fprintf(fp, "    bucket %s: %zu spikes, %.2fx its share of steps, q = %.2g\n",
+				        rm_tx(rm_bucket_label(d, r->bucket[b])), r->bucket_spikes[b], r->enrichment[b],
+				        r->enrich_q[b]);
 	}
 	if (r->checkpoint_every > 1)
 		fprintf(fp,
@@ -242,8 +246,8 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		fprintf(fp, "  learning-rate jumps (%zu): %.0f spikes just after one, %.1f expected, q = %.2g\n",
 		        r->lr_changes, r->lr_near, r->lr_expected, r->lr_q);
 	for (size_t i = 0; i < r->spikes && i < 5; i++)
-		fprintf(fp, "    step %lld: loss %.4f, baseline %.4f (bucket %d)\n", (long long)r->list[i].step,
-		        r->list[i].loss, r->list[i].baseline, r->list[i].bucket);
+		fprintf(fp, "    step %lld: loss %.4f, baseline %.4f (bucket %s)\n", (long long)r->list[i].step,
+		        r->list[i].loss, r->list[i].baseline, rm_tx(rm_bucket_label(d, r->list[i].bucket)));
 }
 
 static void cost_section(FILE *fp, const struct rm_diagnosis *d)
@@ -260,7 +264,7 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 		fprintf(fp, ", %.0f tokens/s", p->tokens_per_s);
 	fputs("\n  bucket  efficiency   tokens/s\n", fp);
 	for (int i = 0; i < p->k; i++) {
-		fprintf(fp, "  %6d  %9.1f%%", p->bucket[i], 100 * p->bucket_eff[i]);
+		fprintf(fp, "  %6s  %9.1f%%", rm_tx(rm_bucket_label(d, p->bucket[i])), 100 * p->bucket_eff[i]);
 		if (isfinite(p->bucket_tps[i]))
 			fprintf(fp, "  %9.0f", p->bucket_tps[i]);
 		fputc('\n', fp);

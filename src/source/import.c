@@ -248,6 +248,18 @@ static void note_step(struct sink *k, int64_t rank, int64_t step, uint64_t line)
 		res->last_step = step;
 }
 
+static int resolve_text_label(struct sink *k, uint32_t i, struct rm_batch *b, struct rm_err *err)
+{
+	if (!k->text_id)
+		k->text_id = rm_xcalloc(MAX_TEXT_LABELS, sizeof(int64_t));
+	int rc;
+	if (!k->text_id[i] && (rc = rm_store_bucket_text_id(k->st, k->run_id, k->map.texts[i], &k->text_id[i], err)))
+		return rc;
+	b->v[RM_B_BUCKET] = (double)k->text_id[i];
+	b->have |= 1u << RM_B_BUCKET;
+	return RM_OK;
+}
+
 int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_t nev, uint64_t line,
              struct rm_err *err)
 {
@@ -274,6 +286,8 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 	}
 	if (rec->has_batch) {
 		struct rm_batch *b = &rec->b;
+		if (rec->bucket_text && (rc = resolve_text_label(k, rec->bucket_text - 1, b, err)))
+			return rc;
 		if (!((b->have >> RM_B_BUCKET) & 1) && ((b->have >> RM_B_MAX_LEN) & 1) && k->opts->nbounds >= 2) {
 			int over;
 			b->v[RM_B_BUCKET] = rm_bucket_of(k->opts->bounds, k->opts->nbounds, b->v[RM_B_MAX_LEN], &over);
@@ -313,6 +327,7 @@ void sink_release(struct sink *k)
 	for (size_t i = 0; i < k->ntracks; i++)
 		free(k->tracks[i].seen);
 	free(k->tracks);
+	free(k->text_id);
 	mapper_release(&k->map);
 	memset(k, 0, sizeof(*k));
 }

@@ -48,7 +48,15 @@ struct mapper {
 	const char *batch_prefix;
 	char *locked[T_COUNT]; /* the key each target settled on */
 	struct map_slot cache[MAP_CACHE];
+	/* Text bucket labels of this file in order of first sight. A fixed
+	 * array, allocated once: the writer thread reads entries the reader
+	 * added before handing their records over, and nothing moves. */
+	char **texts;
+	uint32_t ntexts;
 };
+
+#define MAX_TEXT_LABELS 4096 /* distinct text bucket labels in one file */
+#define MAX_LABEL_BYTES 200
 
 struct record {
 	int64_t step;
@@ -58,6 +66,7 @@ struct record {
 	int is_summary;
 	struct rm_step s;
 	struct rm_batch b;
+	uint32_t bucket_text; /* 1 + index of a text bucket label in the mapper's texts, 0: none */
 };
 
 void mapper_init(struct mapper *m, enum rm_format fmt, const struct rm_import_opts *opts);
@@ -92,6 +101,7 @@ struct sink {
 	size_t ntracks;
 	struct mapper map;
 	const struct rm_import_opts *opts;
+	int64_t *text_id; /* the store's id of each of map.texts, 0 until resolved (writer side) */
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */

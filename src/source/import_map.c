@@ -99,6 +99,9 @@ void mapper_release(struct mapper *m)
 		free(m->locked[t]);
 	for (int i = 0; i < MAP_CACHE; i++)
 		free(m->cache[i].key);
+	for (uint32_t i = 0; i < m->ntexts; i++)
+		free(m->texts[i]);
+	free(m->texts);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -244,6 +247,43 @@ static void complete_batch(struct rm_batch *b)
 #undef SET
 }
 
+/* A bucket label: an integer as it is, or a text given an index into the
+ * mapper's texts (the sink turns it into the store's id). */
+static int bucket_label(struct mapper *m, const struct rm_field *f, int rc, double v, struct record *rec, char *why,
+                        size_t whylen)
+{
+	struct rm_batch *b = &rec->b;
+	if (rc == 0)
+		return 0;
+	if (rc == 1) {
+		if (!(v == floor(v) && fabs(v) < (double)RM_BUCKET_TEXT_ID)) {
+			snprintf(why, whylen, "bucket %.15g is neither an integer below 2^50 nor a text label", v);
+			return -1;
+		}
+		b->v[RM_B_BUCKET] = v;
+		b->have |= 1u << RM_B_BUCKET;
+		return 0;
+	}
+	if ((f->type != RM_F_STR && f->type != RM_F_CELL) || f->rlen == 0 || f->rlen > MAX_LABEL_BYTES) {
+		snprintf(why, whylen, "bucket label is not a number or a text of 1..%d bytes", MAX_LABEL_BYTES);
+		return -1;
+	}
+	uint32_t i = 0;
+	while (i < m->ntexts && !(strlen(m->texts[i]) == f->rlen && !memcmp(m->texts[i], f->raw, f->rlen)))
+		i++;
+	if (i == m->ntexts) {
+		if (m->ntexts == MAX_TEXT_LABELS) {
+			snprintf(why, whylen, "more than %d distinct text bucket labels in one file", MAX_TEXT_LABELS);
+			return -1;
+		}
+		if (!m->texts)
+			m->texts = rm_xcalloc(MAX_TEXT_LABELS, sizeof(char *));
+		m->texts[m->ntexts++] = rm_xstrndup(f->raw, f->rlen);
+	}
+	rec->bucket_text = i + 1;
+	return 0;
+}
+
 /* Refuses batch statistics no real batch has, before they reach the store
  * and the cost side: see RM_BATCH_MAX_N and RM_BATCH_MAX_LEN. */
 static int check_batch(const struct rm_batch *b, char *why, size_t whylen)
@@ -387,6 +427,11 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 			continue;
 		}
 		int rc = rm_field_num(pick[t], &v);
+		if (t == T_BUCKET) {
+			if (bucket_label(m, pick[t], rc, v, rec, why, whylen))
+				return -1;
+			continue;
+		}
 		if (rc < 0 || (rc == 1 && !isfinite(v))) {
 			snprintf(why, whylen, "'%.*s' is not a finite number", (int)pick[t]->klen, pick[t]->key);
 			return -1;
@@ -404,7 +449,7 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		rec->b.v[t - T_BUCKET] = v;
 		rec->b.have |= 1u << (t - T_BUCKET);
 	}
-	if (rec->b.have) {
+	if (rec->b.have || rec->bucket_text) {
 		if (check_batch(&rec->b, why, whylen)) /* as recorded, so the message names what the file says */
 			return -1;
 		complete_batch(&rec->b);

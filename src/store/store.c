@@ -567,7 +567,8 @@ void rm_run_info_release(struct rm_run_info *r)
 
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
-	static const char *const tables[] = {"steps", "batches", "evals", "buckets", "findings", "bucket_levels"};
+	static const char *const tables[] = {"steps",    "batches",       "evals",        "buckets",
+	                                     "findings", "bucket_levels", "bucket_labels"};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);
@@ -699,6 +700,40 @@ static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_stor
 /* Batch composition per step. Ranks of a step are merged here rather
  * than by GROUP BY, which costs four times the plain ordered scan; the
  * bucket is the lowest any rank used, as in the step_batch view. */
+/* Dense buckets for the loaded batches, with the run's text labels. */
+static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct rm_store_series *out)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(db, "SELECT bucket, label FROM bucket_labels WHERE run_id = ?1 ORDER BY bucket", -1,
+	                            &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, run_id);
+	size_t n = 0, cap = 0;
+	int64_t *id = NULL;
+	char **label = NULL;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			GROW(id, cap);
+			GROW(label, cap);
+		}
+		id[n] = sqlite3_column_int64(s, 0);
+		label[n++] = col_text(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE) {
+		struct rm_bucket_texts texts = {n, id, label};
+		out->bucket = rm_xmalloc((out->nb ? out->nb : 1) * sizeof(int));
+		rm_bucket_map_build(&out->map, raw, out->max_len, out->nb, &texts, out->bucket);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(label[i]);
+	free(label);
+	free(id);
+	return rc;
+}
+
 static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
 {
 	sqlite3_stmt *s;
@@ -711,33 +746,38 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, since);
+	int64_t *raw = NULL;
 	GROW(out->bstep, cap + 1);
-	GROW(out->bucket, cap + 1);
+	GROW(raw, cap + 1);
 	GROW(out->max_len, cap + 1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t step = sqlite3_column_int64(s, 0);
-		int bucket = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+		int64_t bucket =
+		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
 		size_t i = out->nb;
 		if (i > 0 && out->bstep[i - 1] == step) { /* another rank of the same step */
 			i--;
-			if (bucket >= 0 && (out->bucket[i] < 0 || bucket < out->bucket[i]))
-				out->bucket[i] = bucket;
+			if (bucket != RM_BUCKET_NONE && (raw[i] == RM_BUCKET_NONE || bucket < raw[i]))
+				raw[i] = bucket;
 			out->max_len[i] = isnan(out->max_len[i]) ? ml : fmax(out->max_len[i], ml);
 			continue;
 		}
 		if (out->nb == cap) {
 			cap = cap ? cap * 2 : 4096;
 			GROW(out->bstep, cap);
-			GROW(out->bucket, cap);
+			GROW(raw, cap);
 			GROW(out->max_len, cap);
 		}
 		out->nb++;
 		out->bstep[i] = step;
-		out->bucket[i] = bucket;
+		raw[i] = bucket;
 		out->max_len[i] = ml;
 	}
 	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		rc = map_buckets(db, run_id, raw, out);
+	free(raw);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -826,6 +866,7 @@ void rm_store_series_release(struct rm_store_series *s)
 	free(s->bstep);
 	free(s->bucket);
 	free(s->max_len);
+	rm_bucket_map_release(&s->map);
 
 	free(s->bounds);
 	free(s->config_json);
@@ -958,7 +999,7 @@ int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor
 }
 
 int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
-                       struct rm_store_cost *out, struct rm_err *err)
+                       const struct rm_bucket_map *map, struct rm_store_cost *out, struct rm_err *err)
 {
 	enum { BLOCKS = 10 };
 	memset(out, 0, sizeof(*out));
@@ -1001,7 +1042,9 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 			double v[6];
 			for (int i = 0; i < 6; i++)
 				v[i] = col_opt(s, 2 + i);
-			int bucket = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+			int bucket = sqlite3_column_type(s, 1) == SQLITE_INTEGER
+			                 ? rm_bucket_map_dense(map, sqlite3_column_int64(s, 1))
+			                 : -1;
 			size_t i = out->nb;
 			if (i > 0 && out->step[i - 1] == step) { /* another rank: add its sequences */
 				i--;
@@ -1055,8 +1098,8 @@ void rm_store_cost_release(struct rm_store_cost *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *bucket, const double *shift,
-                            const double *level, int k, int log_scale, struct rm_err *err)
+int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm_bucket_map *map, const int *bucket,
+                            const double *shift, const double *level, int k, int log_scale, struct rm_err *err)
 {
 	int rc = rm_store_begin(st, err);
 	if (rc)
@@ -1067,14 +1110,20 @@ int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const int *buck
 	sqlite3_bind_int64(s, 1, run_id);
 	if (run_once(st, s, err, "cannot replace bucket levels"))
 		goto fail;
-	for (int i = 0; i < k; i++) {
+	/* One row per stored id: a grouped bucket's level goes to each of its labels. */
+	for (size_t r = 0; r < map->nraw; r++) {
+		int i = 0;
+		while (i < k && bucket[i] != map->dense[r])
+			i++;
+		if (i == k)
+			continue;
 		s = prepare(
 		    st, "INSERT INTO bucket_levels(run_id, bucket, scale, shift, level) VALUES (?1, ?2, ?3, ?4, ?5)",
 		    err);
 		if (!s)
 			goto fail;
 		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int(s, 2, bucket[i]);
+		sqlite3_bind_int64(s, 2, map->raw[r]);
 		sqlite3_bind_text(s, 3, log_scale ? "log" : "linear", -1, SQLITE_STATIC);
 		sqlite3_bind_double(s, 4, shift[i]);
 		sqlite3_bind_double(s, 5, level[i]);
@@ -1118,6 +1167,39 @@ int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char 
 	sqlite3_bind_double(s, 4, (double)time(NULL));
 	sqlite3_bind_text(s, 5, status, -1, SQLITE_STATIC);
 	return run_once(st, s, err, "cannot log alert");
+}
+
+int rm_store_bucket_text_id(struct rm_store *st, int64_t run_id, const char *label, int64_t *id, struct rm_err *err)
+{
+	sqlite3_stmt *s = prepare(st, "SELECT bucket FROM bucket_labels WHERE run_id = ?1 AND label = ?2", err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, label, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return RM_OK;
+	if (rc != SQLITE_DONE)
+		return db_err(st, err, "cannot read bucket labels");
+	s = prepare(st,
+	            "INSERT INTO bucket_labels(run_id, bucket, label) SELECT ?1, COALESCE(MAX(bucket) + 1, ?3), ?2"
+	            " FROM bucket_labels WHERE run_id = ?1 RETURNING bucket",
+	            err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, label, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 3, RM_BUCKET_TEXT_ID);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? RM_OK : db_err(st, err, "cannot write bucket label");
 }
 
 int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err)

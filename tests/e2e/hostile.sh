@@ -155,4 +155,55 @@ seq 100 2000 >lens.txt
 python3 -c "import json; b = json.load(open('b.json'))['equal_width']['boundaries']; assert b == sorted(set(b)) and b[0] == 0, b" \
 	|| fail "equal-width boundaries not increasing"
 
+# 4. Bucket labels as people write them: upper bounds, names, negative and
+# huge integers give the verdict the plain ids give, naming the label.
+"$runmon" simulate --strategy interleaved --spikes bucket --steps 6000 --seed 11 --out lab >/dev/null
+"$runmon" --db l.db import --run ids lab/history.jsonl lab/batches.jsonl >/dev/null
+rc "$runmon" --db l.db diagnose ids >/dev/null
+grep "^VERDICT" out >want.verdict
+grep -q "loss resets cluster in bucket 5 " want.verdict || fail "the plain run's verdict: $(cat want.verdict)"
+cat >relabel.py <<'PY'
+import json, sys
+labels = json.loads(sys.argv[1])
+for line in sys.stdin:
+    r = json.loads(line)
+    r["bucket"] = labels[r["bucket"]]
+    print(json.dumps(r))
+PY
+relabel() { # relabel NAME JSON-LIST-OF-6-LABELS
+	python3 relabel.py "$2" <lab/batches.jsonl >"lab/$1.jsonl"
+	"$runmon" --db l.db import --run "$1" lab/history.jsonl "lab/$1.jsonl" >/dev/null
+	rc "$runmon" --db l.db diagnose "$1" >/dev/null
+}
+relabel upper '[1216, 770, 1728, 2432, 3296, 8192]'
+grep -q "loss resets cluster in bucket 8192 " out || fail "upper-bound labels: $(grep VERDICT out)"
+grep -q "6000 batches with a bucket, 6 buckets" out || fail "upper-bound labels dropped: $(head -1 out)"
+relabel names '["xs", "s", "m", "l", "xl", "long 3296-8192"]'
+grep -q "loss resets cluster in bucket long 3296-8192 " out || fail "text labels: $(grep VERDICT out)"
+relabel signed '[-3, -2, -1, 0, 1, 2]'
+grep -q "loss resets cluster in bucket 2 " out || fail "negative labels: $(grep VERDICT out)"
+relabel huge '[4294967296, 4294967297, 4294967298, 4294967299, 4294967300, 4294967301]'
+grep -q "loss resets cluster in bucket 4294967301 " out || fail "labels beyond 2^32: $(grep VERDICT out)"
+[ "$(sqlite3 l.db "SELECT MAX(bucket) FROM batches WHERE run_id = (SELECT id FROM runs WHERE name = 'huge')")" = 4294967301 ] \
+	|| fail "labels beyond 2^32 stored modulo 2^32"
+# The stored levels join the stored labels (dashboards' adjusted_loss).
+[ "$(sqlite3 l.db "SELECT COUNT(DISTINCT bucket) FROM adjusted_loss WHERE run_id = (SELECT id FROM runs WHERE name = 'names')")" = 6 ] \
+	|| fail "adjusted_loss does not join text labels"
+printf '{"step":0,"bucket":1.5,"max_len":100}\n' >half.jsonl
+rc "$runmon" --db l.db import --run h half.jsonl >/dev/null
+grep -q "half.jsonl:1: bucket 1.5 is neither an integer below 2^50 nor a text label" err || fail "bucket 1.5: $(cat err)"
+# More labels than the detectors count: grouped by length, and said.
+python3 - >many.jsonl <<'PY'
+import json
+for s in range(4000):
+    b = s % 40
+    print(json.dumps({"step": s, "bucket": "b%02d" % b, "n": 4, "max_len": 100 + 50 * b}))
+PY
+"$runmon" --db l.db import --run many lab/history.jsonl many.jsonl >/dev/null
+rc "$runmon" --db l.db diagnose many >/dev/null
+grep -q "4000 batches with a bucket, 32 buckets (40 bucket labels, grouped by length into 32)" out \
+	|| fail "40 labels: $(head -1 out)"
+[ "$(rc "$runmon" --db l.db import --run x --buckets "$(seq -s, 0 100 3400)" lab/batches.jsonl)" = 2 ] \
+	|| fail "--buckets with 35 boundaries accepted"
+
 echo "e2e hostile: all checks passed"

@@ -1,0 +1,48 @@
+/*
+ * bucketmap.h - bucket labels as trainers write them, mapped to the dense
+ * buckets 0..k-1 the detectors count with.
+ *
+ * A label is any integer (0..6, an upper bound such as 770 or 8192, -1) or
+ * a text ("long", "1216-1728", stored under an id from RM_BUCKET_TEXT_ID).
+ * Dense buckets are ordered by the mean max_len of their batches, so that
+ * "longer" means longer whatever the labels; labels without lengths come
+ * after, in id order. Beyond RM_MAX_BUCKETS labels, neighbours in that
+ * order are grouped, and the map says so (labels_seen > k).
+ */
+#ifndef RUNMON_BUCKETMAP_H
+#define RUNMON_BUCKETMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runmon/common.h"
+
+#define RM_BUCKET_TEXT_ID ((int64_t)1 << 50) /* text labels' ids; integer labels stay below in magnitude */
+#define RM_BUCKET_NONE    INT64_MIN          /* a batch without a bucket */
+
+struct rm_bucket_map {
+	int k;         /* dense buckets */
+	size_t labels; /* distinct labels seen; more than k when grouped */
+	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
+	size_t nraw; /* distinct ids, sorted, and the dense bucket of each */
+	int64_t *raw;
+	int *dense;
+};
+
+/* Text labels of a run's text ids, sorted by id (from the store). */
+struct rm_bucket_texts {
+	size_t n;
+	const int64_t *id;
+	char *const *label;
+};
+
+/* Builds the map from n batches' ids (RM_BUCKET_NONE for none) and max_len
+ * (NaN unknown), then rewrites dense_out[i] (may be NULL) with each batch's
+ * dense bucket, -1 for none. */
+void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const double *max_len, size_t n,
+                         const struct rm_bucket_texts *texts, int *dense_out);
+/* The dense bucket of a stored id, -1 when the map has not seen it. */
+int rm_bucket_map_dense(const struct rm_bucket_map *m, int64_t raw);
+void rm_bucket_map_release(struct rm_bucket_map *m);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * bucketmap.c - see bucketmap.h.
+ *
+ * One pass over the batches with an open-addressing table of distinct ids
+ * (a run has a handful; a hostile file may have millions, so the table
+ * grows), then a sort of the distinct ids only.
+ */
+#include "runmon/bucketmap.h"
+#include "runmon/text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slot {
+	int64_t id;
+	double sum; /* of known max_len */
+	size_t known, seen;
+	int used;
+	int dense;
+};
+
+struct table {
+	struct slot *s;
+	size_t cap, n;
+};
+
+static size_t hash(int64_t id, size_t cap)
+{
+	uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
+	return (size_t)(x >> 32) & (cap - 1);
+}
+
+static struct slot *find(struct table *t, int64_t id, int add);
+
+static void grow(struct table *t)
+{
+	struct table old = *t;
+	t->cap = old.cap ? old.cap * 2 : 64;
+	t->s = rm_xcalloc(t->cap, sizeof(*t->s));
+	t->n = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.s[i].used)
+			*find(t, old.s[i].id, 1) = old.s[i];
+	free(old.s);
+}
+
+static struct slot *find(struct table *t, int64_t id, int add)
+{
+	if (add && (t->n + 1) * 2 > t->cap)
+		grow(t);
+	if (!t->cap)
+		return NULL;
+	for (size_t i = hash(id, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		struct slot *s = &t->s[i];
+		if (s->used && s->id == id)
+			return s;
+		if (!s->used) {
+			if (!add)
+				return NULL;
+			s->used = 1;
+			s->id = id;
+			t->n++;
+			return s;
+		}
+	}
+}
+
+static int by_length(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+	if ((x->known > 0) != (y->known > 0))
+		return x->known ? -1 : 1;
+	if (x->known) {
+		double mx = x->sum / (double)x->known, my = y->sum / (double)y->known;
+		if (mx != my)
+			return mx < my ? -1 : 1;
+	}
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void label_of(const struct rm_bucket_texts *texts, int64_t id, char *out, size_t n)
+{
+	if (id >= RM_BUCKET_TEXT_ID && texts) {
+		size_t lo = 0, hi = texts->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (texts->id[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < texts->n && texts->id[lo] == id) {
+			rm_utf8_copy(out, n, texts->label[lo]);
+			return;
+		}
+	}
+	snprintf(out, n, "%lld", (long long)id);
+}
+
+void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const double *max_len, size_t n,
+                         const struct rm_bucket_texts *texts, int *dense_out)
+{
+	struct table t = {0};
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] == RM_BUCKET_NONE)
+			continue;
+		struct slot *s = find(&t, ids[i], 1);
+		s->seen++;
+		if (max_len && isfinite(max_len[i]))
+			s->sum += max_len[i], s->known++;
+	}
+	struct slot **order = rm_xmalloc((t.n ? t.n : 1) * sizeof(*order));
+	size_t d = 0;
+	for (size_t i = 0; i < t.cap; i++)
+		if (t.s[i].used)
+			order[d++] = &t.s[i];
+	qsort(order, d, sizeof(*order), by_length);
+	m->labels = d;
+	m->k = d > RM_MAX_BUCKETS ? RM_MAX_BUCKETS : (int)d;
+	m->nraw = d;
+	m->raw = rm_xmalloc((d ? d : 1) * sizeof(int64_t));
+	m->dense = rm_xmalloc((d ? d : 1) * sizeof(int));
+	for (size_t i = 0; i < d; i++) {
+		/* Grouped beyond the limit: neighbours in length order share a bucket. */
+		order[i]->dense = (int)(i * (size_t)m->k / d);
+		m->raw[i] = order[i]->id;
+	}
+	for (int g = 0; g < m->k; g++) {
+		size_t first = ((size_t)g * d + (size_t)m->k - 1) / (size_t)m->k, last = first;
+		while (last + 1 < d && order[last + 1]->dense == g)
+			last++;
+		char a[RM_BUCKET_LABEL_LEN / 2 - 1], b[RM_BUCKET_LABEL_LEN / 2 - 1];
+		if (first == last) {
+			label_of(texts, order[first]->id, m->label[g], RM_BUCKET_LABEL_LEN);
+		} else { /* "a..b": both ends of the group, each cut to fit */
+			label_of(texts, order[first]->id, a, sizeof(a));
+			label_of(texts, order[last]->id, b, sizeof(b));
+			snprintf(m->label[g], RM_BUCKET_LABEL_LEN, "%s..%s", a, b);
+		}
+	}
+	qsort(m->raw, d, sizeof(int64_t), by_id);
+	for (size_t i = 0; i < d; i++)
+		m->dense[i] = find(&t, m->raw[i], 0)->dense;
+	for (size_t i = 0; dense_out && i < n; i++)
+		dense_out[i] = ids[i] == RM_BUCKET_NONE ? -1 : find(&t, ids[i], 0)->dense;
+	free(order);
+	free(t.s);
+}
+
+int rm_bucket_map_dense(const struct rm_bucket_map *m, int64_t raw)
+{
+	const int64_t *p = m->nraw ? bsearch(&raw, m->raw, m->nraw, sizeof(int64_t), by_id) : NULL;
+	return p ? m->dense[p - m->raw] : -1;
+}
+
+void rm_bucket_map_release(struct rm_bucket_map *m)
+{
+	free(m->raw);
+	free(m->dense);
+	memset(m, 0, sizeof(*m));
+}
