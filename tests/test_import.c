@@ -87,6 +87,40 @@ static void implausible_batches(void **state)
 	rm_import_report_release(&rep);
 }
 
+/* A chart export of a sweep: one series a run, every run imported with its
+ * own steps (issue 19: grouping was quadratic in the runs). */
+static void chart_export_many_runs(void **state)
+{
+	enum { RUNS = 3000, STEPS = 4 };
+	size_t cap = RUNS * 40 + STEPS * RUNS * 8 + 64, n = 0;
+	char *text = malloc(cap);
+	n += (size_t)sprintf(text + n, "Step");
+	for (int r = 0; r < RUNS; r++)
+		n += (size_t)sprintf(text + n, ",\"r%d - loss\",\"r%d - loss__MIN\"", r, r);
+	text[n++] = '\n';
+	for (int s = 0; s < STEPS; s++) {
+		n += (size_t)sprintf(text + n, "%d", s);
+		for (int r = 0; r < RUNS; r++)
+			n += (size_t)sprintf(text + n, (r + s) % 2 ? ",%d.5," : ",,", r % 7);
+		text[n++] = '\n';
+	}
+	const char *f = tu_write_file("sweep.csv", text, n);
+	free(text);
+	const char *db = tu_tmp_path("sweep.db");
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	assert_int_equal(rep.n, RUNS);
+	for (size_t i = 0; i < rep.n; i++)
+		assert_int_equal(rep.r[i].steps, STEPS / 2);
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM runs"), RUNS);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), RUNS * STEPS / 2);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'r2999')"
+	                         " AND step = 0") == 3.5); /* 2999 % 7 */
+}
+
 static void wandb_history(void **state)
 {
 	const char *db = tu_tmp_path("h.db");
@@ -577,6 +611,7 @@ int main(void)
 	    cmocka_unit_test(bucket_of_boundaries),
 	    cmocka_unit_test(rank_out_of_range),
 	    cmocka_unit_test(implausible_batches),
+	    cmocka_unit_test(chart_export_many_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

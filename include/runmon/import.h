@@ -83,7 +83,7 @@ struct rm_import_result {
 
 struct rm_import_report {
 	struct rm_import_result *r;
-	size_t n;
+	size_t n, cap;
 };
 
 /* Imports files into st. On failure nothing is written and err names the

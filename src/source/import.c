@@ -65,7 +65,8 @@ int rm_bucket_of(const int64_t *bounds, int nbounds, double max_len, int *over)
 struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
                                     enum rm_format fmt)
 {
-	rep->r = rm_xrealloc(rep->r, (rep->n + 1) * sizeof(*rep->r));
+	if (rep->n == rep->cap) /* doubling: an export adds one result per run */
+		rep->r = rm_xrealloc(rep->r, (rep->cap = rep->cap ? rep->cap * 2 : 4) * sizeof(*rep->r));
 	struct rm_import_result *res = &rep->r[rep->n++];
 	memset(res, 0, sizeof(*res));
 	res->path = rm_xstrdup(path);
@@ -85,7 +86,7 @@ void rm_import_report_release(struct rm_import_report *rep)
 	}
 	free(rep->r);
 	rep->r = NULL;
-	rep->n = 0;
+	rep->n = rep->cap = 0;
 }
 
 int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
@@ -214,7 +215,7 @@ static int track_seen(struct track *t, int64_t step)
 		return step <= t->max_step;
 	size_t w = (size_t)(step >> 6);
 	if (w >= t->words) {
-		size_t nw = t->words ? t->words : 1024;
+		size_t nw = t->words ? t->words : 4; /* small: an export has a sink per run */
 		while (nw <= w)
 			nw *= 2;
 		t->seen = rm_xrealloc(t->seen, nw * sizeof(uint64_t));

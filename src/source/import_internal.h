@@ -33,7 +33,7 @@ enum target {
 	T_NONE = T_COUNT
 };
 
-#define MAP_CACHE 256
+#define MAP_CACHE 4096 /* keys cached per mapper; more are classified each time */
 
 struct map_slot {
 	char *key;
@@ -47,7 +47,10 @@ struct mapper {
 	const struct rm_import_opts *opts;
 	const char *batch_prefix;
 	char *locked[T_COUNT]; /* the key each target settled on */
-	struct map_slot cache[MAP_CACHE];
+	/* Open addressing, at most half full: grows from a few slots, since a
+	 * W&B chart export opens one mapper per run column (50k of them). */
+	struct map_slot *cache;
+	uint32_t cache_cap, cache_n;
 	/* Text bucket labels of this file in order of first sight. A fixed
 	 * array, allocated once: the writer thread reads entries the reader
 	 * added before handing their records over, and nothing moves. */

@@ -97,8 +97,9 @@ void mapper_release(struct mapper *m)
 {
 	for (int t = 0; t < T_COUNT; t++)
 		free(m->locked[t]);
-	for (int i = 0; i < MAP_CACHE; i++)
+	for (uint32_t i = 0; i < m->cache_cap; i++)
 		free(m->cache[i].key);
+	free(m->cache);
 	for (uint32_t i = 0; i < m->ntexts; i++)
 		free(m->texts[i]);
 	free(m->texts);
@@ -166,25 +167,48 @@ static uint32_t hash(const char *s, size_t n)
 	return h;
 }
 
+static struct map_slot *slot_for(struct map_slot *cache, uint32_t cap, const char *key, size_t klen, uint32_t h)
+{
+	for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!cache[i].key || (cache[i].klen == klen && !memcmp(cache[i].key, key, klen)))
+			return &cache[i];
+}
+
+static void cache_grow(struct mapper *m)
+{
+	uint32_t cap = m->cache_cap ? m->cache_cap * 2 : 16;
+	struct map_slot *c = rm_xcalloc(cap, sizeof(*c));
+	for (uint32_t i = 0; i < m->cache_cap; i++)
+		if (m->cache[i].key)
+			*slot_for(c, cap, m->cache[i].key, m->cache[i].klen, hash(m->cache[i].key, m->cache[i].klen)) =
+			    m->cache[i];
+	free(m->cache);
+	m->cache = c;
+	m->cache_cap = cap;
+}
+
 enum target mapper_target(struct mapper *m, const char *key, size_t klen, int *prio)
 {
 	uint32_t h = hash(key, klen);
-	for (int probe = 0; probe < 8; probe++) {
-		struct map_slot *s = &m->cache[(h + (uint32_t)probe) % MAP_CACHE];
-		if (!s->key) {
-			enum target t = classify(m, key, klen, prio);
-			s->key = rm_xstrndup(key, klen);
-			s->klen = (uint32_t)klen;
-			s->target = (uint8_t)t;
-			s->prio = (uint8_t)*prio;
-			return t;
-		}
-		if (s->klen == klen && !memcmp(s->key, key, klen)) {
+	if (m->cache_cap) {
+		struct map_slot *s = slot_for(m->cache, m->cache_cap, key, klen, h);
+		if (s->key) {
 			*prio = s->prio;
 			return (enum target)s->target;
 		}
 	}
-	return classify(m, key, klen, prio); /* cache full around here */
+	enum target t = classify(m, key, klen, prio);
+	if (m->cache_n >= MAP_CACHE)
+		return t; /* a file with thousands of keys: classify the rest each time */
+	if ((m->cache_n + 1) * 2 > m->cache_cap)
+		cache_grow(m);
+	struct map_slot *s = slot_for(m->cache, m->cache_cap, key, klen, h);
+	s->key = rm_xstrndup(key, klen);
+	s->klen = (uint32_t)klen;
+	s->target = (uint8_t)t;
+	s->prio = (uint8_t)*prio;
+	m->cache_n++;
+	return t;
 }
 
 /* Parses a list of lengths from a number array or a text cell such as

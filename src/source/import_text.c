@@ -130,12 +130,25 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 	return n >= m && !memcmp(s + n - m, suffix, m);
 }
 
-/* Groups export columns by run. Columns ending in __MIN / __MAX are the
- * chart's aggregation band and are left out. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Groups export columns by run, through a hash of run names: an export of
+ * a sweep has tens of thousands of runs. Columns ending in __MIN / __MAX
+ * are the chart's aggregation band and are left out. */
 static struct series *group_series(const struct rm_csv *hdr, size_t *nseries)
 {
 	struct series *s = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0, tcap = 16;
+	while (tcap < hdr->n * 2)
+		tcap *= 2;
+	size_t *table = rm_xmalloc(tcap * sizeof(size_t)); /* 1 + series index, 0 empty */
+	memset(table, 0, tcap * sizeof(size_t));
 	for (size_t c = 1; c < hdr->n; c++) {
 		const char *h = hdr->cell[c];
 		size_t hl = hdr->len[c];
@@ -146,22 +159,27 @@ static struct series *group_series(const struct rm_csv *hdr, size_t *nseries)
 			sep = p;
 		if (!sep)
 			continue;
-		size_t rl = (size_t)(sep - h), i;
-		for (i = 0; i < n; i++)
+		size_t rl = (size_t)(sep - h), slot = (size_t)name_hash(h, rl) & (tcap - 1), i;
+		for (; table[slot]; slot = (slot + 1) & (tcap - 1)) {
+			i = table[slot] - 1;
 			if (strlen(s[i].run) == rl && !memcmp(s[i].run, h, rl))
 				break;
-		if (i == n) {
-			s = rm_xrealloc(s, (n + 1) * sizeof(*s));
+		}
+		if (!table[slot]) {
+			if (n == cap)
+				s = rm_xrealloc(s, (cap = cap ? cap * 2 : 16) * sizeof(*s));
 			memset(&s[n], 0, sizeof(*s));
 			s[n].run = rm_xstrndup(h, rl);
-			n++;
+			table[slot] = ++n;
 		}
+		i = table[slot] - 1;
 		s[i].cols = rm_xrealloc(s[i].cols, (s[i].n + 1) * sizeof(size_t));
 		s[i].metric = rm_xrealloc(s[i].metric, (s[i].n + 1) * sizeof(char *));
 		s[i].cols[s[i].n] = c;
 		s[i].metric[s[i].n] = rm_xstrdup(sep + 3);
 		s[i].n++;
 	}
+	free(table);
 	*nseries = n;
 	return s;
 }
