@@ -115,14 +115,14 @@ static void fit_offsets(const struct rm_prepared *p, const double *r, const char
 	for (size_t j = 0; j < p->n; j++) {
 		if (!has(p, j) || (keep && !keep[j]))
 			continue;
-		const float *s = p->share + j * (size_t)k;
-		if (p->onehot[j]) { /* the common case, O(1) */
+		if (p->onehot[j]) { /* the common case, O(1); share is NULL when every point is */
 			int i = p->dom[j];
 			A[i * k + i] += 1;
 			b[i] += r[j];
 			wsum[i] += 1;
 			continue;
 		}
+		const float *s = p->share + j * (size_t)k;
 		for (int i = 0; i < k; i++) {
 			if (s[i] == 0)
 				continue;
@@ -254,8 +254,8 @@ static double gmm(const double *x, size_t n, int k, double *mu, double *var, dou
 	if (!(width > 0))
 		width = 1e-12;
 	for (size_t i = 0; i < n; i++) {
-		long b = (long)((x[i] - lo) / width);
-		cnt[b < 0 ? 0 : b >= GMM_BINS ? GMM_BINS - 1 : b]++;
+		double t = (x[i] - lo) / width; /* clamped before the cast: losses may span 1e308 (fuzz_diagnose) */
+		cnt[!(t >= 0) ? 0 : t >= GMM_BINS ? GMM_BINS - 1 : (int)t]++;
 	}
 	double m = 0, v = 0;
 	for (int b = 0; b < GMM_BINS; b++) {

@@ -146,6 +146,8 @@ static void curves(const struct rm_prepared *p, const struct rm_split_result *sp
 	double span = (double)(c->last_step - c->first_step) + 1;
 	for (size_t j = 0; j < p->n; j++) {
 		int b = (int)((double)(p->step[j] - c->first_step) / span * RM_CURVE_BINS);
+		if (b >= RM_CURVE_BINS) /* found by fuzz_diagnose: span rounds down for steps near 2^53 */
+			b = RM_CURVE_BINS - 1;
 		double a = sp->adjusted ? sp->adjusted[j] : p->y[j];
 		c->loss[b] += p->y[j];
 		c->adjusted[b] += a;

@@ -38,8 +38,8 @@ static void spark(FILE *fp, const double *v, int n, double lo, double hi)
 			fputc(' ', fp);
 			continue;
 		}
-		int b = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.999) : 3;
-		fputs(blocks[b < 0 ? 0 : b > 7 ? 7 : b], fp);
+		double t = hi > lo ? (v[i] - lo) / (hi - lo) * 7.999 : 3; /* NaN when the range overflows */
+		fputs(blocks[!(t >= 0) ? 0 : t > 7 ? 7 : (int)t], fp);
 	}
 }
 
