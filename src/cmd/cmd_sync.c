@@ -11,6 +11,7 @@
 
 #include "cmd/cmd.h"
 #include "runmon/sync.h"
+#include "runmon/text.h"
 
 static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RUN_ID...\n"
                                  "       runmon sync [options] ENTITY/PROJECT [--state STATE] [--since DATE]\n"
@@ -117,15 +118,15 @@ static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, cons
 		return rm_exit_code(err.code);
 	}
 	if (res.to == res.from)
-		printf("%s/%s/%s: up to date at step %lld (%s)\n", e, p, id, (long long)res.to - 1,
-		       res.state[0] ? res.state : "state unknown");
+		printf("%s/%s/%s: up to date at step %lld (%s)\n", rm_tx(e), rm_tx(p), rm_tx(id), (long long)res.to - 1,
+		       res.state[0] ? rm_tx(res.state) : "state unknown");
 	else
 		printf("%s/%s/%s: %lld rows in %lld windows, steps %lld..%lld, %lld new steps, %lld batches, %.1f s"
 		       " (%s)%s%s%s\n",
-		       e, p, id, (long long)res.rows, (long long)res.windows, (long long)res.from,
+		       rm_tx(e), rm_tx(p), rm_tx(id), (long long)res.rows, (long long)res.windows, (long long)res.from,
 		       (long long)res.to - 1, (long long)res.new_steps, (long long)res.batches, res.seconds,
-		       res.state[0] ? res.state : "state unknown", res.loss_key[0] ? ", loss key '" : "", res.loss_key,
-		       res.loss_key[0] ? "'" : "");
+		       res.state[0] ? rm_tx(res.state) : "state unknown", res.loss_key[0] ? ", loss key '" : "",
+		       rm_tx(res.loss_key), res.loss_key[0] ? "'" : "");
 	return RM_EXIT_OK;
 }
 
