@@ -354,6 +354,217 @@ static void names_are_complete(void **state)
 	}
 }
 
+/* ---- periods inferred from the spikes (no save interval configured) ---- */
+
+/* A run of n steps whose bucket order repeats `pattern` (period plen), with
+ * a loss level per bucket and 5% noise, the loss multiplied by 1.8 at the
+ * steps spike[] says. */
+struct handrun {
+	struct rm_series s;
+	int64_t *step;
+	double *loss;
+	int *bucket;
+};
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+static void handrun_make(struct handrun *r, size_t n, const int *pattern, int plen, const char *spike, uint64_t seed)
+{
+	static const double level[] = {0.55, 0.6, 1.0, 1.1, 1.6, 2.0};
+	r->step = malloc(n * sizeof(int64_t));
+	r->loss = malloc(n * sizeof(double));
+	r->bucket = malloc(n * sizeof(int));
+	for (size_t t = 0; t < n; t++) {
+		double u = ((double)lcg(&seed) + 0.5) / 2147483648.0 - 1; /* uniform (-1, 1) */
+		r->step[t] = (int64_t)t;
+		r->bucket[t] = pattern[t % (size_t)plen];
+		r->loss[t] = level[r->bucket[t]] * (1 + 0.05 * u) * (spike[t] ? 1.8 : 1);
+	}
+	r->s = (struct rm_series){
+	    .n = n, .step = r->step, .loss = r->loss, .nb = n, .bstep = r->step, .bucket = r->bucket};
+}
+
+static void handrun_free(struct handrun *r)
+{
+	free(r->step);
+	free(r->loss);
+	free(r->bucket);
+}
+
+static const int stride8[] = {0, 1, 2, 0, 3, 4, 0, 5}; /* an interleaved order with period 8 */
+
+static void diagnose_spikes(const char *spike, size_t n, uint64_t seed, struct rm_diagnosis *d)
+{
+	struct handrun r;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	handrun_make(&r, n, stride8, 8, spike, seed);
+	rm_detect_all(&r.s, &o, d);
+	handrun_free(&r);
+}
+
+/* Spikes every 500 steps, exactly and with +/-2 steps of jitter. */
+static void period_exact_and_jittered(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		for (int jitter = 0; jitter <= 2; jitter += 2) {
+			static char spike[N];
+			uint64_t x = seed;
+			memset(spike, 0, sizeof(spike));
+			for (int t = 501; t < N; t += 500)
+				spike[t + (jitter ? (int)(lcg(&x) % 5) - 2 : 0)] = 1;
+			struct rm_diagnosis d;
+			diagnose_spikes(spike, N, seed, &d);
+			const struct rm_resets_result *r = &d.resets;
+			if (!r->periodic_cause || llabs(r->period - 500) > (jitter ? 1 : 0) ||
+			    d.rank[0].h != RM_H_PERIODIC)
+				fail_msg("seed %llu jitter %d: period %lld, periodic %d, q %g, top %s",
+				         (unsigned long long)seed, jitter, (long long)r->period, r->periodic_cause,
+				         r->period_q, rm_hypothesis_name(d.rank[0].h));
+			assert_false(r->cluster_by_bucket);
+			assert_true(r->period_hits >= 20);
+			char line[512];
+			rm_explain_verdict(&d, line, sizeof(line));
+			assert_non_null(strstr(line, "loss resets recur every 50"));
+			rm_diagnosis_release(&d);
+		}
+	}
+}
+
+/* Saves every 512 steps in an order that repeats every 8: every spike falls
+ * in bucket 0, which the bucket test alone would blame. */
+static void period_aliasing_with_the_order(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		static char spike[N];
+		memset(spike, 0, sizeof(spike));
+		for (int t = 512; t < N; t += 512)
+			spike[t] = 1;
+		struct rm_diagnosis d;
+		diagnose_spikes(spike, N, seed, &d);
+		const struct rm_resets_result *r = &d.resets;
+		if (!r->periodic_cause || r->period != 512 || r->cluster_by_bucket || !r->bucket_alias)
+			fail_msg("seed %llu: period %lld, periodic %d, by bucket %d, q %g / %g",
+			         (unsigned long long)seed, (long long)r->period, r->periodic_cause,
+			         r->cluster_by_bucket, r->period_beyond_bucket_p, r->bucket_beyond_period_p);
+		assert_int_equal(d.rank[0].h, RM_H_PERIODIC);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* The other way round: resets of bucket 5 (5% of its batches) in the same
+ * periodic order are the bucket's, not a period's. */
+static void bucket_resets_in_a_periodic_order(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		static char spike[N];
+		uint64_t x = seed * 7919;
+		for (int t = 0; t < N; t++)
+			spike[t] = stride8[t % 8] == 5 && lcg(&x) % 100 < 5;
+		struct rm_diagnosis d;
+		diagnose_spikes(spike, N, seed, &d);
+		const struct rm_resets_result *r = &d.resets;
+		if (r->periodic_cause || !r->cluster_by_bucket || d.rank[0].h != RM_H_BUCKET_RESETS)
+			fail_msg("seed %llu: period %lld (%zu of %.0f), periodic %d, by bucket %d, top %s",
+			         (unsigned long long)seed, (long long)r->period, r->period_hits, r->period_cycles,
+			         r->periodic_cause, r->cluster_by_bucket, rm_hypothesis_name(d.rank[0].h));
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* Bursts of resets during streaks of long batches, and resets of one
+ * bucket in a stride-interleaved order: never a period. The checkpoint
+ * interval is left unconfigured so the search runs. */
+static void bursts_are_not_periodic(void **state)
+{
+	int bad = 0, runs = 0;
+	for (uint64_t seed = 1; seed <= 30; seed++)
+		for (int k = 0; k < 2; k++) {
+			struct simrun r;
+			struct rm_detect_opts o;
+			struct rm_diagnosis d;
+			rm_detect_opts_default(&o);
+			simrun_make(&r, k ? RM_SIM_INTERLEAVED : RM_SIM_CHUNKED, seed, 6000, RM_SIM_SPIKES_BUCKET, 1);
+			r.s.checkpoint_every = 0;
+			rm_detect_all(&r.s, &o, &d);
+			runs++;
+			if (d.resets.periodic_cause || d.rank[0].h == RM_H_PERIODIC) {
+				bad++;
+				print_message("seed %llu %s: period %lld (%zu of %zu, q %g)\n",
+				              (unsigned long long)seed, k ? "interleaved" : "chunked",
+				              (long long)d.resets.period, d.resets.period_hits, d.resets.period_events,
+				              d.resets.period_q);
+			}
+			rm_diagnosis_release(&d);
+			simrun_free(&r);
+		}
+	if (bad)
+		fail_msg("%d of %d runs with bucket resets called periodic", bad, runs);
+}
+
+/* Healthy runs with no resets, and runs with only a few: no period. */
+static void few_spikes_no_period(void **state)
+{
+	enum { N = 8000 };
+	static char spike[N];
+	memset(spike, 0, sizeof(spike));
+	spike[1001] = spike[2001] = spike[3001] = 1;
+	struct rm_diagnosis d;
+	diagnose_spikes(spike, N, 3, &d);
+	assert_false(d.resets.period_tested);
+	assert_false(d.resets.periodic_cause);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	struct rm_run_info info = {.name = "r"};
+	struct rm_render_ctx rc = {.run = &info};
+	rm_render_text(fp, &d, &rc);
+	fclose(fp);
+	assert_non_null(strstr(text, "too few spikes to test a period"));
+	free(text);
+	rm_diagnosis_release(&d);
+	for (uint64_t seed = 1; seed <= 50; seed++) {
+		struct simrun r;
+		struct rm_detect_opts o;
+		rm_detect_opts_default(&o);
+		simrun_make(&r, RM_SIM_INTERLEAVED, seed, 5000, RM_SIM_SPIKES_NONE, 1);
+		r.s.checkpoint_every = 0;
+		rm_detect_all(&r.s, &o, &d);
+		if (d.resets.periodic_cause)
+			fail_msg("seed %llu: a healthy run called periodic (every %lld)", (unsigned long long)seed,
+			         (long long)d.resets.period);
+		rm_diagnosis_release(&d);
+		simrun_free(&r);
+	}
+}
+
+/* A configured interval still wins: no search, the checkpoint verdict. */
+static void configured_interval_wins(void **state)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, RM_SIM_INTERLEAVED, 2, 8000, RM_SIM_SPIKES_CHECKPOINT, 1);
+	rm_detect_all(&r.s, &o, &d);
+	assert_int_equal(d.rank[0].h, RM_H_CHECKPOINT);
+	assert_int_equal(d.resets.period, 0);
+	rm_diagnosis_release(&d);
+	r.s.checkpoint_every = 0; /* the same run, interval unknown: inferred */
+	rm_detect_all(&r.s, &o, &d);
+	assert_int_equal(d.rank[0].h, RM_H_PERIODIC);
+	assert_int_equal(d.resets.period, 500);
+	rm_diagnosis_release(&d);
+	simrun_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +579,12 @@ int main(void)
 	    cmocka_unit_test(no_batch_composition),
 	    cmocka_unit_test(same_seed_same_answer),
 	    cmocka_unit_test(names_are_complete),
+	    cmocka_unit_test(period_exact_and_jittered),
+	    cmocka_unit_test(period_aliasing_with_the_order),
+	    cmocka_unit_test(bucket_resets_in_a_periodic_order),
+	    cmocka_unit_test(bursts_are_not_periodic),
+	    cmocka_unit_test(few_spikes_no_period),
+	    cmocka_unit_test(configured_interval_wins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

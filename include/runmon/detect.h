@@ -157,8 +157,22 @@ struct rm_resets_result {
 	double epoch_near, epoch_expected, epoch_p, epoch_q;
 	size_t lr_changes;
 	double lr_near, lr_expected, lr_p, lr_q;
-	int cluster_by_bucket; /* significant after FDR */
+	/* A period inferred from the spike steps, when no save interval is
+	 * configured (see detect_period.c). */
+	int period_tested;                  /* enough separate events (spikes MERGE apart) to test */
+	size_t period_events;               /* those events */
+	int64_t period;                     /* steps; 0 none found */
+	int64_t period_phase, period_width; /* the window of phases step mod period that holds most events */
+	size_t period_hits;                 /* events in it */
+	double period_cycles;               /* periods in the step range */
+	double period_p, period_q;          /* Bonferroni over the whole search, then FDR */
+	double period_beyond_bucket_p;      /* the window, among the top bucket's events */
+	double bucket_beyond_period_p;      /* the top bucket, among the window's events */
+	int cluster_by_bucket;              /* significant after FDR */
 	int checkpoint_cause;
+	int periodic_cause; /* resets recur with the inferred period */
+	int bucket_alias;   /* the bucket clustering was the period's, landing in one bucket */
+	int period_alias;   /* the period was the bucket order's */
 	int flagged;
 };
 
@@ -170,6 +184,7 @@ enum rm_hypothesis {
 	RM_H_EPOCH,
 	RM_H_LR,
 	RM_H_INSTABILITY,
+	RM_H_PERIODIC, /* resets every N steps, N inferred: a save, an eval, a shard boundary */
 	RM_H_COUNT
 };
 const char *rm_hypothesis_name(enum rm_hypothesis h);

@@ -75,6 +75,7 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		    [RM_H_EPOCH] = "RunmonEpochResets",
 		    [RM_H_LR] = "RunmonScheduleResets",
 		    [RM_H_INSTABILITY] = "RunmonInstability",
+		    [RM_H_PERIODIC] = "RunmonPeriodicResets",
 		};
 		snprintf(a->alertname, sizeof(a->alertname), "%s", names[d->rank[0].h]);
 		snprintf(a->detector, sizeof(a->detector), "verdict");

@@ -48,5 +48,9 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 void detect_resets(const struct rm_prepared *p, const struct rm_split_result *split, const struct rm_series *s,
                    const struct rm_detect_opts *o, struct rm_resets_result *r);
 void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
+/* Infers a period of the spikes (spike[j] per point) into r's period_*. */
+void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);
+/* The period's events fill enough of its cycles for a periodic cause. */
+int period_covers(const struct rm_resets_result *r);
 
 #endif

@@ -212,7 +212,10 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	int rises[RM_MAX_LIST];
 	double height[RM_MAX_LIST];
 	r->count = scan(x, m, tau, spans, rises, height);
-	r->long_share_overall = long_share(p, 0, p->n);
+	/* Without composition there is no long share and no bucket order to
+	 * shuffle: the rises are reported, untested (NaN, null in JSON). */
+	int composed = sp->ok && p->k >= 2;
+	r->long_share_overall = composed ? long_share(p, 0, p->n) : NAN;
 	for (size_t i = 0; i < r->count && i < RM_MAX_LIST; i++) {
 		struct rm_ladder *l = &r->list[i];
 		size_t a = spans[i][0], b = spans[i][1];
@@ -220,13 +223,13 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 		l->last_step = p->step[(b + 1) * (size_t)g - 1];
 		l->rises = rises[i];
 		l->height = height[i];
-		l->long_share = long_share(p, a * (size_t)g, (b + 1) * (size_t)g);
+		l->long_share = composed ? long_share(p, a * (size_t)g, (b + 1) * (size_t)g) : NAN;
 		struct rm_mk mk = rm_mann_kendall(x + a, b - a + 1);
 		l->mk_s = mk.s;
 		l->mk_z = mk.z;
 	}
-	if (!sp->ok || p->k < 2) {
-		r->p = 1;
+	if (!composed) {
+		r->p = r->perm_mean = NAN;
 		free(x);
 		return;
 	}

@@ -105,7 +105,8 @@ void detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp
                    const struct rm_detect_opts *o, struct rm_resets_result *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->chi2_p = r->ckpt_p = r->epoch_p = r->lr_p = 1;
+	r->chi2_p = r->ckpt_p = r->epoch_p = r->lr_p = r->period_p = 1;
+	r->period_beyond_bucket_p = r->bucket_beyond_period_p = 1;
 	for (int i = 0; i < RM_MAX_BUCKETS; i++)
 		r->enrich_p[i] = 1;
 	if (p->n < 2 * HAMPEL_W)
@@ -249,6 +250,8 @@ void detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp
 		last = j;
 	}
 	r->lr_changes = ne;
+	if (s->checkpoint_every <= 1) /* a configured interval wins: no search */
+		detect_period(p, spike, r);
 	if (ne > 0 && ns > 0)
 		near_events(ss, ns, ev, ne, 10, lo, hi, &r->lr_near, &r->lr_expected, &r->lr_p);
 	free(ev);

@@ -22,6 +22,7 @@ static const char *const hyp_names[RM_H_COUNT] = {
     [RM_H_HOMOGENEOUS] = "homogeneous batching",   [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
     [RM_H_CHECKPOINT] = "checkpoint interference", [RM_H_EPOCH] = "epoch boundaries",
     [RM_H_LR] = "learning-rate changes",           [RM_H_INSTABILITY] = "genuine instability",
+    [RM_H_PERIODIC] = "a periodic event",
 };
 
 const char *rm_hypothesis_name(enum rm_hypothesis h)
@@ -37,6 +38,29 @@ static double evidence(double p, double z)
 	if (p > 1e-300)
 		return fmin(300, -log10(p));
 	return fmin(300, z * z / 2 * M_LOG10E);
+}
+
+/* An inferred period and a bucket that both explain the resets compete:
+ * the conditional tests say which explains beyond the other. When neither
+ * does (the order is periodic, so both pick the same steps), a period
+ * whose events fill half its cycles wins: a bucket's resets fill few. */
+static void periodic_or_bucket(const struct rm_detect_opts *o, struct rm_resets_result *re)
+{
+	int periodic = re->period && re->spikes >= 5 && re->period_q < o->alpha && period_covers(re);
+	if (periodic && re->cluster_by_bucket) {
+		int beyond_bucket = re->period_beyond_bucket_p < o->alpha;
+		int beyond_period = re->bucket_beyond_period_p < o->alpha;
+		if (!beyond_bucket && !beyond_period)
+			beyond_bucket = (double)re->period_hits >= 0.5 * re->period_cycles;
+		if (beyond_bucket && !beyond_period) {
+			re->cluster_by_bucket = 0;
+			re->bucket_alias = 1;
+		} else if (beyond_period && !beyond_bucket) {
+			periodic = 0;
+			re->period_alias = 1;
+		}
+	}
+	re->periodic_cause = periodic;
 }
 
 void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
@@ -59,6 +83,8 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	p[m++] = re->epoch_p;
 	size_t at_lr = m;
 	p[m++] = re->lr_p;
+	size_t at_period = m;
+	p[m++] = re->period_p;
 	size_t at_enrich = m;
 	for (int b = 0; b < re->k; b++)
 		p[m++] = re->enrich_p[b];
@@ -67,6 +93,7 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	re->ckpt_q = q[at_ckpt];
 	re->epoch_q = q[at_epoch];
 	re->lr_q = q[at_lr];
+	re->period_q = q[at_period];
 	int enriched = 0;
 	for (int b = 0; b < re->k; b++) {
 		re->enrich_q[b] = q[at_enrich + (size_t)b];
@@ -76,7 +103,8 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	sp->flagged = sp->flagged && q[at_split] < o->alpha;
 	re->cluster_by_bucket = re->spikes >= 5 && re->chi2_q < o->alpha && enriched;
 	re->checkpoint_cause = re->spikes >= 5 && re->ckpt_q < o->alpha;
-	re->flagged = re->cluster_by_bucket || re->checkpoint_cause;
+	periodic_or_bucket(o, re);
+	re->flagged = re->cluster_by_bucket || re->checkpoint_cause || re->periodic_cause;
 
 	struct rm_ranked *h = d->rank;
 	for (int i = 0; i < RM_H_COUNT; i++)
@@ -107,13 +135,15 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	h[RM_H_CHECKPOINT].severity = re->checkpoint_cause ? RM_SEV_WARN : RM_SEV_NONE;
 	h[RM_H_EPOCH].score = evidence(re->epoch_q, 0);
 	h[RM_H_EPOCH].severity = re->spikes >= 3 && re->epoch_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
+	h[RM_H_PERIODIC].score = re->period ? evidence(re->period_q, 0) : 0;
+	h[RM_H_PERIODIC].severity = re->periodic_cause ? RM_SEV_WARN : RM_SEV_NONE;
 	h[RM_H_LR].score = evidence(re->lr_q, 0);
 	h[RM_H_LR].severity = re->spikes >= 3 && re->lr_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
 	/* Resets no cause explains, still there in the bucket-adjusted loss:
 	 * a warning when they are big (twice their baseline), else information. */
 	struct rm_ranked *hi = &h[RM_H_INSTABILITY];
 	hi->score = log10(1.0 + (double)re->spikes_adjusted);
-	if (re->spikes >= 5 && !re->cluster_by_bucket && !re->checkpoint_cause &&
+	if (re->spikes >= 5 && !re->cluster_by_bucket && !re->checkpoint_cause && !re->periodic_cause &&
 	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE)
 		hi->severity = re->spikes_2x >= 5 ? RM_SEV_WARN : RM_SEV_INFO;
 

@@ -56,8 +56,10 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		int b = top_enriched(re);
 		snprintf(buf, n,
 		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
-		         " batching order is healthy",
-		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0, re->chi2_q);
+		         " batching order is healthy%s",
+		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0, re->chi2_q,
+		         re->period_alias ? " (they also recur with the order's own period, which the bucket explains)"
+		                          : "");
 		break;
 	}
 	case RM_H_CHECKPOINT:
@@ -65,6 +67,14 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		         "loss resets follow checkpoint saves (every %lld steps): %.0f of %zu spikes come just after"
 		         " one where %.1f would by chance (q = %.2g), not with buckets",
 		         (long long)re->checkpoint_every, re->ckpt_near, re->spikes, re->ckpt_expected, re->ckpt_q);
+		break;
+	case RM_H_PERIODIC:
+		snprintf(buf, n,
+		         "loss resets recur every %lld steps: %zu of %zu spikes at one phase (q = %.2g), as a save,"
+		         " an evaluation or a shard boundary would make them%s",
+		         (long long)re->period, re->period_hits, re->period_events, re->period_q,
+		         re->bucket_alias ? "; they fall in one bucket only because the batch order repeats with it"
+		                          : ", not with buckets");
 		break;
 	case RM_H_INSTABILITY:
 		snprintf(buf, n,
@@ -128,6 +138,11 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 	case RM_H_CHECKPOINT:
 		ADD("check what a checkpoint save does to training: optimizer state, the data loader's"
 		    " iterator or RNG, or a reloaded model");
+		break;
+	case RM_H_PERIODIC:
+		ADD("find what runs on that period (a checkpoint save, an evaluation, a data shard boundary) and"
+		    " what it does to training: optimizer state, the data loader's iterator or RNG, a reloaded model;"
+		    " give --checkpoint-every (or save_steps in the config) to test the save interval directly");
 		break;
 	case RM_H_EPOCH:
 		ADD("check what happens at each epoch start: reshuffling, dataset resets, schedule steps");

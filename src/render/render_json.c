@@ -104,6 +104,7 @@ static json_t *ladder_json(const struct rm_ladder_result *l)
 		json_object_set_new(o, "shuffled_mean", num(l->perm_mean));
 		json_object_set_new(o, "p", num(l->p));
 		json_object_set_new(o, "permutations", json_integer(l->perms));
+		json_object_set_new(o, "tested", json_boolean(l->perms > 0)); /* against bucket order */
 		json_object_set_new(o, "long_share_overall", num(l->long_share_overall));
 		json_object_set_new(o, "ladders", list);
 	}
@@ -126,6 +127,7 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	json_object_set_new(o, "vanish_share", num(r->vanish_share));
 	json_object_set_new(o, "cluster_by_bucket", json_boolean(r->cluster_by_bucket));
 	json_object_set_new(o, "checkpoint_cause", json_boolean(r->checkpoint_cause));
+	json_object_set_new(o, "periodic_cause", json_boolean(r->periodic_cause));
 	json_t *list = json_array(), *buckets = json_array();
 	for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++)
 		json_array_append_new(list, json_pack("{s:I, s:i, s:o, s:o}", "step", (json_int_t)r->list[i].step,
@@ -151,6 +153,15 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	                              r->steps_per_epoch > 0 ? json_integer(r->steps_per_epoch) : json_null(), "near",
 	                              num(r->epoch_near), "expected", num(r->epoch_expected), "p", num(r->epoch_p), "q",
 	                              num(r->epoch_q)));
+	json_object_set_new(
+	    o, "period",
+	    json_pack("{s:b, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "tested",
+	              r->period_tested, "events", (json_int_t)r->period_events, "every",
+	              r->period ? json_integer(r->period) : json_null(), "phase", (json_int_t)r->period_phase, "width",
+	              (json_int_t)r->period_width, "hits", (json_int_t)r->period_hits, "periods", num(r->period_cycles),
+	              "p", num(r->period_p), "q", num(r->period_q), "beyond_bucket_p", num(r->period_beyond_bucket_p),
+	              "bucket_beyond_p", num(r->bucket_beyond_period_p), "periodic_cause", r->periodic_cause,
+	              "bucket_alias", r->bucket_alias, "period_alias", r->period_alias));
 	json_object_set_new(o, "lr",
 	                    json_pack("{s:I, s:o, s:o, s:o, s:o}", "changes", (json_int_t)r->lr_changes, "near",
 	                              num(r->lr_near), "expected", num(r->lr_expected), "p", num(r->lr_p), "q",
@@ -282,6 +293,9 @@ size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **
 		        r->chi2_q, resets_json(r));
 	if (r->checkpoint_cause)
 		add_row(rows, &n, "resets_at_checkpoints", RM_SEV_WARN, -1, -1, r->ckpt_r, r->ckpt_q, resets_json(r));
+	if (r->periodic_cause)
+		add_row(rows, &n, "resets_periodic", RM_SEV_WARN, -1, -1, (double)r->period, r->period_q,
+		        resets_json(r));
 	for (int i = 0; i < RM_H_COUNT; i++) {
 		const struct rm_ranked *h = &d->rank[i];
 		if (h->h == RM_H_INSTABILITY && h->severity >= RM_SEV_INFO)

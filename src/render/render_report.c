@@ -262,10 +262,14 @@ void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n,
 			fprintf(fp, "<tr><td>loss split</td><td>eta&sup2; = %.3f, %d mode%s%s</td></tr>\n",
 			        d->split.eta2, d->split.modes, d->split.modes == 1 ? "" : "s",
 			        d->split.trimodal ? " (trimodal)" : "");
-		if (d->ladder.ok)
+		if (d->ladder.ok && d->ladder.perms)
 			fprintf(fp, "<tr><td>ladders</td><td>%zu, %.1f in shuffled order, p = %.3f%s</td></tr>\n",
 			        d->ladder.count, d->ladder.perm_mean, d->ladder.p,
 			        d->ladder.ramp ? "; length ramps" : "");
+		else if (d->ladder.ok)
+			fprintf(fp,
+			        "<tr><td>ladders</td><td>%zu staircases, not tested (no batch composition)</td></tr>\n",
+			        d->ladder.count);
 		if (d->resets.ok)
 			fprintf(fp,
 			        "<tr><td>loss resets</td><td>%zu spikes; by bucket q = %.2g%s; after saves q = "
@@ -322,9 +326,11 @@ void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, d
 		if (d->split.ok)
 			fprintf(fp, "- loss split: eta^2 = %.3f, %d mode%s%s\n", d->split.eta2, d->split.modes,
 			        d->split.modes == 1 ? "" : "s", d->split.trimodal ? " (trimodal)" : "");
-		if (d->ladder.ok)
+		if (d->ladder.ok && d->ladder.perms)
 			fprintf(fp, "- ladders: %zu, %.1f in shuffled order, p = %.3f\n", d->ladder.count,
 			        d->ladder.perm_mean, d->ladder.p);
+		else if (d->ladder.ok)
+			fprintf(fp, "- ladders: %zu staircases, not tested (no batch composition)\n", d->ladder.count);
 		if (d->resets.ok)
 			fprintf(fp, "- loss resets: %zu spikes, by bucket q = %.2g, after saves q = %.2g\n",
 			        d->resets.spikes, d->resets.chi2_q, d->resets.ckpt_q);

@@ -184,6 +184,15 @@ static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 	fputs("\nLadders in the reported loss\n", fp);
 	if (!l->ok) {
 		fputs("  not tested: too few points\n", fp);
+	} else if (!l->perms) {
+		fprintf(fp,
+		        "  %zu staircase%s in the reported loss (3 or more rises, then a fall back; intervals of %d"
+		        " points); not tested against bucket order: no batch composition\n",
+		        l->count, l->count == 1 ? "" : "s", l->interval);
+		for (size_t i = 0; i < l->count && i < 5; i++)
+			fprintf(fp, "  steps %lld..%lld: %d rises, +%.3f, Mann-Kendall z = %.1f\n",
+			        (long long)l->list[i].first_step, (long long)l->list[i].last_step, l->list[i].rises,
+			        l->list[i].height, l->list[i].mk_z);
 	} else {
 		fprintf(fp,
 		        "  %zu ladder%s (intervals of %d points); shuffled bucket order gives %.1f, p = %.3f (%d"
@@ -208,6 +217,26 @@ static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 	else if (l->ramp_desc_share > 0)
 		fprintf(fp, "  no length ramps (max_len falls in %.0f%% of consecutive batches)\n",
 		        100 * l->ramp_desc_share);
+}
+
+/* Without a configured save interval: the period the spikes show, if any. */
+static void period_line(FILE *fp, const struct rm_resets_result *r)
+{
+	fputs("  checkpoint interval not configured (--checkpoint-every, or save_steps in the run config);", fp);
+	if (!r->period_tested)
+		fprintf(fp, " too few spikes to test a period (%zu separate, %d needed)\n", r->period_events, 5);
+	else if (!r->periodic_cause && !r->period_alias && !(r->period && r->period_q < 0.01))
+		fprintf(fp, " no period among %zu separate spikes\n", r->period_events);
+	else
+		fprintf(fp,
+		        "\n  spikes recur every %lld steps: %zu of %zu at phase %lld (+%lld), over %.0f periods;"
+		        " q = %.2g over every period searched%s\n",
+		        (long long)r->period, r->period_hits, r->period_events, (long long)r->period_phase,
+		        (long long)r->period_width - 1, r->period_cycles, r->period_q,
+		        r->periodic_cause && r->bucket_alias ? "  [periodic; the bucket clustering is its alias]"
+		        : r->periodic_cause                  ? "  [periodic]"
+		        : r->period_alias ? "  [the period of the batch order: the bucket explains it]"
+		                          : "  [too few periods hit for a periodic cause]");
 }
 
 static void resets_section(FILE *fp, const struct rm_diagnosis *d)
@@ -238,7 +267,7 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		        (long long)r->checkpoint_every, r->ckpt_near, r->ckpt_expected, r->ckpt_q, r->ckpt_r,
 		        r->checkpoint_cause ? "  [aligned]" : "");
 	else
-		fputs("  checkpoint interval unknown (--checkpoint-every, or save_steps in the run config)\n", fp);
+		period_line(fp, r);
 	if (r->epoch_expected > 0)
 		fprintf(fp, "  epoch boundaries: %.0f spikes just after one, %.1f expected, q = %.2g\n", r->epoch_near,
 		        r->epoch_expected, r->epoch_q);

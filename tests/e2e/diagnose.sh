@@ -64,7 +64,6 @@ grep -q "no run 'nosuchrun' in database" "$tmp/err" || fail "unknown run message
 grep -q "demo-homogeneous *demo-interleaved" "$tmp/out" || fail "demo table"
 grep -q "^demo-homogeneous: homogeneous batching" "$tmp/out" || fail "demo verdict"
 "$runmon" --db "$tmp/demo.db" runs | grep -q "^demo-interleaved" || fail "demo runs stored"
-echo "e2e diagnose: all checks passed"
 
 # --offline: a W&B run is diagnosed from the store without a sync (the
 # server below refuses connections, so a sync attempt would warn).
@@ -76,3 +75,14 @@ if grep -q "not synced" "$tmp/err"; then fail "--offline still synced: $(cat "$t
 rc "$runmon" --db "$db" diagnose acme/llm/w1 >/dev/null
 grep -q "not synced" "$tmp/err" || fail "without --offline a W&B run is synced first"
 unset WANDB_BASE_URL WANDB_API_KEY
+
+# Ladders without batch composition: rises are reported, and said to be
+# untested, never "p = 1.000 (0 permutations)".
+"$runmon" --db "$db" import --run nocomp "$tmp/run/history.jsonl" >/dev/null
+rc "$runmon" --db "$db" diagnose nocomp >/dev/null
+grep -q "not tested against bucket order: no batch composition" "$tmp/out" || fail "ladders without composition: $(sed -n '/Ladders/,/^$/p' "$tmp/out")"
+if grep -q "0 permutations\|long-bucket share" "$tmp/out"; then fail "ladder test claimed without composition"; fi
+rc "$runmon" --db "$db" diagnose nocomp --json >/dev/null
+python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['ladder']; assert l['tested'] is False and l['p'] is None, l" "$tmp/out" \
+	|| fail "ladder JSON without composition"
+echo "e2e diagnose: all checks passed"

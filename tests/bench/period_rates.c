@@ -1,0 +1,133 @@
+/*
+ * period_rates.c - how often the inferred period is found, and how often
+ * it is claimed where there is none, over many seeds (README, "How runmon
+ * decides"). Not a test: the unit tests assert the same cases over fewer
+ * seeds; this prints the rates.
+ *
+ * usage: period_rates [SEEDS]   (default 100)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/detect.h"
+#include "runmon/sim.h"
+
+enum { N = 12000 };
+static const int order8[] = {0, 1, 2, 0, 3, 4, 0, 5}; /* an interleaved order that repeats every 8 */
+static const double level[] = {0.55, 0.6, 1.0, 1.1, 1.6, 2.0};
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+/* The order8 run with 5% noise, the loss x1.8 where spike[t]. */
+static void diagnose_hand(const char *spike, uint64_t seed, struct rm_diagnosis *d)
+{
+	static int64_t step[N];
+	static double loss[N];
+	static int bucket[N];
+	for (int t = 0; t < N; t++) {
+		double u = ((double)lcg(&seed) + 0.5) / 2147483648.0 - 1;
+		step[t] = t;
+		bucket[t] = order8[t % 8];
+		loss[t] = level[bucket[t]] * (1 + 0.05 * u) * (spike[t] ? 1.8 : 1);
+	}
+	struct rm_series s = {.n = N, .step = step, .loss = loss, .nb = N, .bstep = step, .bucket = bucket};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, d);
+}
+
+/* A simulated run, save interval left unconfigured. */
+static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, struct rm_diagnosis *d)
+{
+	struct rm_sim_opts o;
+	struct rm_sim_step *x;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = 6000;
+	o.spikes = spikes;
+	rm_simulate(&o, &x);
+	static int64_t step[6000];
+	static double loss[6000], max_len[6000];
+	static int bucket[6000];
+	for (int t = 0; t < 6000; t++) {
+		step[t] = x[t].step;
+		loss[t] = x[t].loss;
+		max_len[t] = x[t].max_len;
+		bucket[t] = x[t].bucket;
+	}
+	free(x);
+	struct rm_series s = {
+	    .n = 6000, .step = step, .loss = loss, .nb = 6000, .bstep = step, .bucket = bucket, .max_len = max_len};
+	struct rm_detect_opts opt;
+	rm_detect_opts_default(&opt);
+	rm_detect_all(&s, &opt, d);
+}
+
+int main(int argc, char **argv)
+{
+	int seeds = argc > 1 ? atoi(argv[1]) : 100;
+	static char spike[N];
+	static const int periods[] = {100, 250, 500, 1000, 2000};
+	for (int pi = 0; pi < 5; pi++)
+		for (int jitter = 0; jitter <= 2; jitter += 2)
+			for (int share = 100; share >= 50; share -= 50) {
+				int right = 0, P = periods[pi];
+				for (int seed = 1; seed <= seeds; seed++) {
+					uint64_t x = (uint64_t)seed * 31 + (uint64_t)pi;
+					memset(spike, 0, sizeof(spike));
+					for (int t = P + 1; t + 2 < N; t += P)
+						if (lcg(&x) % 100 < (uint64_t)share)
+							spike[t + (jitter ? (int)(lcg(&x) % 5) - 2 : 0)] = 1;
+					struct rm_diagnosis d;
+					diagnose_hand(spike, (uint64_t)seed, &d);
+					right += d.resets.periodic_cause && llabs(d.resets.period - P) <= 1 &&
+					         d.rank[0].h == RM_H_PERIODIC;
+					rm_diagnosis_release(&d);
+				}
+				printf("every %4d steps, jitter +/-%d, %3d%% of saves spike: right period and verdict "
+				       "%3d/%d\n",
+				       P, jitter, share, right, seeds);
+			}
+	int ok = 0, called = 0, bucket = 0;
+	for (int seed = 1; seed <= seeds; seed++) {
+		struct rm_diagnosis d;
+		memset(spike, 0, sizeof(spike));
+		for (int t = 512; t < N; t += 512)
+			spike[t] = 1;
+		diagnose_hand(spike, (uint64_t)seed, &d);
+		ok += d.resets.periodic_cause && !d.resets.cluster_by_bucket && d.rank[0].h == RM_H_PERIODIC;
+		rm_diagnosis_release(&d);
+		uint64_t x = (uint64_t)seed * 7919;
+		for (int t = 0; t < N; t++)
+			spike[t] = order8[t % 8] == 5 && lcg(&x) % 100 < 5;
+		diagnose_hand(spike, (uint64_t)seed, &d);
+		called += d.resets.periodic_cause;
+		bucket += d.rank[0].h == RM_H_BUCKET_RESETS;
+		rm_diagnosis_release(&d);
+	}
+	printf("saves every 512 steps in an order repeating every 8: periodic verdict %d/%d\n", ok, seeds);
+	printf("resets of one bucket in that order: called periodic %d/%d, bucket verdict %d/%d\n", called, seeds,
+	       bucket, seeds);
+	static const enum rm_sim_strategy strats[] = {RM_SIM_SORTED, RM_SIM_CHUNKED, RM_SIM_INTERLEAVED,
+	                                              RM_SIM_HF_MEGABATCH, RM_SIM_BUCKETED_RANDOM};
+	for (size_t k = 0; k < sizeof(strats) / sizeof(strats[0]); k++)
+		for (int sp = 0; sp < 2; sp++) {
+			int fp = 0;
+			for (int seed = 1; seed <= seeds; seed++) {
+				struct rm_diagnosis d;
+				diagnose_sim(strats[k], (uint64_t)seed, sp ? RM_SIM_SPIKES_BUCKET : RM_SIM_SPIKES_NONE,
+				             &d);
+				fp += d.resets.periodic_cause;
+				rm_diagnosis_release(&d);
+			}
+			printf("%s, %s: called periodic %d/%d\n", rm_sim_strategy_name(strats[k]),
+			       sp ? "resets in the longest bucket" : "no resets", fp, seeds);
+		}
+	return 0;
+}
