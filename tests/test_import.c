@@ -121,6 +121,37 @@ static void chart_export_many_runs(void **state)
 	                         " AND step = 0") == 3.5); /* 2999 % 7 */
 }
 
+/* Two processes appending every step to one log, one a line or two behind:
+ * reported as two writers, not as hundreds of restarts (issue 15). */
+static void two_writers_interleaved(void **state)
+{
+	char *text = malloc(64 * 1000);
+	size_t n = 0;
+	int a = 0, b = 0;
+	while (a < 300 || b < 300) {
+		int lag = 1 + (a * 7 + b) % 3;
+		int from_a = a < 300 && (b >= 300 || a - b < lag);
+		int s = from_a ? a++ : b++;
+		n += (size_t)sprintf(text + n, "{\"step\": %d, \"loss\": %.4f}\n", s,
+		                     2.0 - 0.001 * s + (from_a ? 0 : 1e-4));
+	}
+	const char *f = tu_write_file("two.jsonl", text, n);
+	free(text);
+	struct rm_import_opts o = {.run_name = "two"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(tu_tmp_path("two.db"), &o, f, NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].writers, 2);
+	assert_true(rep.r[0].restarts > 100);
+	assert_int_equal(rep.r[0].new_steps, 300);
+	rm_import_report_release(&rep);
+	/* A real resume stays a restart. */
+	assert_int_equal(imp(tu_tmp_path("h2.db"), &o, tu_data("wandb-history.jsonl"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].writers, 0);
+	assert_int_equal(rep.r[0].restarts, 1);
+	rm_import_report_release(&rep);
+}
+
 static void wandb_history(void **state)
 {
 	const char *db = tu_tmp_path("h.db");
@@ -612,6 +643,7 @@ int main(void)
 	    cmocka_unit_test(rank_out_of_range),
 	    cmocka_unit_test(implausible_batches),
 	    cmocka_unit_test(chart_export_many_runs),
+	    cmocka_unit_test(two_writers_interleaved),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,6 +70,9 @@ struct rm_import_result {
 	uint64_t ignored;     /* rows with neither loss, eval nor batch values */
 	uint64_t replaced;    /* rows replacing an earlier row of the same step */
 	uint64_t restarts;    /* times the step counter went backwards */
+	uint64_t back_steps;  /* steps those restarts went back, summed */
+	uint64_t step_rows;   /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;          /* > 1: the file interleaves that many writers of every step (not restarts) */
 	uint64_t skipped;     /* malformed lines skipped (skip_bad) */
 	uint64_t over_bounds; /* batches longer than the last bucket boundary */
 	int64_t new_steps;    /* steps the run did not have before */

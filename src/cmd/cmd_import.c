@@ -54,9 +54,13 @@ static void print_result(const struct rm_import_result *r)
 	if (r->loss_key)
 		printf(", loss key '%s'", rm_tx(r->loss_key));
 	putchar('\n');
-	if (r->replaced)
+	if (r->writers > 1)
+		printf("  each step appears %d times: %d writers interleaved in one file; the later row of each step"
+		       " is kept\n",
+		       r->writers, r->writers);
+	else if (r->replaced)
 		printf("  %llu rows replaced an earlier row of the same step\n", (unsigned long long)r->replaced);
-	if (r->restarts) {
+	if (r->restarts && r->writers < 2) {
 		printf("  step counter restarted %llu time%s:", (unsigned long long)r->restarts,
 		       r->restarts > 1 ? "s" : "");
 		for (uint64_t i = 0; i < r->restarts && i < RM_IMPORT_NOTED; i++)

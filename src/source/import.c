@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* mkostemp */
 #include <ctype.h>
 #include <fcntl.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -232,10 +233,12 @@ static void note_step(struct sink *k, int64_t rank, int64_t step, uint64_t line)
 {
 	struct rm_import_result *res = k->res;
 	struct track *t = track_for(k, rank);
+	res->step_rows++;
 	if (t->has_prev && step < t->prev) {
 		if (res->restarts < RM_IMPORT_NOTED)
 			res->restart[res->restarts] = (struct rm_restart){line, step, t->prev};
 		res->restarts++;
+		res->back_steps += (uint64_t)(t->prev - step);
 	}
 	if (track_seen(t, step))
 		res->replaced++;
@@ -310,6 +313,21 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 	return RM_OK;
 }
 
+/* Two processes appending to one log write every step twice, a little
+ * apart: the counter then "restarts" on most lines, by a few steps each
+ * time. A real restart (a resume from a checkpoint) is rare and goes back
+ * far. Returns the number of writers when the file looks like that, else 0. */
+static int interleaved_writers(const struct rm_import_result *r)
+{
+	uint64_t distinct = r->step_rows - r->replaced;
+	if (r->restarts < 10 || distinct == 0 || r->replaced < distinct * 3 / 4 || r->restarts < distinct / 4)
+		return 0;
+	double span = (double)(r->last_step - r->first_step) + 1;
+	if ((double)r->back_steps / (double)r->restarts > fmax(50, span / 100))
+		return 0;
+	return (int)lround((double)r->step_rows / (double)distinct);
+}
+
 int sink_finish(struct sink *k, struct rm_err *err)
 {
 	int64_t after = 0;
@@ -318,6 +336,7 @@ int sink_finish(struct sink *k, struct rm_err *err)
 	if (rc)
 		return rc;
 	k->res->new_steps = after - k->steps_before;
+	k->res->writers = interleaved_writers(k->res);
 	if (loss_key && !k->res->loss_key)
 		k->res->loss_key = rm_xstrdup(loss_key);
 	return rm_store_run_touch(k->st, k->run_id, loss_key, err);

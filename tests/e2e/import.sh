@@ -46,6 +46,18 @@ echo "$err" | grep -q "runmon: error: .*bad.jsonl:3: column 32: expected a strin
 "$runmon" --db "$db" import --run other --skip-bad "$data/bad.jsonl" | grep -q "skipped 2 bad lines (3, 5)" \
 	|| fail "skip-bad summary"
 
+# Two writers of one log: one line says so, and no restart list.
+python3 -c "
+for s in range(200):
+    print('{\"step\": %d, \"loss\": %.3f}' % (s, 2 - s / 1000))
+    if s >= 2:
+        print('{\"step\": %d, \"loss\": %.3f}' % (s - 2, 2 - (s - 2) / 1000))
+" >"$tmp/two.jsonl"
+"$runmon" --db "$tmp/two.db" import --run two "$tmp/two.jsonl" >"$tmp/two.out"
+grep -q "each step appears 2 times: 2 writers interleaved in one file; the later row of each step is kept" "$tmp/two.out" \
+	|| fail "two writers: $(cat "$tmp/two.out")"
+if grep -q "restarted" "$tmp/two.out"; then fail "two writers reported as restarts"; fi
+
 # Usage errors exit 2.
 set +e
 "$runmon" --db "$db" import >/dev/null 2>&1; [ $? = 2 ] || fail "no file: exit 2"
