@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runmon/bucketmap.h"
 #include "runmon/detect.h"
 #include "runmon/render.h"
 #include "runmon/sim.h"
@@ -565,6 +566,63 @@ static void configured_interval_wins(void **state)
 	simrun_free(&r);
 }
 
+/* ---- lengths only: buckets derived from max_len (issue 13) ---- */
+
+/* Diagnoses a simulated run whose batches carry lengths but no bucket id. */
+static void diagnose_lengths_only(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
+                                  struct rm_diagnosis *d)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_bucket_map m;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, strat, seed, 5000, spikes, 1);
+	assert_true(rm_bucket_map_derive(&m, r.max_len, r.s.nb, r.bucket));
+	r.s.labels = m.label;
+	r.s.nlabels = m.k;
+	r.s.derived_bounds = m.bound;
+	r.s.nderived_bounds = m.nbound;
+	rm_detect_all(&r.s, &o, d);
+	rm_bucket_map_release(&m);
+	simrun_free(&r);
+}
+
+static void lengths_only_homogeneous_flagged(void **state)
+{
+	const enum rm_sim_strategy bad[] = {RM_SIM_SORTED, RM_SIM_CHUNKED, RM_SIM_HF_MEGABATCH};
+	for (size_t i = 0; i < 3; i++)
+		for (uint64_t seed = 1; seed <= 8; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_only(bad[i], seed, RM_SIM_SPIKES_NONE, &d);
+			if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN || !d.nderived)
+				fail_msg("%s seed %llu: %s, severity %d", rm_sim_strategy_name(bad[i]),
+				         (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h), d.severity);
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* Healthy orders, lengths only: never homogeneous, never unstable (the
+ * per-length levels must not pass for resets). */
+static void lengths_only_healthy_quiet(void **state)
+{
+	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
+	for (size_t i = 0; i < 3; i++) {
+		int alarms = 0;
+		for (uint64_t seed = 1; seed <= 30; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_only(good[i], seed, RM_SIM_SPIKES_NONE, &d);
+			if (d.severity >= RM_SEV_WARN) {
+				alarms++;
+				print_message("%s seed %llu: %s\n", rm_sim_strategy_name(good[i]),
+				              (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h));
+			}
+			rm_diagnosis_release(&d);
+		}
+		if (alarms > 0)
+			fail_msg("%s: %d alarms in 30 seeds", rm_sim_strategy_name(good[i]), alarms);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +643,8 @@ int main(void)
 	    cmocka_unit_test(bursts_are_not_periodic),
 	    cmocka_unit_test(few_spikes_no_period),
 	    cmocka_unit_test(configured_interval_wins),
+	    cmocka_unit_test(lengths_only_homogeneous_flagged),
+	    cmocka_unit_test(lengths_only_healthy_quiet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

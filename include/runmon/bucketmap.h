@@ -27,6 +27,11 @@ struct rm_bucket_map {
 	size_t nraw; /* distinct ids, sorted, and the dense bucket of each */
 	int64_t *raw;
 	int *dense;
+	/* No bucket id recorded: buckets derived from max_len, bucket i holding
+	 * (bound[i], bound[i + 1]] (the last one longer lengths too). */
+	int derived;
+	int nbound;
+	int64_t bound[RM_MAX_BUCKETS + 1];
 };
 
 /* Text labels of a run's text ids, sorted by id (from the store). */
@@ -41,6 +46,15 @@ struct rm_bucket_texts {
  * dense bucket, -1 for none. */
 void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const double *max_len, size_t n,
                          const struct rm_bucket_texts *texts, int *dense_out);
+/* Without ids: derives buckets from n batches' max_len (NaN unknown) when
+ * at least half have one, fitting boundaries with the least-padding fit
+ * (runmon buckets) for k = 1..8 and keeping the smallest k whose fit is
+ * within a point of 8 buckets' efficiency. Fills dense_out (-1 without a
+ * length) and returns 1; returns 0, with m empty, when too few lengths. */
+int rm_bucket_map_derive(struct rm_bucket_map *m, const double *max_len, size_t n, int *dense_out);
+/* The derived bucket of a length (-1 for NaN). */
+int rm_bucket_map_of_length(const struct rm_bucket_map *m, double max_len);
+
 /* The dense bucket of a stored id, -1 when the map has not seen it. */
 int rm_bucket_map_dense(const struct rm_bucket_map *m, int64_t raw);
 void rm_bucket_map_release(struct rm_bucket_map *m);

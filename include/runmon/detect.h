@@ -42,6 +42,9 @@ struct rm_series {
 	const char (*labels)[RM_BUCKET_LABEL_LEN];
 	int nlabels;
 	size_t labels_seen;
+	/* Buckets derived from max_len (no id recorded): their boundaries. */
+	const int64_t *derived_bounds;
+	int nderived_bounds;
 };
 
 struct rm_detect_opts {
@@ -251,6 +254,8 @@ struct rm_diagnosis {
 	int label_id[RM_MAX_BUCKETS];
 	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
 	size_t labels_grouped; /* distinct labels grouped into the buckets, 0: none */
+	int nderived;          /* boundaries of buckets derived from max_len, 0: ids were recorded */
+	int64_t derived_bound[RM_MAX_BUCKETS + 1];
 };
 
 /* The label of bucket id b in a diagnosis ("?" for an id it never saw). */

@@ -37,6 +37,7 @@ struct rm_sim_opts {
 	int64_t save_every;       /* checkpoint interval, steps (default 500) */
 	int64_t steps_per_epoch;  /* default steps / 3 */
 	int64_t tokens_per_batch; /* token budget of a bucketed batch (default 65536) */
+	int no_bucket;            /* record lengths only: no bucket id, no boundaries */
 };
 void rm_sim_opts_default(struct rm_sim_opts *o);
 

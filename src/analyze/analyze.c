@@ -103,6 +103,8 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .labels = ss.map.label,
 	    .nlabels = ss.map.k,
 	    .labels_seen = ss.map.labels,
+	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
+	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
 	};
 	if (!s.checkpoint_every)
 		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);
@@ -120,8 +122,19 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	struct rm_err cerr;
 	memset(&cost, 0, sizeof(cost));
 	if (!o->window && rm_store_load_cost(st, run_id, since, 4000, &ss.map, &c, &cerr) == RM_OK) {
-		struct rm_padding_input pi = {c.nb,     c.step,   c.bucket, c.n,       c.min_len,  c.max_len,
-		                              c.tokens, c.padded, c.dt,     ss.bounds, ss.nbounds, o->detect.seed};
+		int derived = ss.map.derived && !ss.nbounds; /* the derived boundaries stand for the current ones */
+		struct rm_padding_input pi = {c.nb,
+		                              c.step,
+		                              c.bucket,
+		                              c.n,
+		                              c.min_len,
+		                              c.max_len,
+		                              c.tokens,
+		                              c.padded,
+		                              c.dt,
+		                              derived ? ss.map.bound : ss.bounds,
+		                              derived ? ss.map.nbound : ss.nbounds,
+		                              o->detect.seed};
 		rm_padding_analyze(&pi, &cost);
 		cost.stride = c.stride;
 		rm_store_cost_release(&c);
@@ -133,7 +146,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	            : o->since > 0 || o->window ? RM_NOT_STORED_PARTIAL
 	            : rm_store_readonly(st)     ? RM_NOT_STORED_READONLY
 	                                        : RM_STORED;
-	if (d->stored == RM_STORED && d->split.ok &&
+	if (d->stored == RM_STORED && d->split.ok && !ss.map.derived && /* derived buckets have no stored id */
 	    rm_store_replace_levels(st, run_id, &ss.map, d->split.bucket, d->split.offset, d->split.level, d->split.k,
 	                            d->split.log_scale, err)) {
 		rm_store_series_release(&ss);

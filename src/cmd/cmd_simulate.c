@@ -29,6 +29,7 @@ static const char usage_text[] = "usage: runmon simulate [options]\n"
                                  "  --steps-per-epoch N epoch length (default steps/3)\n"
                                  "  --run NAME          run name in the database (default sim-STRATEGY)\n"
                                  "  --out DIR           write files to DIR instead of the database\n"
+                                 "  --no-bucket         record lengths only, no bucket id (as most trainers do)\n"
                                  "  --db PATH           database file\n";
 
 static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
@@ -44,6 +45,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"steps-per-epoch", required_argument, NULL, 'e'},
 	    {"run", required_argument, NULL, 'r'},
 	    {"out", required_argument, NULL, 'o'},
+	    {"no-bucket", no_argument, NULL, 'N'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -91,6 +93,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			}
 			o.log_every = (int)v;
 			break;
+		case 'N': o.no_bucket = 1; break;
 		case 'p':
 			if (!strcmp(optarg, "none"))
 				o.spikes = RM_SIM_SPIKES_NONE;

@@ -24,7 +24,11 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 	const struct rm_runs_result *ru = &d->runs;
 	const struct rm_resets_result *re = &d->resets;
 	if (top->severity < RM_SEV_WARN) {
-		if (!d->has_buckets)
+		if (!d->has_buckets && d->nderived)
+			snprintf(buf, n,
+			         "no alarm; batch lengths are recorded but hardly vary, so there is no length order to"
+			         " test");
+		else if (!d->has_buckets)
 			snprintf(buf, n,
 			         "no alarm from the bucket-free checks; record batch composition to test for"
 			         " homogeneous batching");
@@ -97,7 +101,9 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 			lines[n++] = (s);                                                                              \
 	} while (0)
 	if (top->severity < RM_SEV_WARN) {
-		if (!d->has_buckets)
+		if (!d->has_buckets && d->nderived)
+			ADD("nothing to fix: batches of one length cannot be ordered by length");
+		else if (!d->has_buckets)
 			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
 			    " so runmon can test for homogeneous batching");
 		else

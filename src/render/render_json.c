@@ -228,6 +228,12 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 		json_array_append_new(labels, json_pack("{s:i, s:s}", "bucket", d->label_id[j], "label", d->label[j]));
 	json_object_set_new(o, "bucket_labels", labels);
 	json_object_set_new(o, "labels_grouped", json_integer((json_int_t)d->labels_grouped));
+	json_t *derived = json_array();
+	for (int i = 0; i < d->nderived; i++)
+		json_array_append_new(derived, json_integer(d->derived_bound[i]));
+	json_object_set_new(o, "buckets_derived",
+	                    d->nderived ? json_pack("{s:s, s:o}", "from", "max_len", "boundaries", derived)
+	                                : (json_decref(derived), json_null()));
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "verdict",

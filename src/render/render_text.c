@@ -80,6 +80,12 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 	if (d->labels_grouped)
 		fprintf(fp, " (%zu bucket labels, grouped by length into %d)", d->labels_grouped, d->nlabels);
 	fputc('\n', fp);
+	if (d->nderived) {
+		fputs("no bucket ids recorded: buckets derived from max_len, boundaries ", fp);
+		for (int i = 0; i < d->nderived; i++)
+			fprintf(fp, "%s%lld", i ? "," : "", (long long)d->derived_bound[i]);
+		fputs(" (least-padding fit, the fewest buckets within a point of 8)\n", fp);
+	}
 	if (c->run_url)
 		fprintf(fp, "%s\n", c->run_url);
 }
@@ -327,7 +333,11 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		spark(fp, d->curves.adjusted, d->curves.bins, lo, hi);
 		fputs("  <- the curve to watch\n", fp);
 	}
-	if (!d->has_buckets)
+	if (!d->has_buckets && d->nderived)
+		fputs("\nBatch lengths are recorded but hardly vary (one bucket fits them): there is no length order to"
+		      " test, so the runs test, the split and the per-bucket baselines did not run.\n",
+		      fp);
+	else if (!d->has_buckets)
 		fputs("\nNo batch composition for this run: the runs test, the split and the per-bucket baselines need"
 		      " it.\nRecord it with a sidecar file or batch/* keys (see the README), then import or sync"
 		      " again.\n",

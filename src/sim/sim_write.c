@@ -62,8 +62,8 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 		goto out;
 	if ((rc = rm_store_run_ensure(st, &key, &run, err)) || (rc = rm_store_clear_run(st, run, err)))
 		goto fail;
-	if ((rc = rm_store_put_buckets(st, run, o->bounds ? o->bounds : default_bounds, o->bounds ? o->nbounds : 7,
-	                               err)))
+	if (!o->no_bucket && (rc = rm_store_put_buckets(st, run, o->bounds ? o->bounds : default_bounds,
+	                                                o->bounds ? o->nbounds : 7, err)))
 		goto fail;
 	for (size_t i = 0; i < m; i++) {
 		struct rm_step s = {.step = rows[i].step,
@@ -82,7 +82,7 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 		struct rm_batch b = {
 		    .step = x->step,
 		    .v = {x->bucket, x->n, x->min_len, x->max_len, x->mean_len, (double)x->tokens, (double)x->padded},
-		    .have = 0x7f};
+		    .have = o->no_bucket ? 0x7e : 0x7f};
 		if ((rc = rm_store_put_batch(st, run, &b, err)))
 			goto fail;
 	}
@@ -126,11 +126,14 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 		        rows[i].epoch);
 	for (int64_t t = 0; t < o->steps; t++) {
 		const struct rm_sim_step *x = &steps[t];
+		if (!o->no_bucket)
+			fprintf(b, "{\"step\": %lld, \"bucket\": %d, ", (long long)x->step, x->bucket);
+		else
+			fprintf(b, "{\"step\": %lld, ", (long long)x->step);
 		fprintf(b,
-		        "{\"step\": %lld, \"bucket\": %d, \"n\": %d, \"min_len\": %d, \"max_len\": %d,"
-		        " \"mean_len\": %.1f, \"tokens\": %lld, \"padded_tokens\": %lld}\n",
-		        (long long)x->step, x->bucket, x->n, x->min_len, x->max_len, x->mean_len, (long long)x->tokens,
-		        (long long)x->padded);
+		        "\"n\": %d, \"min_len\": %d, \"max_len\": %d, \"mean_len\": %.1f, \"tokens\": %lld,"
+		        " \"padded_tokens\": %lld}\n",
+		        x->n, x->min_len, x->max_len, x->mean_len, (long long)x->tokens, (long long)x->padded);
 	}
 	free(rows);
 	free(steps);

@@ -726,6 +726,10 @@ static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct r
 		struct rm_bucket_texts texts = {n, id, label};
 		out->bucket = rm_xmalloc((out->nb ? out->nb : 1) * sizeof(int));
 		rm_bucket_map_build(&out->map, raw, out->max_len, out->nb, &texts, out->bucket);
+		if (out->map.labels == 0) { /* no bucket ids: the lengths are the composition */
+			rm_bucket_map_release(&out->map);
+			rm_bucket_map_derive(&out->map, out->max_len, out->nb, out->bucket);
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(label[i]);
@@ -1042,7 +1046,8 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 			double v[6];
 			for (int i = 0; i < 6; i++)
 				v[i] = col_opt(s, 2 + i);
-			int bucket = sqlite3_column_type(s, 1) == SQLITE_INTEGER
+			int bucket = map->derived ? rm_bucket_map_of_length(map, v[2]) /* v[2]: max_len */
+			             : sqlite3_column_type(s, 1) == SQLITE_INTEGER
 			                 ? rm_bucket_map_dense(map, sqlite3_column_int64(s, 1))
 			                 : -1;
 			size_t i = out->nb;

@@ -85,4 +85,24 @@ if grep -q "0 permutations\|long-bucket share" "$tmp/out"; then fail "ladder tes
 rc "$runmon" --db "$db" diagnose nocomp --json >/dev/null
 python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['ladder']; assert l['tested'] is False and l['p'] is None, l" "$tmp/out" \
 	|| fail "ladder JSON without composition"
+# Lengths only (a sidecar with lens statistics, no bucket id, no --buckets):
+# buckets are derived from max_len, and both verdicts are right.
+for st in chunked interleaved; do
+	"$runmon" simulate --strategy $st --no-bucket --steps 6000 --seed 4 --out "$tmp/lo-$st" >/dev/null
+	if grep -q '"bucket"' "$tmp/lo-$st/batches.jsonl"; then fail "--no-bucket wrote bucket ids"; fi
+	"$runmon" --db "$db" import --run "lo-$st" "$tmp/lo-$st/history.jsonl" "$tmp/lo-$st/batches.jsonl" >/dev/null
+	rc "$runmon" --db "$db" diagnose "lo-$st" >/dev/null
+	grep -q "no bucket ids recorded: buckets derived from max_len, boundaries 0,770," "$tmp/out" \
+		|| fail "lengths only, $st: $(head -3 "$tmp/out")"
+	if grep -q "record batch composition" "$tmp/out" || grep "^VERDICT" "$tmp/out" | grep -q "instability"; then
+		fail "lengths only, $st: $(grep VERDICT "$tmp/out")"
+	fi
+done
+rc "$runmon" --db "$db" diagnose lo-chunked >/dev/null
+grep -q "^VERDICT  \(warn\|critical\): homogeneous batching" "$tmp/out" || fail "lengths only, chunked: $(grep VERDICT "$tmp/out")"
+[ "$(rc "$runmon" --db "$db" diagnose lo-interleaved)" = 0 ] || fail "lengths only, interleaved: $(grep VERDICT "$tmp/out")"
+rc "$runmon" --db "$db" diagnose lo-chunked --json >/dev/null
+python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['buckets_derived']; assert b['from'] == 'max_len' and b['boundaries'][:2] == [0, 770] and len(b['boundaries']) >= 4, b" "$tmp/out" \
+	|| fail "buckets_derived in JSON"
+
 echo "e2e diagnose: all checks passed"

@@ -85,16 +85,22 @@ if grep -q RunmonHomogeneousBatching "$tmp/g2"; then fail "verdict alerted twice
 unset WANDB_API_KEY WANDB_BASE_URL
 
 # 6. SIGTERM during a loop: exit 0, database intact.
-"$runmon" --db "$db" watch --every 1 --offline homog inter >/dev/null &
+sqlite3 "$db" ".backup '$tmp/term.db'" # with no alert sent yet, the first tick prints them
+sqlite3 "$tmp/term.db" "DELETE FROM alerts"
+"$runmon" --db "$tmp/term.db" watch --every 1 --offline homog inter >"$tmp/term.out" &
 victim=$!
-sleep 1.5
+# Past the first tick (its alerts are out), so the handler is in place even
+# when runmon starts slowly (valgrind, a loaded machine).
+for i in $(seq 600); do [ -s "$tmp/term.out" ] && break; sleep 0.1; done
+sleep 0.5
 kill -TERM $victim
 set +e
 wait $victim
 rc=$?
 set -e
 [ $rc = 0 ] || fail "SIGTERM exit $rc"
-[ "$(sqlite3 "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity after SIGTERM"
+[ -s "$tmp/term.out" ] || fail "SIGTERM: the first tick printed no alert"
+[ "$(sqlite3 "$tmp/term.db" "PRAGMA integrity_check")" = ok ] || fail "integrity after SIGTERM"
 # 7. A growing batch sidecar: the losses are stored, the batch composition
 # arrives while the watch runs, its last line half-written.
 "$runmon" simulate --strategy chunked --steps 4000 --seed 3 --spikes bucket --out "$tmp/sim" >/dev/null

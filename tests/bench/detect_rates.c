@@ -1,15 +1,16 @@
 /*
- * period_rates.c - how often the inferred period is found, and how often
- * it is claimed where there is none, over many seeds (README, "How runmon
- * decides"). Not a test: the unit tests assert the same cases over fewer
- * seeds; this prints the rates.
+ * detect_rates.c - detection and false-alarm rates over many seeds (README,
+ * "How runmon decides"): the inferred period, and verdicts from lengths
+ * alone (buckets derived from max_len). Not a test: the unit tests assert
+ * the same cases over fewer seeds; this prints the rates.
  *
- * usage: period_rates [SEEDS]   (default 100)
+ * usage: detect_rates [SEEDS]   (default 100)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runmon/bucketmap.h"
 #include "runmon/detect.h"
 #include "runmon/sim.h"
 
@@ -41,8 +42,10 @@ static void diagnose_hand(const char *spike, uint64_t seed, struct rm_diagnosis 
 	rm_detect_all(&s, &o, d);
 }
 
-/* A simulated run, save interval left unconfigured. */
-static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, struct rm_diagnosis *d)
+/* A simulated run, save interval left unconfigured; with lengths_only, no
+ * bucket ids: buckets derived from max_len as the store derives them. */
+static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, int lengths_only,
+                         struct rm_diagnosis *d)
 {
 	struct rm_sim_opts o;
 	struct rm_sim_step *x;
@@ -64,9 +67,17 @@ static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_
 	free(x);
 	struct rm_series s = {
 	    .n = 6000, .step = step, .loss = loss, .nb = 6000, .bstep = step, .bucket = bucket, .max_len = max_len};
+	struct rm_bucket_map m = {0};
+	if (lengths_only && rm_bucket_map_derive(&m, max_len, 6000, bucket)) {
+		s.labels = m.label;
+		s.nlabels = m.k;
+		s.derived_bounds = m.bound;
+		s.nderived_bounds = m.nbound;
+	}
 	struct rm_detect_opts opt;
 	rm_detect_opts_default(&opt);
 	rm_detect_all(&s, &opt, d);
+	rm_bucket_map_release(&m);
 }
 
 int main(int argc, char **argv)
@@ -122,12 +133,31 @@ int main(int argc, char **argv)
 			for (int seed = 1; seed <= seeds; seed++) {
 				struct rm_diagnosis d;
 				diagnose_sim(strats[k], (uint64_t)seed, sp ? RM_SIM_SPIKES_BUCKET : RM_SIM_SPIKES_NONE,
-				             &d);
+				             0, &d);
 				fp += d.resets.periodic_cause;
 				rm_diagnosis_release(&d);
 			}
 			printf("%s, %s: called periodic %d/%d\n", rm_sim_strategy_name(strats[k]),
 			       sp ? "resets in the longest bucket" : "no resets", fp, seeds);
+		}
+	/* Lengths only: every strategy, no resets and resets in the longest bucket. */
+	static const enum rm_sim_strategy all[] = {RM_SIM_SORTED,          RM_SIM_CHUNKED, RM_SIM_HF_MEGABATCH,
+	                                           RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED,   RM_SIM_INTERLEAVED};
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+		for (int sp = 0; sp < 2; sp++) {
+			int homog = 0, unstable = 0, alarm = 0;
+			for (int seed = 1; seed <= seeds; seed++) {
+				struct rm_diagnosis d;
+				diagnose_sim(all[k], (uint64_t)seed, sp ? RM_SIM_SPIKES_BUCKET : RM_SIM_SPIKES_NONE, 1,
+				             &d);
+				homog += d.rank[0].h == RM_H_HOMOGENEOUS && d.severity >= RM_SEV_WARN;
+				unstable += d.rank[0].h == RM_H_INSTABILITY && d.severity >= RM_SEV_WARN;
+				alarm += d.severity >= RM_SEV_WARN;
+				rm_diagnosis_release(&d);
+			}
+			printf("lengths only, %s, %s: homogeneous %d/%d, instability %d/%d, any alarm %d/%d\n",
+			       rm_sim_strategy_name(all[k]), sp ? "resets in the longest bucket" : "no resets", homog,
+			       seeds, unstable, seeds, alarm, seeds);
 		}
 	return 0;
 }
