@@ -20,6 +20,7 @@ struct rm_alert {
 	enum rm_severity severity;
 	int bucket;                             /* -1 when not about one bucket */
 	char bucket_label[RM_BUCKET_LABEL_LEN]; /* its label as the trainer wrote it, "" when none */
+	int bucket_derived;                     /* the label is a derived length range, which may move */
 	char summary[512];
 	char description[512];
 	char fix[512];

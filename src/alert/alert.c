@@ -41,7 +41,7 @@ static void labels_fingerprint(struct rm_alert *a)
 	/* Severity is left out: a rising severity is the same incident. The
 	 * bucket by its label: dense ids differ between windows of a run. */
 	const char *names[] = {"alertname", "run", "detector", "bucket"};
-	const char *values[] = {a->alertname, a->run, a->detector, a->bucket_label};
+	const char *values[] = {a->alertname, a->run, a->detector, a->bucket_derived ? "" : a->bucket_label};
 	rm_alert_fingerprint(names, values, 4, a->fingerprint);
 }
 
@@ -106,6 +106,7 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		a->severity = d->severity > RM_SEV_WARN ? d->severity : RM_SEV_WARN;
 		a->bucket = top >= 0 ? r->bucket[top] : -1;
 		snprintf(a->bucket_label, sizeof(a->bucket_label), "%s", top >= 0 ? rm_bucket_label(d, a->bucket) : "");
+		a->bucket_derived = d->nderived > 0; /* boundaries refitted each time: one incident */
 		int64_t first = r->spikes ? r->list[0].step : -1, last = first;
 		for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++) {
 			first = r->list[i].step < first ? r->list[i].step : first;
