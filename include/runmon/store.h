@@ -150,7 +150,7 @@ struct rm_store_series {
 	int64_t *bstep;
 	int *bucket;              /* dense bucket (see map), -1 when unknown */
 	struct rm_bucket_map map; /* stored ids and labels of the dense buckets */
-	double *max_len;          /* tokens; NaN when unknown */
+	double *max_len;          /* tokens; NaN when unknown (mean_len when only that is known) */
 
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;

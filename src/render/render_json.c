@@ -232,8 +232,9 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	for (int i = 0; i < d->nderived; i++)
 		json_array_append_new(derived, json_integer(d->derived_bound[i]));
 	json_object_set_new(o, "buckets_derived",
-	                    d->nderived ? json_pack("{s:s, s:o}", "from", "max_len", "boundaries", derived)
-	                                : (json_decref(derived), json_null()));
+	                    d->nderived
+	                        ? json_pack("{s:s, s:o}", "from", "max_len, else mean_len", "boundaries", derived)
+	                        : (json_decref(derived), json_null()));
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "verdict",

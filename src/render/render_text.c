@@ -81,7 +81,7 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 		fprintf(fp, " (%zu bucket labels, grouped by length into %d)", d->labels_grouped, d->nlabels);
 	fputc('\n', fp);
 	if (d->nderived) {
-		fputs("no bucket ids recorded: buckets derived from max_len, boundaries ", fp);
+		fputs("no bucket ids recorded: buckets derived from max_len (else mean_len), boundaries ", fp);
 		for (int i = 0; i < d->nderived; i++)
 			fprintf(fp, "%s%lld", i ? "," : "", (long long)d->derived_bound[i]);
 		fputs(" (least-padding fit, the fewest buckets within a point of 8)\n", fp);

@@ -16,8 +16,9 @@
 #include "import_internal.h"
 
 static const char *const cand_step_wandb[] = {"_step", NULL};
-static const char *const cand_step[] = {"step", "global_step",       "_step", "Step", "current_steps", "iteration",
-                                        "iter", "train/global_step", NULL};
+static const char *const cand_step[] = {"step",          "global_step", "_step", "Step",
+                                        "current_steps", "iteration",   "iter",  "train/global_step",
+                                        "num_updates",   NULL}; /* num_updates: fairseq */
 static const char *const cand_loss[] = {"loss",          "train/loss",      "train_loss",      "train.loss",
                                         "training_loss", "train/loss_step", "train_loss_step", NULL};
 static const char *const cand_lr[] = {"lr",       "learning_rate",       "train/lr", "train/learning_rate",
@@ -41,6 +42,17 @@ static const char *const tb_step[] = {"Step", NULL};
 static const char *const tb_loss[] = {"Value", NULL};
 static const char *const tb_ts[] = {"Wall time", NULL};
 static const char *const none[] = {NULL};
+
+/* What trainers call a batch's token and sequence counts, taken bare in any
+ * format (the names are distinctive): fairseq's ntokens / nsentences and
+ * its per-interval means wpb / bsz, seq2seq loops' n_tokens / bsz. */
+static const struct {
+	const char *name;
+	enum target t;
+} batch_aliases[] = {
+    {"ntokens", T_TOKENS}, {"wpb", T_TOKENS}, {"n_tokens", T_TOKENS}, {"num_tokens", T_TOKENS},
+    {"nsentences", T_N},   {"bsz", T_N},      {"n_sequences", T_N},
+};
 
 /* Batch statistics, in enum target order from T_BUCKET. */
 static const char *const batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
@@ -151,6 +163,9 @@ static enum target classify(const struct mapper *m, const char *key, size_t klen
 		for (int i = 0; i <= T_LENS - T_BUCKET; i++)
 			if (key_is(k, kl, batch_names[i]))
 				return (enum target)(T_BUCKET + i);
+	for (size_t i = 0; i < sizeof(batch_aliases) / sizeof(batch_aliases[0]); i++)
+		if (key_is(key, klen, batch_aliases[i].name))
+			return batch_aliases[i].t;
 	if (m->fmt == RM_FMT_HF_STATE && key_is(key, klen, "train_runtime"))
 		return T_SUMMARY;
 	for (int i = 0; eval_prefixes[i]; i++)
@@ -470,6 +485,8 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 			rec->b.rank = (int64_t)v;
 			continue;
 		}
+		if (t == T_N && v != floor(v) && !key_is(pick[t]->key, pick[t]->klen, "n"))
+			v = fmax(1, round(v)); /* bsz is a mean over the logging interval */
 		rec->b.v[t - T_BUCKET] = v;
 		rec->b.have |= 1u << (t - T_BUCKET);
 	}

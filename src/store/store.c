@@ -743,7 +743,7 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 	sqlite3_stmt *s;
 	size_t cap = count_rows(db, "batches", run_id, since);
 	int rc = sqlite3_prepare_v2(db,
-	                            "SELECT step, bucket, max_len FROM batches"
+	                            "SELECT step, bucket, COALESCE(max_len, mean_len) FROM batches"
 	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
 	                            -1, &s, NULL);
 	if (rc != SQLITE_OK)
