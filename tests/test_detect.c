@@ -355,7 +355,9 @@ static void names_are_complete(void **state)
 	}
 }
 
-/* ---- periods inferred from the spikes (no save interval configured) ---- */
+/* ---- periods inferred from the spikes (no save interval configured) ----
+ * Few seeds each, to keep the suite quick under valgrind; the rates over
+ * 100 seeds come from tests/bench/detect_rates. */
 
 /* A run of n steps whose bucket order repeats `pattern` (period plen), with
  * a loss level per bucket and 5% noise, the loss multiplied by 1.8 at the
@@ -412,7 +414,7 @@ static void diagnose_spikes(const char *spike, size_t n, uint64_t seed, struct r
 static void period_exact_and_jittered(void **state)
 {
 	enum { N = 12000 };
-	for (uint64_t seed = 1; seed <= 10; seed++) {
+	for (uint64_t seed = 1; seed <= 5; seed++) {
 		for (int jitter = 0; jitter <= 2; jitter += 2) {
 			static char spike[N];
 			uint64_t x = seed;
@@ -442,7 +444,7 @@ static void period_exact_and_jittered(void **state)
 static void period_aliasing_with_the_order(void **state)
 {
 	enum { N = 12000 };
-	for (uint64_t seed = 1; seed <= 10; seed++) {
+	for (uint64_t seed = 1; seed <= 5; seed++) {
 		static char spike[N];
 		memset(spike, 0, sizeof(spike));
 		for (int t = 512; t < N; t += 512)
@@ -464,7 +466,7 @@ static void period_aliasing_with_the_order(void **state)
 static void bucket_resets_in_a_periodic_order(void **state)
 {
 	enum { N = 12000 };
-	for (uint64_t seed = 1; seed <= 20; seed++) {
+	for (uint64_t seed = 1; seed <= 10; seed++) {
 		static char spike[N];
 		uint64_t x = seed * 7919;
 		for (int t = 0; t < N; t++)
@@ -486,7 +488,7 @@ static void bucket_resets_in_a_periodic_order(void **state)
 static void bursts_are_not_periodic(void **state)
 {
 	int bad = 0, runs = 0;
-	for (uint64_t seed = 1; seed <= 30; seed++)
+	for (uint64_t seed = 1; seed <= 15; seed++)
 		for (int k = 0; k < 2; k++) {
 			struct simrun r;
 			struct rm_detect_opts o;
@@ -531,7 +533,7 @@ static void few_spikes_no_period(void **state)
 	assert_non_null(strstr(text, "too few spikes to test a period"));
 	free(text);
 	rm_diagnosis_release(&d);
-	for (uint64_t seed = 1; seed <= 50; seed++) {
+	for (uint64_t seed = 1; seed <= 20; seed++) {
 		struct simrun r;
 		struct rm_detect_opts o;
 		rm_detect_opts_default(&o);
@@ -591,7 +593,7 @@ static void lengths_only_homogeneous_flagged(void **state)
 {
 	const enum rm_sim_strategy bad[] = {RM_SIM_SORTED, RM_SIM_CHUNKED, RM_SIM_HF_MEGABATCH};
 	for (size_t i = 0; i < 3; i++)
-		for (uint64_t seed = 1; seed <= 8; seed++) {
+		for (uint64_t seed = 1; seed <= 5; seed++) {
 			struct rm_diagnosis d;
 			diagnose_lengths_only(bad[i], seed, RM_SIM_SPIKES_NONE, &d);
 			if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN || !d.nderived)
@@ -608,7 +610,7 @@ static void lengths_only_healthy_quiet(void **state)
 	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
 	for (size_t i = 0; i < 3; i++) {
 		int alarms = 0;
-		for (uint64_t seed = 1; seed <= 30; seed++) {
+		for (uint64_t seed = 1; seed <= 20; seed++) {
 			struct rm_diagnosis d;
 			diagnose_lengths_only(good[i], seed, RM_SIM_SPIKES_NONE, &d);
 			if (d.severity >= RM_SEV_WARN) {
@@ -619,7 +621,7 @@ static void lengths_only_healthy_quiet(void **state)
 			rm_diagnosis_release(&d);
 		}
 		if (alarms > 0)
-			fail_msg("%s: %d alarms in 30 seeds", rm_sim_strategy_name(good[i]), alarms);
+			fail_msg("%s: %d alarms in 20 seeds", rm_sim_strategy_name(good[i]), alarms);
 	}
 }
 

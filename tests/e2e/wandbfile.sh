@@ -118,14 +118,14 @@ mkdir -p wandb3/run-20261129_140000-tt22
 "$j2w" --run tt22 --entity acme --project llm long/merged.jsonl wandb3/run-20261129_140000-tt22/run-tt22.wandb
 "$runmon" --db t.db watch --every 1 --wandb-dir wandb3 >t2 &
 watcher=$!
-for _ in $(seq 100); do
+for _ in $(seq $((100 * ${RUNMON_TEST_SLOW:-1}))); do
 	n=$(q t.db "SELECT COUNT(*) FROM findings" 2>/dev/null || true)
 	[ -n "$n" ] && [ "$n" != 0 ] && break
 	sleep 0.1
 done
 [ ! -s t2 ] || fail "healthy part alerted: $(cat t2)"
 "$j2w" --append --lines 1-2000 turn/shifted.jsonl wandb3/run-20261129_140000-tt22/run-tt22.wandb
-for _ in $(seq 60); do grep -q RunmonResetsByBucket t2 && break; sleep 0.1; done
+for _ in $(seq $((60 * ${RUNMON_TEST_SLOW:-1}))); do grep -q RunmonResetsByBucket t2 && break; sleep 0.1; done
 kill -TERM $watcher
 wait $watcher || fail "watch exit status"
 grep -q "^ALERT [a-z]* acme/llm/tt22 RunmonResetsByBucket: loss resets cluster in bucket 5" t2 ||
