@@ -74,16 +74,22 @@ static sqlite3_stmt *stmt(struct rm_store *st, enum stmt_id id, struct rm_err *e
 	return st->stmt[id];
 }
 
-int rm_store_schema_version(struct rm_store *st)
+/* The integer a one-row query answers, or -1 when it cannot be read. */
+static int query_int(struct rm_store *st, const char *sql)
 {
 	sqlite3_stmt *s;
 	int v = -1;
-	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
 	return v;
+}
+
+int rm_store_schema_version(struct rm_store *st)
+{
+	return query_int(st, "PRAGMA user_version");
 }
 
 int rm_store_latest_version(void)
@@ -128,20 +134,6 @@ fail:
 	return rc;
 }
 
-/* Objects in the database's schema, or -1 when it cannot be read (not a
- * database at all). */
-static int count_objects(struct rm_store *st)
-{
-	sqlite3_stmt *s;
-	int n = -1;
-	if (sqlite3_prepare_v2(st->db, "SELECT COUNT(*) FROM sqlite_schema", -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		n = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	return n;
-}
-
 static int open_store(struct rm_store **out, const char *path, int max_version, unsigned flags, struct rm_err *err)
 {
 	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
@@ -170,7 +162,8 @@ static int open_store(struct rm_store **out, const char *path, int max_version, 
 	/* Before anything writes (WAL, migrations): another program's database
 	 * is never touched. Schema version 0 with objects is not runmon's, which
 	 * sets the version in the transaction that creates its tables. */
-	int objects = count_objects(st), version = rm_store_schema_version(st);
+	/* Objects in the schema; -1 when it cannot be read (not a database). */
+	int objects = query_int(st, "SELECT COUNT(*) FROM sqlite_schema"), version = rm_store_schema_version(st);
 	if (objects < 0) {
 		rc = db_err(st, err, "cannot open");
 		goto fail;
