@@ -119,8 +119,8 @@ want=$(sqlite3 f.db "SELECT COUNT(*), SUM(loss) FROM steps")
 grep -q "^-: wandb-history -> run 's'" s1.out || fail "stdin summary: $(cat s1.out)"
 cat sim/history.jsonl | "$runmon" --db s2.db import --run s /dev/stdin >/dev/null || fail "import /dev/stdin (a pipe)"
 mkfifo fifo
-timeout 30 sh -c 'cat sim/history.jsonl >fifo' &
-timeout 30 "$runmon" --db s3.db import --run s fifo >/dev/null || fail "import from a FIFO"
+timeout 300 sh -c 'cat sim/history.jsonl >fifo' &
+timeout 300 "$runmon" --db s3.db import --run s fifo >/dev/null || fail "import from a FIFO"
 for d in s1.db s2.db s3.db; do
 	[ "$(sqlite3 $d "SELECT COUNT(*), SUM(loss) FROM steps")" = "$want" ] || fail "$d: $(sqlite3 $d 'SELECT COUNT(*) FROM steps') steps"
 done

@@ -84,8 +84,8 @@ for name in r.html.tmp .r.html.tmp r.html~; do ln -s "$tmp/victim" "$tmp/out/$na
 grep -q "<html" "$tmp/out/r.html" || fail "report not written"
 [ "$(find "$tmp/out" -type f | wc -l)" = 1 ] || fail "temporary files left: $(ls -a "$tmp/out")"
 mkfifo "$tmp/out/pipe.html"
-timeout 30 cat "$tmp/out/pipe.html" >"$tmp/fromfifo" &
-timeout 30 "$runmon" --db "$db" report inter -o "$tmp/out/pipe.html" || fail "report into a FIFO"
+timeout 300 cat "$tmp/out/pipe.html" >"$tmp/fromfifo" &
+timeout 300 "$runmon" --db "$db" report inter -o "$tmp/out/pipe.html" || fail "report into a FIFO"
 wait $!
 [ -p "$tmp/out/pipe.html" ] || fail "the FIFO was replaced by a file"
 grep -q "<html" "$tmp/fromfifo" || fail "nothing came through the FIFO"
