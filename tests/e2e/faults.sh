@@ -177,7 +177,7 @@ for i in $(seq 15); do
 	q c.db "SELECT COUNT(*) FROM batches" >/dev/null 2>>readers.err || errs=$((errs + 1))
 done
 wait $feeder
-for _ in $(seq 50); do [ "$(q c.db "SELECT COUNT(*) FROM batches")" = 4000 ] && break; sleep 0.2; done
+for _ in $(seq $((50 * ${RUNMON_TEST_SLOW:-1}))); do [ "$(q c.db "SELECT COUNT(*) FROM batches")" = 4000 ] && break; sleep 0.2; done
 kill -TERM $watcher
 wait $watcher || fail "watch exit status"
 [ "$errs" = 0 ] || fail "readers failed $errs times: $(cat readers.err)"

@@ -156,7 +156,7 @@ watcher=$!
 sleep 2
 [ ! -s "$tmp/l1" ] || fail "alerted before the batches: $(cat "$tmp/l1")"
 "$runmon" --db "$db" import --run late "$tmp/sim/batches.jsonl" >/dev/null
-for _ in $(seq 50); do grep -q RunmonHomogeneousBatching "$tmp/l1" && break; sleep 0.1; done
+for _ in $(seq $((50 * ${RUNMON_TEST_SLOW:-1}))); do grep -q RunmonHomogeneousBatching "$tmp/l1" && break; sleep 0.1; done
 kill -TERM $watcher
 wait $watcher || fail "watch exit status"
 grep -q "^ALERT critical late RunmonHomogeneousBatching" "$tmp/l1" || fail "external import not noticed"
@@ -193,7 +193,7 @@ wait_file "$tmp/slow.port"
 export WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/slow.port")"
 "$runmon" --db "$db" watch --every 1 acme/llm/slow >/dev/null 2>"$tmp/slow.err" &
 watcher=$!
-for _ in $(seq 300); do # until the first windows are in
+for _ in $(seq $((300 * ${RUNMON_TEST_SLOW:-1}))); do # until the first windows are in
 	[ "$(sqlite3 "$db" "SELECT COALESCE(MAX(sync_cursor), 0) > 0 FROM runs WHERE name = 'slow'" 2>/dev/null)" = 1 ] && break
 	sleep 0.05
 done
