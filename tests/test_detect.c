@@ -570,15 +570,34 @@ static void configured_interval_wins(void **state)
 
 /* ---- lengths only: buckets derived from max_len (issue 13) ---- */
 
+/* How the simulated loss relates to length: as simulated (a mean over
+ * tokens of per-length levels), not at all, or summed over sequences. */
+enum loss_shape { LOSS_AS_SIMULATED, LOSS_LENGTH_FREE, LOSS_PER_SEQUENCE_SUM };
+
+static void reshape_loss(struct simrun *r, enum loss_shape shape, uint64_t seed)
+{
+	struct rm_rng g = {seed};
+	for (size_t j = 0; j < r->s.n; j++) {
+		if (shape == LOSS_AS_SIMULATED)
+			continue;
+		/* a per-token loss that ignores length, and that loss summed over
+		 * each sequence (one loss point per batch: log_every is 1) */
+		r->loss[j] = (1 + exp(-(double)j / 1250)) * (1 + 0.05 * rm_rng_normal(&g));
+		if (shape == LOSS_PER_SEQUENCE_SUM)
+			r->loss[j] *= r->max_len[j] / 1000;
+	}
+}
+
 /* Diagnoses a simulated run whose batches carry lengths but no bucket id. */
-static void diagnose_lengths_only(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
-                                  struct rm_diagnosis *d)
+static void diagnose_lengths_shaped(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
+                                    enum loss_shape shape, struct rm_diagnosis *d)
 {
 	struct simrun r;
 	struct rm_detect_opts o;
 	struct rm_bucket_map m;
 	rm_detect_opts_default(&o);
 	simrun_make(&r, strat, seed, 5000, spikes, 1);
+	reshape_loss(&r, shape, seed);
 	assert_true(rm_bucket_map_derive(&m, r.max_len, r.s.nb, r.bucket));
 	r.s.labels = m.label;
 	r.s.nlabels = m.k;
@@ -587,6 +606,12 @@ static void diagnose_lengths_only(enum rm_sim_strategy strat, uint64_t seed, enu
 	rm_detect_all(&r.s, &o, d);
 	rm_bucket_map_release(&m);
 	simrun_free(&r);
+}
+
+static void diagnose_lengths_only(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
+                                  struct rm_diagnosis *d)
+{
+	diagnose_lengths_shaped(strat, seed, spikes, LOSS_AS_SIMULATED, d);
 }
 
 static void lengths_only_homogeneous_flagged(void **state)
@@ -599,6 +624,9 @@ static void lengths_only_homogeneous_flagged(void **state)
 			if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN || !d.nderived)
 				fail_msg("%s seed %llu: %s, severity %d", rm_sim_strategy_name(bad[i]),
 				         (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h), d.severity);
+			if (!d.length.ordered || !d.resets_by_length)
+				fail_msg("%s seed %llu: length acf %.2f, not ordered", rm_sim_strategy_name(bad[i]),
+				         (unsigned long long)seed, d.length.acf[0]);
 			rm_diagnosis_release(&d);
 		}
 }
@@ -618,10 +646,58 @@ static void lengths_only_healthy_quiet(void **state)
 				print_message("%s seed %llu: %s\n", rm_sim_strategy_name(good[i]),
 				              (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h));
 			}
+			/* The per-length levels are seen for what they are: the loss
+			 * follows length, in random order, and it is no sum. */
+			char line[512];
+			rm_explain_verdict(&d, line, sizeof(line));
+			if (!d.length.coupled || d.length.ordered || d.length.per_sequence_sum ||
+			    !strstr(line, "length-adjusted"))
+				fail_msg("%s seed %llu: R^2 %.2f, acf %.2f: %s", rm_sim_strategy_name(good[i]),
+				         (unsigned long long)seed, d.length.r2, d.length.acf[0], line);
 			rm_diagnosis_release(&d);
 		}
 		if (alarms > 0)
 			fail_msg("%s: %d alarms in 20 seeds", rm_sim_strategy_name(good[i]), alarms);
+	}
+}
+
+/* A loss that does not depend on length is never called coupled, in a
+ * healthy order or a homogeneous one (the order is still flagged). */
+static void length_free_loss_not_coupled(void **state)
+{
+	const enum rm_sim_strategy strat[] = {RM_SIM_INTERLEAVED, RM_SIM_CHUNKED};
+	for (size_t i = 0; i < 2; i++)
+		for (uint64_t seed = 1; seed <= 6; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_shaped(strat[i], seed, RM_SIM_SPIKES_NONE, LOSS_LENGTH_FREE, &d);
+			if (!d.length.ok || d.length.coupled || d.length.per_sequence_sum)
+				fail_msg("%s seed %llu: R^2 %.3f [%.3f, %.3f] called coupled",
+				         rm_sim_strategy_name(strat[i]), (unsigned long long)seed, d.length.r2,
+				         d.length.r2_lo, d.length.r2_hi);
+			if (strat[i] == RM_SIM_INTERLEAVED && d.severity >= RM_SEV_WARN)
+				fail_msg("interleaved seed %llu: %s", (unsigned long long)seed,
+				         rm_hypothesis_name(d.rank[0].h));
+			if (strat[i] == RM_SIM_CHUNKED && d.rank[0].h != RM_H_HOMOGENEOUS)
+				fail_msg("chunked seed %llu: %s", (unsigned long long)seed,
+				         rm_hypothesis_name(d.rank[0].h));
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* A loss summed over the batch's tokens grows with length: the hint says
+ * so, and names the per-token loss as the cure. */
+static void per_sequence_sum_hint(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis d;
+		const char *fix[8];
+		diagnose_lengths_shaped(RM_SIM_INTERLEAVED, seed, RM_SIM_SPIKES_NONE, LOSS_PER_SEQUENCE_SUM, &d);
+		int nf = rm_explain_fix(&d, fix, 8);
+		if (!d.length.per_sequence_sum || nf < 1 || !strstr(fix[0], "per-token"))
+			fail_msg("seed %llu: slope %.2f, no per-sequence-sum hint", (unsigned long long)seed,
+			         d.length.slope);
+		assert_true(d.length.slope_lo < 1.2 && d.length.slope_hi > 0.8);
+		rm_diagnosis_release(&d);
 	}
 }
 
@@ -647,6 +723,8 @@ int main(void)
 	    cmocka_unit_test(configured_interval_wins),
 	    cmocka_unit_test(lengths_only_homogeneous_flagged),
 	    cmocka_unit_test(lengths_only_healthy_quiet),
+	    cmocka_unit_test(length_free_loss_not_coupled),
+	    cmocka_unit_test(per_sequence_sum_hint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

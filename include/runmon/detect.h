@@ -179,7 +179,28 @@ struct rm_resets_result {
 	int flagged;
 };
 
-/* 5. Verdict. */
+/* 5. Continuous length coupling (no buckets needed): how much of the
+ * detrended log loss the batch's log length explains, and how ordered the
+ * lengths are. See detect_length.c. */
+#define RM_LEN_LAGS 5
+struct rm_length_result {
+	int ok;                           /* enough loss points with a recorded length */
+	size_t points;                    /* loss points with a length */
+	size_t batches;                   /* batches with a length */
+	int log_scale;                    /* fitted on log(loss); else on the loss itself */
+	double slope, slope_lo, slope_hi; /* loss on log length, 95% CI */
+	double r, r2, r2_lo, r2_hi;       /* partial correlation given the trend, and its square with a 95% CI */
+	double n_eff;                     /* points, discounted for autocorrelation (Bartlett) */
+	double p;                         /* two-sided, slope = 0 */
+	double acf[RM_LEN_LAGS];          /* lag 1..RM_LEN_LAGS autocorrelation of batch log length */
+	double ref_len;                   /* geometric mean length: the adjusted loss is the loss at this length */
+	int coupled;                      /* the length explains at least 10% (CI above 5%) */
+	int ordered;                      /* lag-1 length autocorrelation >= 0.5: batches follow each other by length */
+	int per_sequence_sum;             /* coupled, on log scale, slope within 0.2 of 1 */
+	double *adjusted;                 /* length-adjusted loss per finite loss point (owned), NULL unless ok */
+};
+
+/* 6. Verdict. */
 enum rm_hypothesis {
 	RM_H_HOMOGENEOUS,
 	RM_H_BUCKET_RESETS, /* resets in some buckets while the order is healthy */
@@ -206,6 +227,7 @@ struct rm_curves {
 	int bins;
 	int64_t first_step, last_step;
 	double loss[RM_CURVE_BINS], adjusted[RM_CURVE_BINS];
+	double length_adjusted[RM_CURVE_BINS]; /* NaN throughout when no length effect was fitted */
 	int k;
 	int bucket[RM_MAX_BUCKETS];
 	double bucket_loss[RM_MAX_BUCKETS][RM_CURVE_BINS];
@@ -223,8 +245,9 @@ struct rm_plot {
 	int n;
 	int64_t step[RM_PLOT_POINTS];
 	float loss[RM_PLOT_POINTS], adjusted[RM_PLOT_POINTS];
-	int8_t bucket[RM_PLOT_POINTS]; /* dense bucket index, -1 none */
-	float q[RM_MAX_BUCKETS][5];    /* 5, 25, 50, 75, 95th percentiles of the loss */
+	float length_adjusted[RM_PLOT_POINTS]; /* NaN when no length effect was fitted */
+	int8_t bucket[RM_PLOT_POINTS];         /* dense bucket index, -1 none */
+	float q[RM_MAX_BUCKETS][5];            /* 5, 25, 50, 75, 95th percentiles of the loss */
 	int strip_n;
 	int8_t strip[RM_STRIP_CELLS]; /* dense bucket of evenly spaced batches */
 	int64_t strip_first, strip_last;
@@ -244,6 +267,8 @@ struct rm_diagnosis {
 	struct rm_split_result split;
 	struct rm_ladder_result ladder;
 	struct rm_resets_result resets;
+	struct rm_length_result length;
+	int resets_by_length; /* resets measured on the length-adjusted loss (no bucket ids) */
 	struct rm_ranked rank[RM_H_COUNT];
 	struct rm_padding_result cost; /* filled by rm_analyze_run, not the detectors */
 	enum rm_stored stored;         /* likewise: whether the findings went to the store */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "detect_internal.h"
+#include "runmon/stats.h"
 
 static const char *const sev_names[] = {"none", "info", "warn", "critical"};
 
@@ -89,6 +90,24 @@ static double *pick(const double *src, const char *keep, size_t n, size_t m)
 	return out;
 }
 
+/* How ordered the lengths are: the autocorrelation of batch log length. */
+static void length_order(struct rm_prepared *p)
+{
+	p->len_run = 1;
+	if (!p->blog)
+		return;
+	double *v = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(double));
+	size_t m = 0;
+	for (size_t t = 0; t < p->nb; t++)
+		if (!isnan(p->blog[t]))
+			v[m++] = p->blog[t];
+	p->len_batches = m;
+	rm_acf(v, m, RM_LEN_LAGS, p->len_acf);
+	double r1 = fmin(0.999, p->len_acf[1]);
+	p->len_run = fmax(1, (1 + r1) / (1 - r1));
+	free(v);
+}
+
 void prepare(const struct rm_series *s, struct rm_prepared *p)
 {
 	int dense[RM_BUCKET_IDS];
@@ -96,13 +115,27 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	p->k = dense_buckets(s, dense, p->bucket_id);
 	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
 	int64_t *bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
+	if (s->max_len)
+		p->blog = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(double));
+	size_t known = 0;
 	for (size_t t = 0; t < s->nb; t++) {
 		int b = s->bucket[t];
 		if (b < 0 || b >= RM_BUCKET_IDS || dense[b] < 0)
 			continue;
+		if (p->blog) {
+			double len = s->max_len[t];
+			int ok = isfinite(len) && len > 0;
+			p->blog[p->nb] = ok ? log(len) : NAN;
+			known += (size_t)ok;
+		}
 		p->bseq[p->nb] = dense[b];
 		bstep[p->nb++] = s->bstep[t];
 	}
+	if (!known) {
+		free(p->blog);
+		p->blog = NULL;
+	}
+	length_order(p);
 	/* The series' own arrays serve when nothing was left out (the usual
 	 * case), which saves a copy of each on a long run. */
 	if (p->nb == s->nb) {
@@ -187,6 +220,7 @@ void prepared_release(struct rm_prepared *p)
 	free(p->dom);
 	free(p->onehot);
 	free(p->bseq);
+	free(p->blog);
 
 	free(p->bfrom);
 	free(p->bto);

@@ -26,6 +26,10 @@ struct rm_prepared {
 	size_t nb;        /* batches with a bucket */
 	int *bseq;        /* their dense buckets, in step order */
 	const int64_t *bstep;
+	double *blog;                    /* log length of each of those batches, NaN unknown; NULL when none is known */
+	size_t len_batches;              /* batches with a known length */
+	double len_acf[RM_LEN_LAGS + 1]; /* autocorrelation of their log length, lags 0..RM_LEN_LAGS */
+	double len_run;      /* its correlation time (1 + r1) / (1 - r1), in batches: how long lengths stay alike */
 	size_t *bfrom, *bto; /* point j covers batches [bfrom[j], bto[j]) */
 	int long_from;       /* dense buckets >= long_from count as long */
 };
@@ -45,8 +49,10 @@ void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share,
 void detect_split(const struct rm_prepared *p, struct rm_split_result *r);
 void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
                    const struct rm_detect_opts *o, struct rm_ladder_result *r);
-void detect_resets(const struct rm_prepared *p, const struct rm_split_result *split, const struct rm_series *s,
+/* adjusted: the loss with the buckets' (or the length's) effect removed. */
+void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
                    const struct rm_detect_opts *o, struct rm_resets_result *r);
+void detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
 void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
 /* Infers a period of the spikes (spike[j] per point) into r's period_*. */
 void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);

@@ -101,7 +101,7 @@ static void near_events(const int64_t *spikes, size_t ns, const int64_t *ev, siz
 	*p = rm_binom_sf((double)hits, (double)ns, covered);
 }
 
-void detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp, const struct rm_series *s,
+void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
                    const struct rm_detect_opts *o, struct rm_resets_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -118,10 +118,10 @@ void detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp
 	size_t *idx = rm_xmalloc(n * sizeof(size_t)), *all = rm_xmalloc(n * sizeof(size_t));
 	for (size_t j = 0; j < n; j++)
 		all[j] = j;
-	/* Global baselines, raw and bucket-adjusted. */
+	/* Global baselines, raw and adjusted (for bucket or length). */
 	r->spikes_global = hampel(p->y, all, n, o->hampel_k, gspike, scratch);
-	if (sp->adjusted)
-		r->spikes_adjusted = hampel(sp->adjusted, all, n, o->hampel_k, aspike, scratch);
+	if (adjusted)
+		r->spikes_adjusted = hampel(adjusted, all, n, o->hampel_k, aspike, scratch);
 	size_t vanished = 0;
 	for (size_t j = 0; j < n; j++)
 		vanished += gspike[j] && !aspike[j];

@@ -174,7 +174,9 @@ static double mean_run(const struct rm_prepared *p)
 static size_t trend_window(const struct rm_prepared *p)
 {
 	double spacing = p->n > 1 ? (double)(p->step[p->n - 1] - p->step[0]) / (double)(p->n - 1) : 1;
-	double w_steps = fmax(200, 20 * mean_run(p));
+	/* Wide enough to hold many runs of one bucket, or of alike lengths (a
+	 * bucket derived from length can cut a true bucket's run in pieces). */
+	double w_steps = fmax(200, 20 * fmax(mean_run(p), p->len_run));
 	size_t w = (size_t)(w_steps / fmax(spacing, 1));
 	if (w > p->n / 3)
 		w = p->n / 3;

@@ -123,6 +123,15 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 		hb->score += evidence(re->chi2_q, 0);
 	if (la->ramp)
 		hb->score = fmax(hb->score, 10 * la->ramp_desc_share);
+	/* The loss follows length and lengths come in streaks: homogeneous
+	 * batching seen without buckets (coarse or few derived buckets can
+	 * leave the runs test short of power). */
+	const struct rm_length_result *len = &d->length;
+	if (len->coupled && len->ordered) {
+		if (hb->severity < RM_SEV_WARN)
+			hb->severity = RM_SEV_WARN;
+		hb->score = fmax(hb->score, evidence(len->p, 0));
+	}
 	/* Resets that cluster by bucket while the order is healthy: the data of
 	 * those buckets, not the batching. */
 	struct rm_ranked *hr = &h[RM_H_BUCKET_RESETS];
@@ -161,7 +170,8 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 }
 
 /* Binned means of the loss and the adjusted loss, overall and per bucket. */
-static void curves(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_curves *c)
+static void curves(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
+                   struct rm_curves *c)
 {
 	double n[RM_CURVE_BINS] = {0}, nb[RM_MAX_BUCKETS][RM_CURVE_BINS] = {{0}};
 	double tot[RM_MAX_BUCKETS] = {0}, cnt[RM_MAX_BUCKETS] = {0}, adj[RM_MAX_BUCKETS] = {0};
@@ -181,6 +191,7 @@ static void curves(const struct rm_prepared *p, const struct rm_split_result *sp
 		double a = sp->adjusted ? sp->adjusted[j] : p->y[j];
 		c->loss[b] += p->y[j];
 		c->adjusted[b] += a;
+		c->length_adjusted[b] += len_adj ? len_adj[j] : 0;
 		n[b]++;
 		int d = p->dom[j];
 		if (d >= 0 && p->onehot[j]) {
@@ -195,6 +206,7 @@ static void curves(const struct rm_prepared *p, const struct rm_split_result *sp
 	for (int b = 0; b < RM_CURVE_BINS; b++) {
 		c->loss[b] = n[b] ? c->loss[b] / n[b] : NAN;
 		c->adjusted[b] = n[b] ? c->adjusted[b] / n[b] : NAN;
+		c->length_adjusted[b] = n[b] && len_adj ? c->length_adjusted[b] / n[b] : NAN;
 		for (int i = 0; i < p->k; i++) {
 			c->bucket_loss[i][b] = nb[i][b] ? c->bucket_loss[i][b] / nb[i][b] : NAN;
 			c->bucket_adjusted[i][b] = nb[i][b] ? c->bucket_adjusted[i][b] / nb[i][b] : NAN;
@@ -224,7 +236,7 @@ static void *ladder_thread(void *arg)
 /* Largest-triangle-three-buckets downsampling (S. Steinarsson, 2013):
  * keeps the point of each bucket that spans the largest triangle with its
  * neighbours, so peaks and resets stay visible. */
-static void lttb(const struct rm_prepared *p, const double *adj, struct rm_plot *pl)
+static void lttb(const struct rm_prepared *p, const double *adj, const double *len_adj, struct rm_plot *pl)
 {
 	size_t n = p->n, m = RM_PLOT_POINTS;
 	size_t keep[RM_PLOT_POINTS];
@@ -269,6 +281,7 @@ static void lttb(const struct rm_prepared *p, const double *adj, struct rm_plot 
 		pl->step[i] = p->step[j];
 		pl->loss[i] = (float)p->y[j];
 		pl->adjusted[i] = (float)(adj ? adj[j] : p->y[j]);
+		pl->length_adjusted[i] = len_adj ? (float)len_adj[j] : NAN;
 		pl->bucket[i] = (int8_t)(p->dom[j] >= 0 && p->dom[j] < 127 ? p->dom[j] : -1);
 	}
 }
@@ -281,12 +294,13 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* Per-bucket quantiles from at most 20000 evenly spaced points, and the
  * bucket strip. */
-static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_plot *pl)
+static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
+                 struct rm_plot *pl)
 {
 	memset(pl, 0, sizeof(*pl));
 	if (p->n == 0)
 		return;
-	lttb(p, sp->adjusted, pl);
+	lttb(p, sp->adjusted, len_adj, pl);
 	size_t stride = p->n > 20000 ? p->n / 20000 : 1, cap = p->n / stride + 1;
 	for (int b = 0; b < p->k; b++) {
 		double *v = rm_xmalloc(cap * sizeof(double));
@@ -322,6 +336,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->batches = p.nb;
 	d->has_buckets = p.k >= 2;
 	detect_split(&p, &d->split);
+	detect_length(&p, &d->split, &d->length);
 	/* The ladder's permutation test is the longest detector: it runs on the
 	 * second core while this one does the runs test and the resets. Both
 	 * only read p and the split. */
@@ -331,12 +346,15 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	if (!threaded)
 		ladder_thread(&job);
 	rm_detect_runs(s, o, &d->runs);
-	detect_resets(&p, &d->split, s, o, &d->resets);
+	/* Derived buckets are a coarse cut of the length: without a recorded
+	 * id, resets are measured on the length-adjusted loss. */
+	d->resets_by_length = s->derived_bounds && d->length.adjusted;
+	detect_resets(&p, d->resets_by_length ? d->length.adjusted : d->split.adjusted, s, o, &d->resets);
 	if (threaded)
 		pthread_join(th, NULL);
 	detect_verdict(o, d);
-	curves(&p, &d->split, &d->curves);
-	plot(&p, &d->split, &d->plot);
+	curves(&p, &d->split, d->length.adjusted, &d->curves);
+	plot(&p, &d->split, d->length.adjusted, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;
 	d->nlabels = p.k;
@@ -368,5 +386,6 @@ void rm_diagnosis_release(struct rm_diagnosis *d)
 {
 	free(d->split.trend);
 	free(d->split.adjusted);
+	free(d->length.adjusted);
 	memset(d, 0, sizeof(*d));
 }

@@ -23,11 +23,25 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 	const struct rm_ranked *top = &d->rank[0];
 	const struct rm_runs_result *ru = &d->runs;
 	const struct rm_resets_result *re = &d->resets;
+	const struct rm_length_result *len = &d->length;
 	if (top->severity < RM_SEV_WARN) {
-		if (!d->has_buckets && d->nderived)
+		if (d->resets_by_length && len->coupled)
+			snprintf(
+			    buf, n,
+			    "healthy order: batch lengths come in random order (lag-1 autocorrelation %.2f), and the"
+			    " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
+			    " length-adjusted loss",
+			    len->acf[0], len->r2, len->slope);
+		else if (!d->has_buckets && d->nderived)
 			snprintf(buf, n,
 			         "no alarm; batch lengths are recorded but hardly vary, so there is no length order to"
 			         " test");
+		else if (!d->has_buckets && len->batches)
+			snprintf(
+			    buf, n,
+			    "no alarm; batch composition is recorded but holds a single bucket, so there is no bucket"
+			    " order to test (length autocorrelation %.2f)",
+			    len->acf[0]);
 		else if (!d->has_buckets)
 			snprintf(buf, n,
 			         "no alarm from the bucket-free checks; record batch composition to test for"
@@ -92,7 +106,7 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 
 int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 {
-	static char enrich[256], price[320];
+	static char enrich[256], price[320], per_seq[256];
 	int n = 0;
 	const struct rm_ranked *top = &d->rank[0];
 #define ADD(s)                                                                                                         \
@@ -100,9 +114,22 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		if (n < max)                                                                                           \
 			lines[n++] = (s);                                                                              \
 	} while (0)
+	const struct rm_length_result *len = &d->length;
+	if (len->per_sequence_sum) {
+		snprintf(per_seq, sizeof(per_seq),
+		         "the loss grows in proportion to length (slope %.2f on log length): it is a per-sequence"
+		         " sum; log the per-token loss (divide by the batch's tokens) and the length effect goes",
+		         len->slope);
+		ADD(per_seq);
+	}
 	if (top->severity < RM_SEV_WARN) {
-		if (!d->has_buckets && d->nderived)
+		if (d->resets_by_length && len->coupled)
+			ADD("nothing to fix in the order; plot the length-adjusted loss (the length_adjusted_loss view)"
+			    " rather than the raw loss");
+		else if (!d->has_buckets && d->nderived)
 			ADD("nothing to fix: batches of one length cannot be ordered by length");
+		else if (!d->has_buckets && len->batches)
+			ADD("nothing to fix: batches of one bucket cannot be ordered by bucket");
 		else if (!d->has_buckets)
 			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
 			    " so runmon can test for homogeneous batching");
@@ -128,8 +155,12 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 			ADD(price);
 		}
 		ADD("or build mixed-bucket batches (several buckets per batch), at some padding cost");
-		ADD("meanwhile, read the bucket-adjusted loss: it removes each bucket's level, and its spikes"
-		    " are real ones");
+		if (d->resets_by_length)
+			ADD("meanwhile, read the length-adjusted loss: it removes the length effect, and its spikes"
+			    " are real ones");
+		else
+			ADD("meanwhile, read the bucket-adjusted loss: it removes each bucket's level, and its spikes"
+			    " are real ones");
 		break;
 	case RM_H_BUCKET_RESETS: {
 		const struct rm_resets_result *re = &d->resets;

@@ -1,5 +1,5 @@
 /*
- * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/1,
+ * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/2,
  * documented in the README) and as finding rows for the store. Every
  * number the text report shows is here; non-finite numbers become null.
  */
@@ -169,6 +169,29 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	return o;
 }
 
+static json_t *length_json(const struct rm_length_result *l, int resets_by_length)
+{
+	json_t *acf = json_array();
+	for (int i = 0; i < RM_LEN_LAGS; i++)
+		json_array_append_new(acf, num(l->acf[i]));
+	json_t *o = json_pack("{s:b, s:I, s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "ok", l->ok, "batches",
+	                      (json_int_t)l->batches, "points", (json_int_t)l->points, "length_acf", acf, "ordered",
+	                      l->ordered, "coupled", l->coupled, "per_sequence_sum", l->per_sequence_sum,
+	                      "resets_on_length_adjusted", resets_by_length, "tested", l->batches > 0);
+	if (!l->ok)
+		return o;
+	json_object_set_new(o, "scale", json_string(l->log_scale ? "log" : "linear"));
+	json_object_set_new(o, "slope", num(l->slope));
+	json_object_set_new(o, "slope_ci", json_pack("[o, o]", num(l->slope_lo), num(l->slope_hi)));
+	json_object_set_new(o, "r", num(l->r));
+	json_object_set_new(o, "r2", num(l->r2));
+	json_object_set_new(o, "r2_ci", json_pack("[o, o]", num(l->r2_lo), num(l->r2_hi)));
+	json_object_set_new(o, "n_eff", num(l->n_eff));
+	json_object_set_new(o, "p", num(l->p));
+	json_object_set_new(o, "ref_len", num(l->ref_len));
+	return o;
+}
+
 static json_t *cost_json(const struct rm_padding_result *p)
 {
 	json_t *o = json_pack("{s:b}", "ok", p->ok);
@@ -212,9 +235,11 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?}", "source", r->source ? r->source : "", "entity",
 	                        r->entity ? r->entity : "", "project", r->project ? r->project : "", "name", r->name,
 	                        "display_name", r->display_name, "url", c->run_url);
-	json_t *curve = json_pack("{s:I, s:I, s:o, s:o}", "first_step", (json_int_t)d->curves.first_step, "last_step",
-	                          (json_int_t)d->curves.last_step, "loss", series(d->curves.loss, d->curves.bins),
-	                          "adjusted", series(d->curves.adjusted, d->curves.bins));
+	json_t *curve =
+	    json_pack("{s:I, s:I, s:o, s:o, s:o}", "first_step", (json_int_t)d->curves.first_step, "last_step",
+	              (json_int_t)d->curves.last_step, "loss", series(d->curves.loss, d->curves.bins), "adjusted",
+	              series(d->curves.adjusted, d->curves.bins), "length_adjusted",
+	              series(d->curves.length_adjusted, d->curves.bins));
 	json_t *o =
 	    json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:b, s:s, s:b}", "schema", RM_DIAGNOSIS_SCHEMA, "run", run,
 	              "since", (json_int_t)c->since, "points", (json_int_t)d->points, "finite", (json_int_t)d->finite,
@@ -245,6 +270,7 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_object_set_new(o, "curve", curve);
 	json_object_set_new(o, "runs_test", runs_json(&d->runs));
 	json_object_set_new(o, "split", split_json(&d->split, &d->curves));
+	json_object_set_new(o, "length", length_json(&d->length, d->resets_by_length));
 	json_object_set_new(o, "ladder", ladder_json(&d->ladder));
 	json_object_set_new(o, "resets", resets_json(&d->resets));
 	json_object_set_new(o, "cost", cost_json(&d->cost));
@@ -294,6 +320,9 @@ size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **
 		add_row(rows, &n, d->ladder.ramp && !d->ladder.flagged ? "length_ramp" : "ladder", RM_SEV_WARN, a, b,
 		        (double)d->ladder.count, d->ladder.p, ladder_json(&d->ladder));
 	}
+	if (d->length.coupled)
+		add_row(rows, &n, "length_coupling", d->length.ordered ? RM_SEV_WARN : RM_SEV_INFO, d->first_step,
+		        d->last_step, d->length.r2, d->length.p, length_json(&d->length, d->resets_by_length));
 	const struct rm_resets_result *r = &d->resets;
 	if (r->cluster_by_bucket)
 		add_row(rows, &n, "resets_by_bucket", RM_SEV_WARN, r->spikes ? r->list[0].step : -1, -1, r->chi2,

@@ -184,6 +184,37 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	}
 }
 
+static void length_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_length_result *l = &d->length;
+	char p[32];
+	fputs("\nLoss and length\n", fp);
+	if (!l->batches) {
+		fputs("  not tested: no batch lengths recorded (lens, max_len, mean_len, or tokens and n)\n", fp);
+		return;
+	}
+	fputs("  batch log length autocorrelation, lags 1..5:", fp);
+	for (int i = 0; i < RM_LEN_LAGS; i++)
+		fprintf(fp, " %.2f", l->acf[i]);
+	fprintf(fp, " over %zu batches (random order gives ~0)%s\n", l->batches,
+	        l->ordered ? "  [ordered: batches follow each other by length]" : "");
+	if (!l->ok) {
+		fprintf(fp, "  coupling not tested: %zu loss points with a length, %d needed\n", l->points, 50);
+		return;
+	}
+	fmt_p(p, sizeof(p), l->p);
+	fprintf(fp,
+	        "  log length explains R^2 = %.3f [%.3f, %.3f] of the detrended %sloss: slope %.3f [%.3f, %.3f]"
+	        " per unit log length, p %s (%zu points, %.0f effective)%s\n",
+	        l->r2, l->r2_lo, l->r2_hi, l->log_scale ? "log " : "", l->slope, l->slope_lo, l->slope_hi, p, l->points,
+	        l->n_eff, l->coupled ? "  [coupled]" : "");
+	fprintf(fp, "  the length-adjusted loss is the loss at %.0f tokens (the geometric mean length)\n", l->ref_len);
+	if (l->per_sequence_sum)
+		fputs("  the loss grows in proportion to length: it reads as a per-sequence sum, and a per-token"
+		      " loss (divided by tokens) removes the effect\n",
+		      fp);
+}
+
 static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_ladder_result *l = &d->ladder;
@@ -327,15 +358,25 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		double lo = INFINITY, hi = -INFINITY;
 		range_of(d->curves.loss, d->curves.bins, &lo, &hi);
 		range_of(d->curves.adjusted, d->curves.bins, &lo, &hi);
+		range_of(d->curves.length_adjusted, d->curves.bins, &lo, &hi);
 		fputs("\nloss            ", fp);
 		spark(fp, d->curves.loss, d->curves.bins, lo, hi);
 		fputs("\nbucket-adjusted ", fp);
 		spark(fp, d->curves.adjusted, d->curves.bins, lo, hi);
-		fputs("  <- the curve to watch\n", fp);
+		fputs(d->resets_by_length ? "\n" : "  <- the curve to watch\n", fp);
+		if (d->length.ok) {
+			fputs("length-adjusted ", fp);
+			spark(fp, d->curves.length_adjusted, d->curves.bins, lo, hi);
+			fputs(d->resets_by_length ? "  <- the curve to watch\n" : "\n", fp);
+		}
 	}
 	if (!d->has_buckets && d->nderived)
 		fputs("\nBatch lengths are recorded but hardly vary (one bucket fits them): there is no length order to"
 		      " test, so the runs test, the split and the per-bucket baselines did not run.\n",
+		      fp);
+	else if (!d->has_buckets && d->length.batches)
+		fputs("\nBatch composition is recorded but holds a single bucket: the runs test, the split and the"
+		      " per-bucket baselines need two or more, so they did not run.\n",
 		      fp);
 	else if (!d->has_buckets)
 		fputs("\nNo batch composition for this run: the runs test, the split and the per-bucket baselines need"
@@ -344,6 +385,7 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		      fp);
 	runs_section(fp, d);
 	split_section(fp, d);
+	length_section(fp, d);
 	ladder_section(fp, d);
 	resets_section(fp, d);
 	cost_section(fp, d);
