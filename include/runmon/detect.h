@@ -42,6 +42,7 @@ struct rm_series {
 	const char (*labels)[RM_BUCKET_LABEL_LEN];
 	int nlabels;
 	size_t labels_seen;
+	size_t tokens_only; /* batches with a token count but no length or bucket (see rm_store_series) */
 	/* Buckets derived from max_len (no id recorded): their boundaries. */
 	const int64_t *derived_bounds;
 	int nderived_bounds;
@@ -194,6 +195,7 @@ struct rm_length_result {
 	double p;                         /* two-sided, slope = 0 */
 	double acf[RM_LEN_LAGS];          /* lag 1..RM_LEN_LAGS autocorrelation of batch log length */
 	double ref_len;                   /* geometric mean length: the adjusted loss is the loss at this length */
+	double min_len, max_len;          /* the lengths seen (tokens) */
 	int coupled;                      /* the length explains at least 10% (CI above 5%) */
 	int ordered;                      /* lag-1 length autocorrelation >= 0.5: batches follow each other by length */
 	int per_sequence_sum;             /* coupled, on log scale, slope within 0.2 of 1 */
@@ -280,6 +282,7 @@ struct rm_diagnosis {
 	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
 	size_t labels_grouped; /* distinct labels grouped into the buckets, 0: none */
 	int nderived;          /* boundaries of buckets derived from max_len, 0: ids were recorded */
+	size_t tokens_only;    /* batches with a token count but no length: the length is unknown */
 	int64_t derived_bound[RM_MAX_BUCKETS + 1];
 };
 

@@ -40,6 +40,8 @@ struct rm_import_opts {
 	const char *loss_key;     /* NULL: detect loss, train/loss, ... */
 	const char *step_key;     /* NULL: detect _step, step, global_step, ... */
 	const char *batch_prefix; /* NULL: "batch/" */
+	const char *length_key;   /* a key holding each batch's (mean) length in tokens */
+	const char *count_key;    /* a key holding each batch's sequence count */
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
 	int skip_bad; /* skip malformed lines instead of failing */
@@ -60,7 +62,8 @@ struct rm_restart {
 struct rm_import_result {
 	char *path;
 	char *run_name;
-	char *loss_key; /* detected or given; NULL if none */
+	char *loss_key;    /* detected or given; NULL if none */
+	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
 	enum rm_format format;
 	int64_t run_id;
 	uint64_t lines;       /* lines (or entries) read */

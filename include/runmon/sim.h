@@ -38,6 +38,7 @@ struct rm_sim_opts {
 	int64_t steps_per_epoch;  /* default steps / 3 */
 	int64_t tokens_per_batch; /* token budget of a bucketed batch (default 65536) */
 	int no_bucket;            /* record lengths only: no bucket id, no boundaries */
+	int cumulative;           /* record only cumulative token and sequence counters on the loss rows */
 };
 void rm_sim_opts_default(struct rm_sim_opts *o);
 

@@ -64,12 +64,14 @@ struct rm_run_info {
 	int64_t first_step, last_step;
 	int64_t batch_steps; /* steps that have batch composition */
 	double synced_at;    /* unix seconds, 0 if never */
+	char *composition;   /* the keys the latest import read batch composition from, or NULL */
 };
 
 struct rm_import_log {
 	int64_t run_id;
 	const char *path, *format;
 	int64_t lines, steps, batches, replaced, restarts, skipped;
+	const char *composition; /* NULL: none */
 };
 
 /* Opens (creating if needed) the database at path and migrates it to the
@@ -151,6 +153,7 @@ struct rm_store_series {
 	int *bucket;              /* dense bucket (see map), -1 when unknown */
 	struct rm_bucket_map map; /* stored ids and labels of the dense buckets */
 	double *max_len;          /* tokens; NaN when unknown (mean_len when only that is known) */
+	size_t tokens_only;       /* batch rows with a token count but no length, sequence count or bucket */
 
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;
@@ -219,6 +222,14 @@ void rm_store_cost_release(struct rm_store_cost *c);
  * dense buckets bucket[0..k), written for each stored id the map has. */
 int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm_bucket_map *map, const int *bucket,
                             const double *shift, const double *level, int k, int log_scale, struct rm_err *err);
+
+/* Replaces the run's fitted length effect (length_levels, and its table
+ * length_factors over lengths min_len..max_len); removes it when !ok. */
+struct rm_length_fit {
+	int ok, log_scale;
+	double slope, ref_len, r2, min_len, max_len;
+};
+int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm_length_fit *fit, struct rm_err *err);
 
 /* The run-local id of a text bucket label, given on first sight (from
  * RM_BUCKET_TEXT_ID up). */

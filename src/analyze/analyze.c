@@ -103,6 +103,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .labels = ss.map.label,
 	    .nlabels = ss.map.k,
 	    .labels_seen = ss.map.labels,
+	    .tokens_only = ss.tokens_only,
 	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
 	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
 	};
@@ -155,6 +156,14 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		return err->code;
 	}
 	rm_store_series_release(&ss);
+	const struct rm_length_result *len = &d->length;
+	struct rm_length_fit fit = {
+	    len->ok && len->coupled, len->log_scale, len->slope, len->ref_len, len->r2, len->min_len, len->max_len};
+	if (d->stored == RM_STORED && rm_store_replace_length(st, run_id, &fit, err)) {
+		rm_diagnosis_release(d);
+		rm_run_info_release(info);
+		return err->code;
+	}
 	if (d->stored == RM_STORED) {
 		struct rm_finding_row *rows;
 		size_t n = rm_render_findings(d, &rows);

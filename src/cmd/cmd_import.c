@@ -33,6 +33,10 @@ static const char usage_text[] =
     "  --loss-key KEY      loss key (default: loss, train/loss, train_loss, ...)\n"
     "  --step-key KEY      step key (default: _step, step, global_step, ...)\n"
     "  --batch-prefix P    prefix of batch keys in history rows (default batch/)\n"
+    "  --length-key KEY    key holding each batch's mean length in tokens\n"
+    "                      (default: mean_len, tokens_per_sample, or tokens / n)\n"
+    "  --count-key KEY     key holding each batch's sequence count\n"
+    "                      (default: n, nsentences, bsz, n_sequences)\n"
     "  --buckets B0,B1,..  bucket boundaries in tokens; bucket i holds max_len in\n"
     "                      (Bi, Bi+1]; used when a row has no bucket\n"
     "  --skip-bad          skip malformed lines, report how many and where\n"
@@ -54,6 +58,8 @@ static void print_result(const struct rm_import_result *r)
 	if (r->loss_key)
 		printf(", loss key '%s'", rm_tx(r->loss_key));
 	putchar('\n');
+	if (r->composition)
+		printf("  batch composition from %s\n", rm_tx(r->composition));
 	if (r->writers > 1)
 		printf("  each step appears %d times: %d writers interleaved in one file; the later row of each step"
 		       " is kept\n",
@@ -101,6 +107,8 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	    {"loss-key", required_argument, NULL, 'l'},
 	    {"step-key", required_argument, NULL, 's'},
 	    {"batch-prefix", required_argument, NULL, 'p'},
+	    {"length-key", required_argument, NULL, 'L'},
+	    {"count-key", required_argument, NULL, 'C'},
 	    {"buckets", required_argument, NULL, 'b'},
 	    {"skip-bad", no_argument, NULL, 'k'},
 	    {"db", required_argument, NULL, 'D'},
@@ -128,7 +136,8 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		case 'l': opts.loss_key = optarg; break;
 		case 's': opts.step_key = optarg; break;
 		case 'p': opts.batch_prefix = optarg; break;
-
+		case 'L': opts.length_key = optarg; break;
+		case 'C': opts.count_key = optarg; break;
 		case 'b':
 			free(bounds);
 			if (rm_parse_bounds(optarg, &bounds, &opts.nbounds))

@@ -55,6 +55,7 @@ static int print_json(const struct rm_run_info *runs, size_t n)
 			json_object_set_new(o, "last_step", json_integer(r->last_step));
 		}
 		json_object_set_new(o, "updated", r->synced_at > 0 ? json_string(when) : json_null());
+		json_object_set_new(o, "composition", r->composition ? json_string(r->composition) : json_null());
 		json_array_append_new(arr, o);
 	}
 	int rc = json_dumpf(arr, stdout, JSON_INDENT(2));
@@ -69,8 +70,8 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 		printf("no runs yet: add one with 'runmon import FILE'\n");
 		return;
 	}
-	printf("%-32s %-6s %9s %-19s %7s %-16s %s\n", "RUN", "SOURCE", "STEPS", "RANGE", "BATCHES", "LOSS KEY",
-	       "UPDATED");
+	printf("%-32s %-6s %9s %-19s %7s %-16s %-20s %s\n", "RUN", "SOURCE", "STEPS", "RANGE", "BATCHES", "LOSS KEY",
+	       "UPDATED", "COMPOSITION FROM");
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_run_info *r = &runs[i];
 		char path[512], range[48], share[16], when[32];
@@ -84,8 +85,9 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 		else
 			snprintf(share, sizeof(share), r->batch_steps ? "only" : "-");
 		fmt_time(r->synced_at, when, sizeof(when));
-		printf("%-32s %-6s %9lld %-19s %7s %-16s %s\n", rm_tx(path), rm_tx(r->source), (long long)r->steps,
-		       range, share, r->loss_key ? rm_tx(r->loss_key) : "-", when);
+		printf("%-32s %-6s %9lld %-19s %7s %-16s %-20s %s\n", rm_tx(path), rm_tx(r->source),
+		       (long long)r->steps, range, share, r->loss_key ? rm_tx(r->loss_key) : "-", when,
+		       r->composition ? rm_tx(r->composition) : "-");
 	}
 }
 

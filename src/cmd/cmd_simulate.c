@@ -30,6 +30,9 @@ static const char usage_text[] = "usage: runmon simulate [options]\n"
                                  "  --run NAME          run name in the database (default sim-STRATEGY)\n"
                                  "  --out DIR           write files to DIR instead of the database\n"
                                  "  --no-bucket         record lengths only, no bucket id (as most trainers do)\n"
+                                 "  --cumulative        record only cumulative counters on the loss rows\n"
+                                 "                      (elapsed_tokens, elapsed_examples): no per-batch\n"
+                                 "                      composition; with --out, no batches.jsonl\n"
                                  "  --db PATH           database file\n";
 
 static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
@@ -46,6 +49,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"run", required_argument, NULL, 'r'},
 	    {"out", required_argument, NULL, 'o'},
 	    {"no-bucket", no_argument, NULL, 'N'},
+	    {"cumulative", no_argument, NULL, 'U'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -94,6 +98,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			o.log_every = (int)v;
 			break;
 		case 'N': o.no_bucket = 1; break;
+		case 'U': o.cumulative = o.no_bucket = 1; break;
 		case 'p':
 			if (!strcmp(optarg, "none"))
 				o.spikes = RM_SIM_SPIKES_NONE;
@@ -136,8 +141,12 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			code = rm_exit_code(err.code);
 			goto out;
 		}
-		printf("wrote %s/history.jsonl and %s/batches.jsonl (%s, %lld steps, seed %llu)\n", out, out,
-		       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed);
+		if (o.cumulative)
+			printf("wrote %s/history.jsonl with cumulative counters (%s, %lld steps, seed %llu)\n", out,
+			       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed);
+		else
+			printf("wrote %s/history.jsonl and %s/batches.jsonl (%s, %lld steps, seed %llu)\n", out, out,
+			       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed);
 		code = RM_EXIT_OK;
 		goto out;
 	}

@@ -98,9 +98,16 @@ static void length_order(struct rm_prepared *p)
 		return;
 	double *v = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(double));
 	size_t m = 0;
+	p->len_min = INFINITY;
+	p->len_max = -INFINITY;
 	for (size_t t = 0; t < p->nb; t++)
-		if (!isnan(p->blog[t]))
+		if (!isnan(p->blog[t])) {
 			v[m++] = p->blog[t];
+			p->len_min = fmin(p->len_min, p->blog[t]);
+			p->len_max = fmax(p->len_max, p->blog[t]);
+		}
+	p->len_min = exp(p->len_min);
+	p->len_max = exp(p->len_max);
 	p->len_batches = m;
 	rm_acf(v, m, RM_LEN_LAGS, p->len_acf);
 	double r1 = fmin(0.999, p->len_acf[1]);

@@ -29,6 +29,7 @@ struct rm_prepared {
 	double *blog;                    /* log length of each of those batches, NaN unknown; NULL when none is known */
 	size_t len_batches;              /* batches with a known length */
 	double len_acf[RM_LEN_LAGS + 1]; /* autocorrelation of their log length, lags 0..RM_LEN_LAGS */
+	double len_min, len_max;         /* the lengths seen */
 	double len_run;      /* its correlation time (1 + r1) / (1 - r1), in batches: how long lengths stay alike */
 	size_t *bfrom, *bto; /* point j covers batches [bfrom[j], bto[j]) */
 	int long_from;       /* dense buckets >= long_from count as long */

@@ -92,9 +92,13 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 	if (!p->blog)
 		return;
 	r->batches = p->len_batches;
+	r->min_len = p->len_min;
+	r->max_len = p->len_max;
 	memcpy(r->acf, p->len_acf + 1, sizeof(r->acf));
 	r->ordered = r->batches >= MIN_POINTS && r->acf[0] >= 0.5;
 	size_t n = p->n;
+	for (size_t j = 0; j < n && (n < MIN_POINTS || !sp->trend); j++)
+		r->points += !isnan(point_log_length(p, j)); /* for the message: too few */
 	if (n < MIN_POINTS || !sp->trend)
 		return;
 	double *x = rm_xmalloc(n * sizeof(double)), *y = rm_xmalloc(n * sizeof(double));

@@ -366,6 +366,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 		else
 			snprintf(d->label[j], sizeof(d->label[j]), "%d", id);
 	}
+	d->tokens_only = s->tokens_only;
 	d->labels_grouped = s->labels_seen > (size_t)p.k ? s->labels_seen : 0;
 	if (s->derived_bounds && s->nderived_bounds <= RM_MAX_BUCKETS + 1) {
 		d->nderived = s->nderived_bounds;

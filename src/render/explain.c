@@ -32,6 +32,14 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			    " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
 			    " length-adjusted loss",
 			    len->acf[0], len->r2, len->slope);
+		else if (!d->has_buckets && !len->batches && d->tokens_only)
+			snprintf(
+			    buf, n,
+			    "not enough to test: %zu batches have a token count but no sequence count or length, so"
+			    " their length is unknown",
+			    d->tokens_only);
+		else if (!d->split.ok && d->finite < 50)
+			snprintf(buf, n, "not enough to judge: %zu loss points, the detectors need 50", d->finite);
 		else if (!d->has_buckets && d->nderived)
 			snprintf(buf, n,
 			         "no alarm; batch lengths are recorded but hardly vary, so there is no length order to"
@@ -126,6 +134,11 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		if (d->resets_by_length && len->coupled)
 			ADD("nothing to fix in the order; plot the length-adjusted loss (the length_adjusted_loss view)"
 			    " rather than the raw loss");
+		else if (!d->has_buckets && !len->batches && d->tokens_only)
+			ADD("record each batch's sequence count next to its tokens (n, nsentences, bsz, or a cumulative"
+			    " elapsed_examples / consumed_samples; --count-key names another key), or its lengths");
+		else if (!d->split.ok && d->finite < 50)
+			ADD("diagnose again when the run has logged more (or log the loss more often)");
 		else if (!d->has_buckets && d->nderived)
 			ADD("nothing to fix: batches of one length cannot be ordered by length");
 		else if (!d->has_buckets && len->batches)

@@ -232,9 +232,10 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 		json_array_append_new(hyps, json_pack("{s:s, s:s, s:o}", "name", rm_hypothesis_name(d->rank[i].h),
 		                                      "severity", rm_severity_name(d->rank[i].severity), "evidence",
 		                                      num(d->rank[i].score)));
-	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?}", "source", r->source ? r->source : "", "entity",
-	                        r->entity ? r->entity : "", "project", r->project ? r->project : "", "name", r->name,
-	                        "display_name", r->display_name, "url", c->run_url);
+	json_t *run =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:s?}", "source", r->source ? r->source : "", "entity",
+	              r->entity ? r->entity : "", "project", r->project ? r->project : "", "name", r->name,
+	              "display_name", r->display_name, "url", c->run_url, "composition", r->composition);
 	json_t *curve =
 	    json_pack("{s:I, s:I, s:o, s:o, s:o}", "first_step", (json_int_t)d->curves.first_step, "last_step",
 	              (json_int_t)d->curves.last_step, "loss", series(d->curves.loss, d->curves.bins), "adjusted",

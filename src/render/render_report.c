@@ -104,17 +104,23 @@ static double sy(double v, double lo, double hi)
 	return 10 + (double)(H - 40) * (hi > lo ? 1 - (v - lo) / (hi - lo) : 0.5);
 }
 
-/* The loss coloured by bucket, the adjusted curve over it, ladder spans
- * shaded and spikes marked. */
+/* The loss coloured by bucket, the bucket-adjusted curve over it (and the
+ * length-adjusted one, dashed, when a length effect was fitted), ladder
+ * spans shaded and spikes marked. */
 static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_plot *p = &d->plot;
 	if (p->n == 0)
 		return;
 	double lo = INFINITY, hi = -INFINITY;
+	int by_length = d->length.ok;
 	for (int i = 0; i < p->n; i++) {
 		lo = fmin(lo, fmin(p->loss[i], p->adjusted[i]));
 		hi = fmax(hi, fmax(p->loss[i], p->adjusted[i]));
+		if (by_length && isfinite(p->length_adjusted[i])) {
+			lo = fmin(lo, p->length_adjusted[i]);
+			hi = fmax(hi, p->length_adjusted[i]);
+		}
 	}
 	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
 	fprintf(fp, "<svg class='chart loss' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
@@ -123,7 +129,9 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 		fprintf(fp, "<rect class='ladder' x='%.1f' y='10' width='%.1f' height='%d' fill='#fff3c4'/>", a,
 		        fmax(b - a, 1), H - 40);
 	}
-	axis_box(fp, lo, hi, x0, x1, "loss by bucket (dots) and bucket-adjusted loss (line)");
+	axis_box(fp, lo, hi, x0, x1,
+	         by_length ? "loss by bucket (dots), bucket-adjusted loss (line), length-adjusted loss (dashed)"
+	                   : "loss by bucket (dots) and bucket-adjusted loss (line)");
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "<circle cx='%.1f' cy='%.1f' r='1.4' fill='%s'/>", sx(p->step[i], x0, x1),
 		        sy(p->loss[i], lo, hi), p->bucket[i] >= 0 ? palette[p->bucket[i] % 8] : "#999");
@@ -131,6 +139,15 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], lo, hi));
 	fputs("'/>", fp);
+	if (by_length) {
+		fputs("<polyline class='length-adjusted' fill='none' stroke='#1f77b4' stroke-width='1'"
+		      " stroke-dasharray='4 2' points='",
+		      fp);
+		for (int i = 0; i < p->n; i++)
+			if (isfinite(p->length_adjusted[i]))
+				fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->length_adjusted[i], lo, hi));
+		fputs("'/>", fp);
+	}
 	for (size_t i = 0; i < d->resets.spikes && i < RM_MAX_LIST; i++) {
 		const struct rm_spike *s = &d->resets.list[i];
 		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), lo, hi);
@@ -262,6 +279,12 @@ void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n,
 			fprintf(fp, "<tr><td>loss split</td><td>eta&sup2; = %.3f, %d mode%s%s</td></tr>\n",
 			        d->split.eta2, d->split.modes, d->split.modes == 1 ? "" : "s",
 			        d->split.trimodal ? " (trimodal)" : "");
+		if (d->length.ok)
+			fprintf(fp,
+			        "<tr><td>loss and length</td><td>R&sup2; = %.3f [%.3f, %.3f], slope %.3f; length"
+			        " autocorrelation %.2f%s%s</td></tr>\n",
+			        d->length.r2, d->length.r2_lo, d->length.r2_hi, d->length.slope, d->length.acf[0],
+			        d->length.coupled ? " (coupled)" : "", d->length.ordered ? " (ordered)" : "");
 		if (d->ladder.ok && d->ladder.perms)
 			fprintf(fp, "<tr><td>ladders</td><td>%zu, %.1f in shuffled order, p = %.3f%s</td></tr>\n",
 			        d->ladder.count, d->ladder.perm_mean, d->ladder.p,
@@ -326,6 +349,12 @@ void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, d
 		if (d->split.ok)
 			fprintf(fp, "- loss split: eta^2 = %.3f, %d mode%s%s\n", d->split.eta2, d->split.modes,
 			        d->split.modes == 1 ? "" : "s", d->split.trimodal ? " (trimodal)" : "");
+		if (d->length.ok)
+			fprintf(
+			    fp,
+			    "- loss and length: R^2 = %.3f [%.3f, %.3f], slope %.3f, length autocorrelation %.2f%s%s\n",
+			    d->length.r2, d->length.r2_lo, d->length.r2_hi, d->length.slope, d->length.acf[0],
+			    d->length.coupled ? " (coupled)" : "", d->length.ordered ? " (ordered)" : "");
 		if (d->ladder.ok && d->ladder.perms)
 			fprintf(fp, "- ladders: %zu, %.1f in shuffled order, p = %.3f\n", d->ladder.count,
 			        d->ladder.perm_mean, d->ladder.p);

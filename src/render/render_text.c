@@ -80,6 +80,8 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 	if (d->labels_grouped)
 		fprintf(fp, " (%zu bucket labels, grouped by length into %d)", d->labels_grouped, d->nlabels);
 	fputc('\n', fp);
+	if (r->composition)
+		fprintf(fp, "batch composition from %s\n", rm_tx(r->composition));
 	if (d->nderived) {
 		fputs("no bucket ids recorded: buckets derived from max_len (else mean_len), boundaries ", fp);
 		for (int i = 0; i < d->nderived; i++)
@@ -374,6 +376,11 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		fputs("\nBatch lengths are recorded but hardly vary (one bucket fits them): there is no length order to"
 		      " test, so the runs test, the split and the per-bucket baselines did not run.\n",
 		      fp);
+	else if (!d->has_buckets && !d->length.batches && d->tokens_only)
+		fprintf(fp,
+		        "\nBatch token counts are recorded without sequence counts or lengths (%zu batches): the"
+		        " length is unknown, so the runs test, the split and the per-bucket baselines did not run.\n",
+		        d->tokens_only);
 	else if (!d->has_buckets && d->length.batches)
 		fputs("\nBatch composition is recorded but holds a single bucket: the runs test, the split and the"
 		      " per-bucket baselines need two or more, so they did not run.\n",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runmon/common.h"
 #include "runmon/outfile.h"
@@ -18,24 +19,43 @@ static const int64_t default_bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
 /* A fixed start time, 2025-11-29T08:00:00Z, keeps simulated runs reproducible. */
 #define SIM_T0 1764403200.0
 
-/* A loss row as a trainer reports it: the mean over its logging interval. */
+/* A loss row as a trainer reports it: the mean over its logging interval,
+ * with the tokens and sequences seen so far (elapsed_tokens and
+ * elapsed_examples in the OpenAI fine-tuning metrics). */
 struct reported {
 	int64_t step;
 	double loss, lr, epoch, runtime;
+	int64_t tokens_seen, seqs_seen;
 };
 
 static size_t report_rows(const struct rm_sim_step *st, int64_t n, int k, struct reported *out)
 {
 	size_t m = 0;
 	double acc = 0;
+	int64_t tokens = 0, seqs = 0;
 	for (int64_t t = 0; t < n; t++) {
 		acc += st[t].loss;
+		tokens += st[t].tokens;
+		seqs += st[t].n;
 		if ((t + 1) % k)
 			continue;
-		out[m++] = (struct reported){st[t].step, acc / k, st[t].lr, st[t].epoch, st[t].runtime};
+		out[m++] = (struct reported){st[t].step, acc / k, st[t].lr, st[t].epoch, st[t].runtime, tokens, seqs};
 		acc = 0;
 	}
 	return m;
+}
+
+/* What an importer makes of the counters of rows i-1 and i: per-batch
+ * means over the interval (see cumulative() in import_map.c). */
+static struct rm_batch interval_batch(const struct reported *rows, size_t i)
+{
+	double steps = (double)(rows[i].step - rows[i - 1].step);
+	double dt = (double)(rows[i].tokens_seen - rows[i - 1].tokens_seen);
+	double dn = (double)(rows[i].seqs_seen - rows[i - 1].seqs_seen);
+	return (struct rm_batch){
+	    .step = rows[i].step,
+	    .v = {[RM_B_N] = fmax(1, round(dn / steps)), [RM_B_MEAN_LEN] = dt / dn, [RM_B_TOKENS] = round(dt / steps)},
+	    .have = 1u << RM_B_N | 1u << RM_B_MEAN_LEN | 1u << RM_B_TOKENS};
 }
 
 static char *config_json(const struct rm_sim_opts *o)
@@ -77,7 +97,12 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 		if ((rc = rm_store_put_step(st, run, &s, err)))
 			goto fail;
 	}
-	for (int64_t t = 0; t < o->steps; t++) {
+	for (size_t i = 1; o->cumulative && i < m; i++) {
+		struct rm_batch b = interval_batch(rows, i);
+		if ((rc = rm_store_put_batch(st, run, &b, err)))
+			goto fail;
+	}
+	for (int64_t t = 0; t < o->steps && !o->cumulative; t++) {
 		const struct rm_sim_step *x = &steps[t];
 		struct rm_batch b = {
 		    .step = x->step,
@@ -118,13 +143,18 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	struct reported *rows = rm_xmalloc((size_t)(o->steps / k + 1) * sizeof(*rows));
 	size_t m = report_rows(steps, o->steps, k, rows);
 	const double t0 = SIM_T0;
-	for (size_t i = 0; i < m; i++)
+	for (size_t i = 0; i < m; i++) {
 		fprintf(h,
 		        "{\"_step\": %lld, \"_runtime\": %.3f, \"_timestamp\": %.3f, \"train/loss\": %.6f,"
-		        " \"train/lr\": %.8g, \"train/epoch\": %.5f}\n",
+		        " \"train/lr\": %.8g, \"train/epoch\": %.5f",
 		        (long long)rows[i].step, rows[i].runtime, t0 + rows[i].runtime, rows[i].loss, rows[i].lr,
 		        rows[i].epoch);
-	for (int64_t t = 0; t < o->steps; t++) {
+		if (o->cumulative)
+			fprintf(h, ", \"elapsed_tokens\": %lld, \"elapsed_examples\": %lld",
+			        (long long)rows[i].tokens_seen, (long long)rows[i].seqs_seen);
+		fputs("}\n", h);
+	}
+	for (int64_t t = 0; t < o->steps && !o->cumulative; t++) {
 		const struct rm_sim_step *x = &steps[t];
 		if (!o->no_bucket)
 			fprintf(b, "{\"step\": %lld, \"bucket\": %d, ", (long long)x->step, x->bucket);
@@ -138,9 +168,11 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	free(rows);
 	free(steps);
 	rc = rm_outfile_commit(&ho, err);
-	if (rc)
+	if (rc || o->cumulative) { /* cumulative: no batch file, and none left from an earlier run */
 		rm_outfile_abort(&bo);
-	else
+		if (!rc && unlink(bpath) && errno != ENOENT)
+			rc = rm_err_set(err, RM_E_IO, "cannot remove '%s': %s", bpath, strerror(errno));
+	} else
 		rc = rm_outfile_commit(&bo, err);
 paths:
 	free(hpath);

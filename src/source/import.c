@@ -84,6 +84,7 @@ void rm_import_report_release(struct rm_import_report *rep)
 		free(rep->r[i].path);
 		free(rep->r[i].run_name);
 		free(rep->r[i].loss_key);
+		free(rep->r[i].composition);
 	}
 	free(rep->r);
 	rep->r = NULL;
@@ -339,6 +340,8 @@ int sink_finish(struct sink *k, struct rm_err *err)
 	k->res->writers = interleaved_writers(k->res);
 	if (loss_key && !k->res->loss_key)
 		k->res->loss_key = rm_xstrdup(loss_key);
+	if (!k->res->composition)
+		k->res->composition = mapper_composition(&k->map);
 	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
 }
 
@@ -622,7 +625,8 @@ static int log_and_commit(struct rm_store *st, struct rm_import_report *rep, int
 		                            (int64_t)r->batches,
 		                            (int64_t)r->replaced,
 		                            (int64_t)r->restarts,
-		                            (int64_t)r->skipped};
+		                            (int64_t)r->skipped,
+		                            r->composition};
 		if (r->lines || !skip_empty)
 			rc = rm_store_log_import(st, &log, err);
 	}

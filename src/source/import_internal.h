@@ -27,6 +27,8 @@ enum target {
 	T_PADDED,
 	T_RANK,
 	T_LENS,
+	T_CUM_TOKENS, /* cumulative counters, differenced into per-batch amounts */
+	T_CUM_N,
 	T_EVAL,    /* an evaluation metric (eval_, eval/, val/ ... prefixes) */
 	T_SUMMARY, /* marks a run-summary row (HF's final train_runtime row) */
 	T_COUNT,
@@ -56,6 +58,10 @@ struct mapper {
 	 * added before handing their records over, and nothing moves. */
 	char **texts;
 	uint32_t ntexts;
+	/* The cumulative counters at the last row that had them. */
+	int64_t cum_step;
+	double cum_tokens, cum_n; /* NaN when the row lacked one */
+	int cum_have;
 };
 
 #define MAX_TEXT_LABELS 4096 /* distinct text bucket labels in one file */
@@ -80,6 +86,9 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 /* Calls add for each evaluation metric of row that holds a number. */
 void mapper_each_eval(struct mapper *m, const struct rm_row *row,
                       void (*add)(void *arg, const char *key, size_t klen, double value), void *arg);
+/* What the file's batch composition came from, as "key (field), ..."
+ * (owned by the caller), or NULL when it has none. */
+char *mapper_composition(const struct mapper *m);
 /* Name of the step key this format expects, for messages. */
 const char *mapper_step_name(const struct mapper *m);
 

@@ -45,13 +45,28 @@ static const char *const none[] = {NULL};
 
 /* What trainers call a batch's token and sequence counts, taken bare in any
  * format (the names are distinctive): fairseq's ntokens / nsentences and
- * its per-interval means wpb / bsz, seq2seq loops' n_tokens / bsz. */
+ * its per-interval means wpb / bsz, seq2seq loops' n_tokens / bsz; and the
+ * cumulative counters of HF (num_input_tokens_seen), Megatron
+ * (consumed_samples, consumed_tokens) and the OpenAI fine-tuning metrics
+ * (elapsed_tokens, elapsed_examples). */
 static const struct {
 	const char *name;
 	enum target t;
 } batch_aliases[] = {
-    {"ntokens", T_TOKENS}, {"wpb", T_TOKENS}, {"n_tokens", T_TOKENS}, {"num_tokens", T_TOKENS},
-    {"nsentences", T_N},   {"bsz", T_N},      {"n_sequences", T_N},
+    {"ntokens", T_TOKENS},
+    {"wpb", T_TOKENS},
+    {"n_tokens", T_TOKENS},
+    {"num_tokens", T_TOKENS},
+    {"nsentences", T_N},
+    {"bsz", T_N},
+    {"n_sequences", T_N},
+    {"tokens_per_sample", T_MEAN_LEN},
+    {"elapsed_tokens", T_CUM_TOKENS},
+    {"num_input_tokens_seen", T_CUM_TOKENS},
+    {"train/num_input_tokens_seen", T_CUM_TOKENS},
+    {"consumed_tokens", T_CUM_TOKENS},
+    {"elapsed_examples", T_CUM_N},
+    {"consumed_samples", T_CUM_N},
 };
 
 /* Batch statistics, in enum target order from T_BUCKET. */
@@ -97,6 +112,41 @@ const char *mapper_step_name(const struct mapper *m)
 	return candidates(m, T_STEP)[0];
 }
 
+/* Names of the batch targets in composition summaries. */
+static const char *target_field(enum target t)
+{
+	if (t == T_CUM_TOKENS)
+		return "cumulative tokens, differenced";
+	if (t == T_CUM_N)
+		return "cumulative sequences, differenced";
+	return batch_names[t - T_BUCKET];
+}
+
+char *mapper_composition(const struct mapper *m)
+{
+	char buf[1024];
+	size_t len = 0;
+	buf[0] = 0;
+	for (int t = T_BUCKET; t <= T_CUM_N; t++) {
+		if (t == T_RANK || !m->locked[t])
+			continue;
+		const char *field = target_field((enum target)t);
+		int same = !strcmp(m->locked[t], field) ||
+		           (strlen(m->locked[t]) > strlen(field) &&
+		            !strcmp(m->locked[t] + strlen(m->locked[t]) - strlen(field), field) &&
+		            m->locked[t][strlen(m->locked[t]) - strlen(field) - 1] == '/'); /* batch/max_len */
+		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", m->locked[t]);
+		if (w > 0 && (size_t)w < sizeof(buf) - len)
+			len += (size_t)w;
+		if (!same) {
+			w = snprintf(buf + len, sizeof(buf) - len, " (%s)", field);
+			if (w > 0 && (size_t)w < sizeof(buf) - len)
+				len += (size_t)w;
+		}
+	}
+	return len ? rm_xstrdup(buf) : NULL;
+}
+
 void mapper_init(struct mapper *m, enum rm_format fmt, const struct rm_import_opts *opts)
 {
 	memset(m, 0, sizeof(*m));
@@ -138,6 +188,10 @@ static enum target classify(const struct mapper *m, const char *key, size_t klen
 		return T_STEP;
 	if (o->loss_key && !is_sidecar(m->fmt) ? key_is(key, klen, o->loss_key) : 0)
 		return T_LOSS;
+	if (o->length_key && key_is(key, klen, o->length_key))
+		return T_MEAN_LEN;
+	if (o->count_key && key_is(key, klen, o->count_key))
+		return T_N;
 	for (int t = T_STEP; t <= T_TS; t++) {
 		if ((t == T_STEP && o->step_key) || (t == T_LOSS && o->loss_key))
 			continue;
@@ -377,6 +431,58 @@ static int check_batch(const struct rm_batch *b, char *why, size_t whylen)
 #undef HAS
 }
 
+/* A cumulative counter's value: NaN when absent or null. */
+static int counter(const struct rm_field *f, double *out, char *why, size_t whylen)
+{
+	*out = NAN;
+	if (!f)
+		return 0;
+	int rc = rm_field_num(f, out);
+	if (rc == 0)
+		*out = NAN;
+	else if (rc < 0 || !(*out >= 0 && *out < 9007199254740992.0)) {
+		snprintf(why, whylen, "'%.*s' is not a counter (a non-negative number)", (int)f->klen, f->key);
+		return -1;
+	}
+	return 0;
+}
+
+/* Cumulative counters become per-batch amounts: the growth since the last
+ * row that had them, over the steps in between. A counter that falls (a
+ * new epoch for Marian's Sen., a restart) or a step that does not advance
+ * starts the differencing over, and that interval gets nothing: its start
+ * is unknown. The batch's own values win where both are given. */
+static int cumulative(struct mapper *m, const struct rm_field *const *pick, struct record *rec, char *why,
+                      size_t whylen)
+{
+	double tok, n;
+	if (counter(pick[T_CUM_TOKENS], &tok, why, whylen) || counter(pick[T_CUM_N], &n, why, whylen))
+		return -1;
+	if (isnan(tok) && isnan(n))
+		return 0;
+	int usable = m->cum_have && rec->step > m->cum_step && !(tok < m->cum_tokens) && !(n < m->cum_n) &&
+	             isnan(tok) == isnan(m->cum_tokens) && isnan(n) == isnan(m->cum_n);
+	double steps = (double)(rec->step - m->cum_step), dt = tok - m->cum_tokens, dn = n - m->cum_n;
+	m->cum_have = 1;
+	m->cum_step = rec->step;
+	m->cum_tokens = tok;
+	m->cum_n = n;
+	if (!usable || !(dt > 0 || dn > 0))
+		return 0;
+	struct rm_batch *b = &rec->b;
+#define HAS(f)    ((b->have >> (f)) & 1)
+#define SET(f, x) (b->v[f] = (x), b->have |= 1u << (f))
+	if (dt > 0 && !HAS(RM_B_TOKENS))
+		SET(RM_B_TOKENS, round(dt / steps));
+	if (dn > 0 && !HAS(RM_B_N))
+		SET(RM_B_N, fmax(1, round(dn / steps)));
+	if (dt > 0 && dn > 0 && !HAS(RM_B_MEAN_LEN))
+		SET(RM_B_MEAN_LEN, dt / dn);
+#undef HAS
+#undef SET
+	return 0;
+}
+
 static const enum rm_step_field step_field_of[] = {
     [T_LOSS] = RM_S_LOSS,           [T_LR] = RM_S_LR,           [T_EPOCH] = RM_S_EPOCH,
     [T_GRAD_NORM] = RM_S_GRAD_NORM, [T_RUNTIME] = RM_S_RUNTIME, [T_TS] = RM_S_TS,
@@ -490,6 +596,8 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		rec->b.v[t - T_BUCKET] = v;
 		rec->b.have |= 1u << (t - T_BUCKET);
 	}
+	if ((pick[T_CUM_TOKENS] || pick[T_CUM_N]) && cumulative(m, pick, rec, why, whylen))
+		return -1;
 	if (rec->b.have || rec->bucket_text) {
 		if (check_batch(&rec->b, why, whylen)) /* as recorded, so the message names what the file says */
 			return -1;

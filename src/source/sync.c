@@ -266,6 +266,7 @@ out:
 		if (ir.loss_key)
 			snprintf(res->loss_key, sizeof(res->loss_key), "%s", ir.loss_key);
 		free(ir.loss_key);
+		free(ir.composition);
 		sink_release(&e.sink);
 	}
 	res->rows = e.rows;

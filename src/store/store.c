@@ -431,7 +431,8 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
 {
 	sqlite3_stmt *s = prepare(st,
 	                          "INSERT INTO imports(run_id, path, format, lines, steps, batches, replaced,"
-	                          " restarts, skipped, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	                          " restarts, skipped, imported_at, composition)"
+	                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	                          err);
 	if (!s)
 		return RM_E_STORE;
@@ -445,6 +446,8 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
 	sqlite3_bind_int64(s, 8, log->restarts);
 	sqlite3_bind_int64(s, 9, log->skipped);
 	sqlite3_bind_double(s, 10, (double)time(NULL));
+	if (log->composition)
+		sqlite3_bind_text(s, 11, log->composition, -1, SQLITE_STATIC);
 	return run_once(st, s, err, "cannot log import");
 }
 
@@ -454,13 +457,17 @@ static char *col_text(sqlite3_stmt *s, int i)
 	return t ? rm_utf8_fix((const char *)t) : NULL; /* names from file names may not be UTF-8 */
 }
 
+/* The keys the run's latest import with batch composition read it from. */
+#define RUN_COMPOSITION                                                                                                \
+	"(SELECT composition FROM imports WHERE run_id = r.id AND composition IS NOT NULL ORDER BY id DESC LIMIT 1)"
+
 static const char run_info_sql[] =
     "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"
     " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
     " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
     " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
     " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
-    " r.synced_at FROM runs r";
+    " r.synced_at, " RUN_COMPOSITION " FROM runs r";
 
 static void read_run_info(sqlite3_stmt *s, struct rm_run_info *r)
 {
@@ -477,6 +484,7 @@ static void read_run_info(sqlite3_stmt *s, struct rm_run_info *r)
 	r->last_step = sqlite3_column_int64(s, 10);
 	r->batch_steps = sqlite3_column_int64(s, 11);
 	r->synced_at = sqlite3_column_double(s, 12);
+	r->composition = col_text(s, 13);
 }
 
 int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n, struct rm_err *err)
@@ -514,7 +522,7 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 static const char run_brief_sql[] =
     "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key, 0,"
     " (SELECT MIN(step) FROM steps WHERE run_id = r.id), (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
-    " 0, r.synced_at FROM runs r";
+    " 0, r.synced_at, " RUN_COMPOSITION " FROM runs r";
 
 static int get_run(struct rm_store *st, const char *base, int64_t run_id, struct rm_run_info *out, struct rm_err *err)
 {
@@ -555,13 +563,15 @@ void rm_run_info_release(struct rm_run_info *r)
 	free(r->display_name);
 	free(r->state);
 	free(r->loss_key);
+	free(r->composition);
 	memset(r, 0, sizeof(*r));
 }
 
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
-	static const char *const tables[] = {"steps",    "batches",       "evals",        "buckets",
-	                                     "findings", "bucket_levels", "bucket_labels"};
+	static const char *const tables[] = {"steps",         "batches",       "evals",
+	                                     "buckets",       "findings",      "bucket_levels",
+	                                     "bucket_labels", "length_levels", "length_factors"};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);
@@ -736,7 +746,7 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 	sqlite3_stmt *s;
 	size_t cap = count_rows(db, "batches", run_id, since);
 	int rc = sqlite3_prepare_v2(db,
-	                            "SELECT step, bucket, COALESCE(max_len, mean_len) FROM batches"
+	                            "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL FROM batches"
 	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
 	                            -1, &s, NULL);
 	if (rc != SQLITE_OK)
@@ -752,6 +762,7 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 		int64_t bucket =
 		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
+		out->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
 		size_t i = out->nb;
 		if (i > 0 && out->bstep[i - 1] == step) { /* another rank of the same step */
 			i--;
@@ -1126,6 +1137,52 @@ int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm
 		sqlite3_bind_double(s, 4, shift[i]);
 		sqlite3_bind_double(s, 5, level[i]);
 		if (run_once(st, s, err, "cannot write bucket level"))
+			goto fail;
+	}
+	return rm_store_commit(st, err);
+fail:
+	rm_store_rollback(st);
+	return RM_E_STORE;
+}
+
+int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm_length_fit *f, struct rm_err *err)
+{
+	int rc = rm_store_begin(st, err);
+	if (rc)
+		return rc;
+	static const char *const clear[] = {"DELETE FROM length_levels WHERE run_id = ?1",
+	                                    "DELETE FROM length_factors WHERE run_id = ?1"};
+	sqlite3_stmt *s;
+	for (size_t i = 0; i < 2; i++) {
+		if (!(s = prepare(st, clear[i], err)))
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		if (run_once(st, s, err, "cannot replace the length effect"))
+			goto fail;
+	}
+	if (!f->ok || !(f->min_len > 0 && f->max_len >= f->min_len && f->ref_len > 0))
+		return rm_store_commit(st, err);
+	if (!(s = prepare(
+	          st, "INSERT INTO length_levels(run_id, scale, slope, ref_len, r2) VALUES (?1, ?2, ?3, ?4, ?5)", err)))
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, f->log_scale ? "log" : "linear", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 3, f->slope);
+	sqlite3_bind_double(s, 4, f->ref_len);
+	sqlite3_bind_double(s, 5, f->r2);
+	if (run_once(st, s, err, "cannot write the length effect"))
+		goto fail;
+	/* Bins 1% wide from just below the shortest length past the longest. */
+	for (double lo = f->min_len / 1.01; lo < f->max_len; lo *= 1.01) {
+		double hi = lo * 1.01, mid = log(sqrt(lo * hi) / f->ref_len);
+		if (!(s = prepare(st, "INSERT INTO length_factors(run_id, lo, hi, effect) VALUES (?1, ?2, ?3, ?4)",
+		                  err)))
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_double(s, 2, lo);
+		sqlite3_bind_double(s, 3, hi);
+		sqlite3_bind_double(s, 4, f->log_scale ? exp(f->slope * mid) : f->slope * mid);
+		if (run_once(st, s, err, "cannot write the length effect"))
 			goto fail;
 	}
 	return rm_store_commit(st, err);

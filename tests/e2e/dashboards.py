@@ -13,6 +13,7 @@ DS = {"type": "frser-sqlite-datasource", "uid": "runmon"}
 NEEDS = {  # columns each panel must return
     "Loss by bucket": {"time", "bucket", "loss"},
     "Bucket-adjusted loss (the curve to watch)": {"time", "adjusted"},
+    "Length-adjusted loss (the curve to watch without bucket ids)": {"time", "adjusted"},
     "Same-bucket runs": {"bucket", "runs", "mean_run", "longest"},
     "Padding efficiency by bucket": {"bucket", "padding_efficiency"},
     "Findings over time": {"time", "run", "detector", "severity"},

@@ -134,4 +134,80 @@ grep -q "^VERDICT  \(warn\|critical\): homogeneous batching" "$tmp/out" || fail 
 [ "$(sqlite3 "$db" "SELECT n || ',' || tokens FROM batches WHERE step = 10 AND run_id = (SELECT id FROM runs WHERE name = 'fs-chunked')")" != "" ] \
 	|| fail "fairseq: wpb/bsz not stored"
 
+grep -q "batch composition from bsz (n), wpb (tokens)" "$tmp/out" || fail "fairseq: composition keys not named: $(head -3 "$tmp/out")"
+
+# Lengths only, healthy order: the loss follows length, and the view that
+# dashboards read takes the length effect out.
+rc "$runmon" --db "$db" diagnose lo-interleaved --json >/dev/null
+python3 - "$tmp/out" <<'PY' || fail "length coupling json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+L = d["length"]
+assert L["ok"] and L["coupled"] and not L["ordered"] and L["resets_on_length_adjusted"], L
+assert 0 < L["r2_ci"][0] <= L["r2"] <= L["r2_ci"][1] <= 1 and L["slope_ci"][0] < L["slope"] < L["slope_ci"][1], L
+assert "length-adjusted" in d["verdict"]["summary"], d["verdict"]
+assert len(d["curve"]["length_adjusted"]) == 40
+PY
+python3 - "$db" <<'PY' || fail "length_adjusted_loss view"
+import math, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rid = db.execute("SELECT id FROM runs WHERE name = 'lo-interleaved'").fetchone()[0]
+scale, slope, ref = db.execute("SELECT scale, slope, ref_len FROM length_levels WHERE run_id = ?", (rid,)).fetchone()
+rows = db.execute("SELECT loss, length, adjusted FROM length_adjusted_loss WHERE run_id = ?", (rid,)).fetchall()
+steps = db.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (rid,)).fetchone()[0]
+assert scale == "log" and len(rows) == steps, (scale, len(rows), steps)
+for loss, length, adj in rows:  # the 1% table is within 0.5% of the exact effect
+    exact = loss * (ref / length) ** slope
+    assert abs(adj / exact - 1) < 0.006 * max(1, slope), (loss, length, adj, exact)
+raw = [r[0] for r in rows]; adj = [r[2] for r in rows]
+sd = lambda v: math.sqrt(sum((x - sum(v) / len(v)) ** 2 for x in v) / len(v))
+assert sd(adj) < 0.6 * sd(raw), (sd(adj), sd(raw))  # the length levels are gone
+PY
+
+# Cumulative counters only (the OpenAI fine-tuning metrics): differenced
+# into per-interval means, enough to tell the orders apart at 10 steps an
+# interval.
+for st in chunked interleaved; do
+	"$runmon" simulate --strategy $st --cumulative --log-every 10 --steps 6000 --seed 4 --out "$tmp/cu-$st" >"$tmp/sim.out"
+	grep -q "cumulative counters" "$tmp/sim.out" || fail "simulate --cumulative: $(cat "$tmp/sim.out")"
+	[ ! -e "$tmp/cu-$st/batches.jsonl" ] || fail "--cumulative wrote a batch file"
+	"$runmon" --db "$db" import --run "cu-$st" "$tmp/cu-$st/history.jsonl" >"$tmp/cu.out"
+	grep -q "599 batches" "$tmp/cu.out" || fail "cumulative import: $(cat "$tmp/cu.out")"
+	grep -q "from elapsed_tokens (cumulative tokens, differenced), elapsed_examples (cumulative sequences, differenced)" \
+		"$tmp/cu.out" || fail "cumulative keys not named: $(cat "$tmp/cu.out")"
+done
+[ "$(rc "$runmon" --db "$db" diagnose cu-chunked)" = 1 ] || fail "cumulative, chunked: $(grep VERDICT "$tmp/out")"
+grep -q "^VERDICT  \(warn\|critical\): homogeneous batching" "$tmp/out" || fail "cumulative, chunked: $(grep VERDICT "$tmp/out")"
+[ "$(rc "$runmon" --db "$db" diagnose cu-interleaved)" = 0 ] || fail "cumulative, interleaved: $(grep VERDICT "$tmp/out")"
+"$runmon" --db "$db" runs >"$tmp/runs.out"
+grep "^cu-chunked " "$tmp/runs.out" | grep -q "elapsed_tokens (cumulative tokens, differenced)" || fail "runs: composition: $(cat "$tmp/runs.out")"
+"$runmon" --db "$db" runs --json | python3 -c '
+import json, sys
+r = {x["run"]: x for x in json.load(sys.stdin)}
+assert r["fs-chunked"]["composition"] == "bsz (n), wpb (tokens)", r["fs-chunked"]
+assert r["homog"]["composition"] is not None' || fail "runs --json composition"
+
+# A counter that falls (a restart, a new epoch) starts the differencing
+# over; a token counter with no sequence count is not enough, and says so.
+cat >"$tmp/tok.jsonl" <<'EOF'
+{"step": 10, "loss": 2.5, "num_input_tokens_seen": 20480}
+{"step": 20, "loss": 2.4, "num_input_tokens_seen": 40960}
+{"step": 30, "loss": 2.3, "num_input_tokens_seen": 51200}
+{"step": 5, "loss": 2.9, "num_input_tokens_seen": 1000}
+{"step": 15, "loss": 2.2, "num_input_tokens_seen": 11240}
+EOF
+"$runmon" --db "$db" import "$tmp/tok.jsonl" >/dev/null
+q="SELECT group_concat(step || ':' || tokens, ' ') FROM (SELECT step, tokens FROM batches WHERE run_id = (SELECT id FROM runs WHERE name = 'tok') ORDER BY step)"
+[ "$(sqlite3 "$db" "$q")" = "15:1024 20:2048 30:1024" ] || fail "counter differencing: $(sqlite3 "$db" "$q")"
+rc "$runmon" --db "$db" diagnose tok >/dev/null
+grep -q "not enough to test: 3 batches have a token count but no sequence count or length" "$tmp/out" || fail "tokens only: $(grep VERDICT "$tmp/out")"
+if grep -q "record batch composition" "$tmp/out"; then fail "tokens only: asked to record composition"; fi
+
+# --length-key and --count-key name keys runmon does not know.
+printf 'step,loss,seq_len,n_seqs\n1,2.0,500,8\n2,2.1,700,8\n' >"$tmp/lk.csv"
+"$runmon" --db "$db" import --length-key seq_len --count-key n_seqs "$tmp/lk.csv" >"$tmp/lk.out"
+grep -q "batch composition from n_seqs (n), seq_len (mean_len)" "$tmp/lk.out" || fail "--length-key: $(cat "$tmp/lk.out")"
+q="SELECT group_concat(n || '/' || mean_len || '/' || tokens, ' ') FROM batches WHERE run_id = (SELECT id FROM runs WHERE name = 'lk')"
+[ "$(sqlite3 "$db" "$q")" = "8/500.0/4000 8/700.0/5600" ] || fail "--length-key/--count-key not stored: $(sqlite3 "$db" "$q")"
+
 echo "e2e diagnose: all checks passed"

@@ -39,7 +39,7 @@ class P(HTMLParser):
     def __init__(self):
         super().__init__()
         self.sections, self.svgs, self.rows, self.links = 0, {}, 0, []
-        self.cur = None
+        self.cur, self.lines = None, {}
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "section":
@@ -48,6 +48,8 @@ class P(HTMLParser):
             self.svgs[self.cur] = []
         if tag == "svg":
             self.svgs[self.cur if self.cur else "top"] = self.svgs.get(self.cur, []) + [a.get("class")]
+        if tag == "polyline":
+            self.lines.setdefault(self.cur, []).append((a.get("class"), len(a.get("points", "").split())))
         if tag == "tr":
             self.rows += 1
         if tag == "a":
@@ -58,6 +60,10 @@ assert p.sections == 3, p.sections
 for run in ("run-0", "run-1"):  # the simulated runs have all three charts
     assert sorted(p.svgs[run]) == ["chart buckets", "chart loss", "chart strip"], p.svgs[run]
 assert p.svgs["run-2"] == ["chart loss"], p.svgs["run-2"]  # no batch composition: the loss only
+for run in ("run-0", "run-1"):  # lengths recorded: the length-adjusted curve beside the bucket-adjusted one
+    lines = dict(p.lines[run])
+    assert lines.get("adjusted", 0) > 100 and lines.get("length-adjusted", 0) == lines["adjusted"], p.lines[run]
+assert "length-adjusted" not in dict(p.lines.get("run-2", [])), p.lines.get("run-2")
 assert all(h.startswith("#run-") for h in p.links)
 PY
 grep -q '\\<script\\>alert(1)\\</script\\>' "$tmp/r.md" 2>/dev/null || "$runmon" --db "$db" report --all --format md \
