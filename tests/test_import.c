@@ -533,6 +533,40 @@ static void bucket_of_boundaries(void **state)
 }
 
 /* Writes text to path (mode "w" or "a"). */
+/* Cumulative counters become per-interval means: Marian-style sentence
+ * counts that fall at each epoch start the differencing over, and a
+ * counter that is no count is a bad line naming the key. */
+static void cumulative_counters(void **state)
+{
+	const char *db = tu_tmp_path("cum.db");
+	static const char text[] = "step,loss,consumed_tokens,consumed_samples\n"
+	                           "100,3.0,409600,800\n"
+	                           "200,2.9,819200,1600\n"  /* 4096 tokens and 8 samples a step: 512 tokens each */
+	                           "300,2.8,1024000,2400\n" /* 2048 tokens a step, 8 samples: 256 each */
+	                           "400,2.7,51200,100\n"    /* fell: a new epoch; no batch */
+	                           "500,2.6,563200,1100\n"; /* 5120 tokens and 10 samples a step */
+	const char *f = tu_write_file("cum.csv", text, sizeof(text) - 1);
+	struct rm_import_opts o = {.run_name = "c"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), 0);
+	assert_string_equal(rep.r[0].composition, "consumed_tokens (cumulative tokens, differenced), consumed_samples"
+	                                          " (cumulative sequences, differenced)");
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db,
+	                              "SELECT group_concat(step || ':' || n || ':' || tokens || ':' || mean_len, ' ')"
+	                              " FROM (SELECT * FROM batches ORDER BY step)"),
+	                    "200:8:4096:512.0 300:8:2048:256.0 500:10:5120:512.0");
+	assert_string_equal(tu_q_text(db, "SELECT composition FROM imports"),
+	                    "consumed_tokens (cumulative tokens, differenced), consumed_samples"
+	                    " (cumulative sequences, differenced)");
+	static const char bad[] = "step,loss,elapsed_tokens\n1,3.0,100\n2,2.9,-5\n";
+	f = tu_write_file("cumbad.csv", bad, sizeof(bad) - 1);
+	o.run_name = "b";
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "cumbad.csv:3: 'elapsed_tokens' is not a counter"));
+}
+
 static void put(const char *path, const char *mode, const char *text)
 {
 	FILE *f = fopen(path, mode);
@@ -640,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(run_names_from_paths),
 	    cmocka_unit_test(quote_nonfinite),
 	    cmocka_unit_test(bucket_of_boundaries),
+	    cmocka_unit_test(cumulative_counters),
 	    cmocka_unit_test(rank_out_of_range),
 	    cmocka_unit_test(implausible_batches),
 	    cmocka_unit_test(chart_export_many_runs),

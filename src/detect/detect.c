@@ -123,7 +123,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
 	int64_t *bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
 	if (s->max_len)
-		p->blog = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(double));
+		p->blog = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(float));
 	size_t known = 0;
 	for (size_t t = 0; t < s->nb; t++) {
 		int b = s->bucket[t];
@@ -132,7 +132,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 		if (p->blog) {
 			double len = s->max_len[t];
 			int ok = isfinite(len) && len > 0;
-			p->blog[p->nb] = ok ? log(len) : NAN;
+			p->blog[p->nb] = ok ? (float)log(len) : NAN;
 			known += (size_t)ok;
 		}
 		p->bseq[p->nb] = dense[b];

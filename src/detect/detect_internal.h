@@ -26,7 +26,7 @@ struct rm_prepared {
 	size_t nb;        /* batches with a bucket */
 	int *bseq;        /* their dense buckets, in step order */
 	const int64_t *bstep;
-	double *blog;                    /* log length of each of those batches, NaN unknown; NULL when none is known */
+	float *blog;                     /* log length of each of those batches, NaN unknown; NULL when none is known */
 	size_t len_batches;              /* batches with a known length */
 	double len_acf[RM_LEN_LAGS + 1]; /* autocorrelation of their log length, lags 0..RM_LEN_LAGS */
 	double len_min, len_max;         /* the lengths seen */

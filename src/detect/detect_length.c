@@ -45,7 +45,7 @@ struct fit {
 };
 
 /* Least squares of y on x over the points keep[] allows. */
-static void fit_line(const double *x, const double *y, const char *keep, size_t n, struct fit *f)
+static void fit_line(const float *x, const double *y, const char *keep, size_t n, struct fit *f)
 {
 	double mx = 0, my = 0;
 	size_t m = 0;
@@ -74,13 +74,14 @@ static void fit_line(const double *x, const double *y, const char *keep, size_t 
 	f->r = f->sxx > 0 && f->syy > 0 ? sxy / sqrt(f->sxx * f->syy) : 0;
 }
 
-/* Lag-1 autocorrelation of the kept entries of a, in order. */
-static double lag1(const double *a, const char *keep, size_t n, double *scratch)
+/* Lag-1 autocorrelation of the kept entries of a (floats, or doubles when
+ * af is NULL), in order. */
+static double lag1(const float *af, const double *a, const char *keep, size_t n, double *scratch)
 {
 	size_t m = 0;
 	for (size_t j = 0; j < n; j++)
 		if (keep[j])
-			scratch[m++] = a[j];
+			scratch[m++] = af ? af[j] : a[j];
 	double acf[2];
 	rm_acf(scratch, m, 1, acf);
 	return acf[1];
@@ -101,7 +102,9 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 		r->points += !isnan(point_log_length(p, j)); /* for the message: too few */
 	if (n < MIN_POINTS || !sp->trend)
 		return;
-	double *x = rm_xmalloc(n * sizeof(double)), *y = rm_xmalloc(n * sizeof(double));
+	/* x in floats: a log length needs no more, and a long run holds many. */
+	float *x = rm_xmalloc(n * sizeof(float));
+	double *y = rm_xmalloc(n * sizeof(double));
 	double *scratch = rm_xmalloc(n * sizeof(double));
 	char *keep = rm_xmalloc(n);
 	int positive = 1;
@@ -109,7 +112,7 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 		positive = p->y[j] > 0 && sp->trend[j] > 0;
 	r->log_scale = positive;
 	for (size_t j = 0; j < n; j++) {
-		x[j] = point_log_length(p, j);
+		x[j] = (float)point_log_length(p, j);
 		y[j] = positive ? log(p->y[j] / sp->trend[j]) : p->y[j] - sp->trend[j];
 		keep[j] = !isnan(x[j]) && isfinite(y[j]);
 		r->points += (size_t)keep[j];
@@ -136,7 +139,9 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 	fit_line(x, y, keep, n, &f);
 	if (f.m < MIN_POINTS || f.sxx <= 0)
 		goto out;
-	double rho = lag1(x, keep, n, scratch) * lag1(y, keep, n, scratch);
+	double rho = lag1(x, NULL, keep, n, scratch) * lag1(NULL, y, keep, n, scratch);
+	free(scratch);
+	scratch = NULL;
 	double n_eff = (double)f.m * (1 - rho) / (1 + rho);
 	r->n_eff = n_eff = fmin((double)f.m, fmax(4, n_eff));
 	r->ok = 1;

@@ -336,15 +336,15 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->batches = p.nb;
 	d->has_buckets = p.k >= 2;
 	detect_split(&p, &d->split);
-	detect_length(&p, &d->split, &d->length);
 	/* The ladder's permutation test is the longest detector: it runs on the
-	 * second core while this one does the runs test and the resets. Both
+	 * second core while this one does the length coupling, the runs test and the resets. All
 	 * only read p and the split. */
 	struct ladder_job job = {&p, s, &d->split, o, &d->ladder};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, ladder_thread, &job) == 0;
 	if (!threaded)
 		ladder_thread(&job);
+	detect_length(&p, &d->split, &d->length);
 	rm_detect_runs(s, o, &d->runs);
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */

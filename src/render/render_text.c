@@ -115,6 +115,17 @@ static void verdict(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 	}
 }
 
+/* Width of the bucket column: the longest label, at least 6. */
+static int label_width(const struct rm_diagnosis *d)
+{
+	int w = 6;
+	for (int j = 0; j < d->nlabels; j++) {
+		int n = (int)strlen(rm_tx(d->label[j])); /* bytes, as printf pads */
+		w = n > w ? n : w;
+	}
+	return w;
+}
+
 static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_runs_result *r = &d->runs;
@@ -127,11 +138,13 @@ static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 	fmt_p(p, sizeof(p), r->p);
 	fprintf(fp, "  %.0f runs, %.1f expected in random order (sd %.1f): z = %.2f, p %s%s\n", r->runs, r->expected,
 	        sqrt(r->var), r->z, p, r->flagged ? "  [flagged]" : "");
-	fputs("  bucket   batches  share  mean run  expected  longest  P(longest)\n", fp);
+	int w = label_width(d);
+	fprintf(fp, "  %*s   batches  share  mean run  expected  longest  P(longest)\n", w, "bucket");
 	for (int i = 0; i < r->k; i++) {
 		const struct rm_bucket_runs *b = &r->per[i];
-		fprintf(fp, "  %6s  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", rm_tx(rm_bucket_label(d, b->bucket)),
-		        b->steps, 100 * b->share, b->mean_run, b->expected_mean_run, b->longest, b->p_longest);
+		fprintf(fp, "  %*s  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", w,
+		        rm_tx(rm_bucket_label(d, b->bucket)), b->steps, 100 * b->share, b->mean_run,
+		        b->expected_mean_run, b->longest, b->p_longest);
 	}
 	if (r->nworst) {
 		fputs("  longest runs:", fp);
@@ -169,15 +182,16 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		range_of(cv->bucket_loss[i], cv->bins, &lo, &hi);
 		range_of(cv->bucket_adjusted[i], cv->bins, &alo, &ahi);
 	}
-	fprintf(fp, "  bucket  %-10s mode  mean loss  %-*s  adjusted\n", s->log_scale ? "level" : "offset", cv->bins,
-	        "loss over time (shared scale)");
+	int w = label_width(d);
+	fprintf(fp, "  %*s  %-10s mode  mean loss  %-*s  adjusted\n", w, "bucket", s->log_scale ? "level" : "offset",
+	        cv->bins, "loss over time (shared scale)");
 	for (int i = 0; i < cv->k; i++) {
 		char lev[24];
 		if (s->ok)
 			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
 		else
 			snprintf(lev, sizeof(lev), "-");
-		fprintf(fp, "  %6s  %-10s %4d  %9.4f  ", rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
+		fprintf(fp, "  %*s  %-10s %4d  %9.4f  ", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
 		        s->ok ? s->mode_of_bucket[i] + 1 : 0, cv->bucket_mean[i]);
 		spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
 		fputs("  ", fp);
@@ -330,9 +344,10 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 	fprintf(fp, "\n  padding efficiency %.1f%% (real tokens / padded tokens)", 100 * p->efficiency);
 	if (isfinite(p->tokens_per_s))
 		fprintf(fp, ", %.0f tokens/s", p->tokens_per_s);
-	fputs("\n  bucket  efficiency   tokens/s\n", fp);
+	int w = label_width(d);
+	fprintf(fp, "\n  %*s  efficiency   tokens/s\n", w, "bucket");
 	for (int i = 0; i < p->k; i++) {
-		fprintf(fp, "  %6s  %9.1f%%", rm_tx(rm_bucket_label(d, p->bucket[i])), 100 * p->bucket_eff[i]);
+		fprintf(fp, "  %*s  %9.1f%%", w, rm_tx(rm_bucket_label(d, p->bucket[i])), 100 * p->bucket_eff[i]);
 		if (isfinite(p->bucket_tps[i]))
 			fprintf(fp, "  %9.0f", p->bucket_tps[i]);
 		fputc('\n', fp);

@@ -6,6 +6,7 @@
  *
  * usage: detect_rates [SEEDS]   (default 100)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,10 @@ static void diagnose_hand(const char *spike, uint64_t seed, struct rm_diagnosis 
 }
 
 /* A simulated run, save interval left unconfigured; with lengths_only, no
- * bucket ids: buckets derived from max_len as the store derives them. */
-static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, int lengths_only,
-                         struct rm_diagnosis *d)
+ * bucket ids: buckets derived from max_len as the store derives them; with
+ * length_free, a loss that ignores length (trend and noise only). */
+static void diagnose_sim_shaped(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, int lengths_only,
+                                int length_free, struct rm_diagnosis *d)
 {
 	struct rm_sim_opts o;
 	struct rm_sim_step *x;
@@ -61,6 +63,10 @@ static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_
 	for (int t = 0; t < 6000; t++) {
 		step[t] = x[t].step;
 		loss[t] = x[t].loss;
+		if (length_free) {
+			double u = ((double)lcg(&seed) + 0.5) / 2147483648.0 - 1;
+			loss[t] = (1 + exp(-(double)t / 1500)) * (1 + 0.05 * u);
+		}
 		max_len[t] = x[t].max_len;
 		bucket[t] = x[t].bucket;
 	}
@@ -78,6 +84,12 @@ static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_
 	rm_detect_opts_default(&opt);
 	rm_detect_all(&s, &opt, d);
 	rm_bucket_map_release(&m);
+}
+
+static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes, int lengths_only,
+                         struct rm_diagnosis *d)
+{
+	diagnose_sim_shaped(strat, seed, spikes, lengths_only, 0, d);
 }
 
 int main(int argc, char **argv)
@@ -145,7 +157,7 @@ int main(int argc, char **argv)
 	                                           RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED,   RM_SIM_INTERLEAVED};
 	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
 		for (int sp = 0; sp < 2; sp++) {
-			int homog = 0, unstable = 0, alarm = 0;
+			int homog = 0, unstable = 0, alarm = 0, coupled = 0, ordered = 0, sum = 0;
 			for (int seed = 1; seed <= seeds; seed++) {
 				struct rm_diagnosis d;
 				diagnose_sim(all[k], (uint64_t)seed, sp ? RM_SIM_SPIKES_BUCKET : RM_SIM_SPIKES_NONE, 1,
@@ -153,11 +165,29 @@ int main(int argc, char **argv)
 				homog += d.rank[0].h == RM_H_HOMOGENEOUS && d.severity >= RM_SEV_WARN;
 				unstable += d.rank[0].h == RM_H_INSTABILITY && d.severity >= RM_SEV_WARN;
 				alarm += d.severity >= RM_SEV_WARN;
+				coupled += d.length.coupled;
+				ordered += d.length.ordered;
+				sum += d.length.per_sequence_sum;
 				rm_diagnosis_release(&d);
 			}
-			printf("lengths only, %s, %s: homogeneous %d/%d, instability %d/%d, any alarm %d/%d\n",
+			printf("lengths only, %s, %s: homogeneous %d/%d, instability %d/%d, any alarm %d/%d;"
+			       " length coupled %d/%d, ordered %d/%d, per-sequence sum %d/%d\n",
 			       rm_sim_strategy_name(all[k]), sp ? "resets in the longest bucket" : "no resets", homog,
-			       seeds, unstable, seeds, alarm, seeds);
+			       seeds, unstable, seeds, alarm, seeds, coupled, seeds, ordered, seeds, sum, seeds);
 		}
+	/* A loss that ignores length: coupling there is a false alarm. */
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+		int coupled = 0, alarm = 0;
+		for (int seed = 1; seed <= seeds; seed++) {
+			struct rm_diagnosis d;
+			diagnose_sim_shaped(all[k], (uint64_t)seed, RM_SIM_SPIKES_NONE, 1, 1, &d);
+			coupled += d.length.coupled;
+			alarm += d.severity >= RM_SEV_WARN && d.rank[0].h != RM_H_HOMOGENEOUS;
+			rm_diagnosis_release(&d);
+		}
+		printf("lengths only, %s, loss ignores length: length coupled %d/%d, alarms other than homogeneous"
+		       " %d/%d\n",
+		       rm_sim_strategy_name(all[k]), coupled, seeds, alarm, seeds);
+	}
 	return 0;
 }
