@@ -196,7 +196,8 @@ struct rm_length_result {
 	double acf[RM_LEN_LAGS];          /* lag 1..RM_LEN_LAGS autocorrelation of batch log length */
 	double ref_len;                   /* geometric mean length: the adjusted loss is the loss at this length */
 	double min_len, max_len;          /* the lengths seen (tokens) */
-	int coupled;                      /* the length explains at least 10% (CI above 5%) */
+	int confounded;                   /* lengths change as slowly as the trend: no effect can be told */
+	int coupled;                      /* the length explains at least 10% (CI above 5%), not confounded */
 	int ordered;                      /* lag-1 length autocorrelation >= 0.5: batches follow each other by length */
 	int per_sequence_sum;             /* coupled, on log scale, slope within 0.2 of 1 */
 	double *adjusted;                 /* length-adjusted loss per finite loss point (owned), NULL unless ok */

@@ -48,6 +48,8 @@ void rm_bh_adjust(const double *p, size_t m, double *q);
 
 /* Autocorrelation of x at lags 0..maxlag (out has maxlag+1 entries). */
 void rm_acf(const double *x, size_t n, size_t maxlag, double *out);
+/* Autocorrelation of x at one lag, given its mean and sum of squares. */
+double rm_acf_lag(const double *x, size_t n, double mean, double ss, size_t lag);
 
 /* splitmix64: small, fast, and the same stream on every platform. */
 struct rm_rng {

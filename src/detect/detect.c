@@ -110,8 +110,20 @@ static void length_order(struct rm_prepared *p)
 	p->len_max = exp(p->len_max);
 	p->len_batches = m;
 	rm_acf(v, m, RM_LEN_LAGS, p->len_acf);
-	double r1 = fmin(0.999, p->len_acf[1]);
-	p->len_run = fmax(1, (1 + r1) / (1 - r1));
+	/* The correlation time: the first lag where the autocorrelation falls
+	 * below 1/e, searched at lags growing by half. A ramp of lengths (sorted
+	 * over an epoch) decays slowly, not geometrically, so lag 1 alone would
+	 * understate it. */
+	double mean = 0, ss = 0;
+	for (size_t i = 0; i < m; i++)
+		mean += v[i];
+	mean /= (double)(m ? m : 1);
+	for (size_t i = 0; i < m; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	size_t lag = 1;
+	while (lag < m / 2 && (lag <= RM_LEN_LAGS ? p->len_acf[lag] : rm_acf_lag(v, m, mean, ss, lag)) >= exp(-1))
+		lag = lag < 4 ? lag + 1 : lag + lag / 2;
+	p->len_run = (double)lag;
 	free(v);
 }
 

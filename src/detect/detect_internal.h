@@ -30,9 +30,9 @@ struct rm_prepared {
 	size_t len_batches;              /* batches with a known length */
 	double len_acf[RM_LEN_LAGS + 1]; /* autocorrelation of their log length, lags 0..RM_LEN_LAGS */
 	double len_min, len_max;         /* the lengths seen */
-	double len_run;      /* its correlation time (1 + r1) / (1 - r1), in batches: how long lengths stay alike */
-	size_t *bfrom, *bto; /* point j covers batches [bfrom[j], bto[j]) */
-	int long_from;       /* dense buckets >= long_from count as long */
+	double len_run;                  /* its correlation time in batches (the lag where it falls below 1/e) */
+	size_t *bfrom, *bto;             /* point j covers batches [bfrom[j], bto[j]) */
+	int long_from;                   /* dense buckets >= long_from count as long */
 };
 
 #define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */

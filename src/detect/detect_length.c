@@ -9,9 +9,11 @@
  * the length effect, and the squared correlation its partial R^2 given
  * the trend. Neighbouring points are correlated (a homogeneous order makes
  * x nearly constant over a run), so the confidence intervals use
- * Bartlett's effective sample size n (1 - a b) / (1 + a b), with a and b
- * the lag-1 autocorrelations of x and y (Bartlett 1935; Bretherton et al.
- * 1999, J. Climate 12:1990), and Fisher's z for the correlation.
+ * Bartlett's effective sample size n / (1 + 2 sum_k rx(k) ry(k)) over the
+ * lags where x stays correlated (Bartlett 1935; Bretherton et al. 1999,
+ * J. Climate 12:1990), and Fisher's z for the correlation. Lengths that
+ * change as slowly as the trend are confounded with it, and no effect is
+ * claimed.
  *
  * The order of lengths is the lag-1..RM_LEN_LAGS autocorrelation of the
  * batches' log length: near 0 in random order, near 1 when batches come
@@ -74,17 +76,33 @@ static void fit_line(const float *x, const double *y, const char *keep, size_t n
 	f->r = f->sxx > 0 && f->syy > 0 ? sxy / sqrt(f->sxx * f->syy) : 0;
 }
 
-/* Lag-1 autocorrelation of the kept entries of a (floats, or doubles when
- * af is NULL), in order. */
-static double lag1(const float *af, const double *a, const char *keep, size_t n, double *scratch)
+/* Bartlett's effective sample size m / (1 + 2 sum_k rx(k) ry(k)) of two
+ * series, the sum over lags up to maxlag. A homogeneous order keeps x
+ * correlated over many lags, so lag 1 alone would overstate it; lags grow
+ * by half each time (1, 2, 3, 4, 6, 9, ...) and the sum between them is a
+ * trapezoid, O(m log maxlag). */
+static double effective_n(const double *x, const double *y, size_t m, size_t maxlag)
 {
-	size_t m = 0;
-	for (size_t j = 0; j < n; j++)
-		if (keep[j])
-			scratch[m++] = af ? af[j] : a[j];
-	double acf[2];
-	rm_acf(scratch, m, 1, acf);
-	return acf[1];
+	double mx = 0, my = 0, sx = 0, sy = 0;
+	for (size_t i = 0; i < m; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= (double)m;
+	my /= (double)m;
+	for (size_t i = 0; i < m; i++) {
+		sx += (x[i] - mx) * (x[i] - mx);
+		sy += (y[i] - my) * (y[i] - my);
+	}
+	double sum = 0, prev = 0;
+	size_t at = 0;
+	for (size_t lag = 1; lag <= maxlag && lag < m; lag = lag < 4 ? lag + 1 : lag + lag / 2) {
+		double g = rm_acf_lag(x, m, mx, sx, lag) * rm_acf_lag(y, m, my, sy, lag);
+		sum += lag == 1 ? g : (double)(lag - at) * (g + prev) / 2;
+		prev = g;
+		at = lag;
+	}
+	return (double)m / (1 + 2 * fmax(0, sum));
 }
 
 void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_length_result *r)
@@ -139,10 +157,19 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 	fit_line(x, y, keep, n, &f);
 	if (f.m < MIN_POINTS || f.sxx <= 0)
 		goto out;
-	double rho = lag1(x, NULL, keep, n, scratch) * lag1(NULL, y, keep, n, scratch);
+	/* The kept points, packed: x into scratch, y in place. */
+	m = 0;
+	for (size_t j = 0; j < n; j++)
+		if (keep[j]) {
+			scratch[m] = x[j];
+			y[m++] = y[j];
+		}
+	double per_point = p->n ? (double)p->nb / (double)p->n : 1; /* batches a loss point covers */
+	double corr_points = p->len_run / fmax(1, per_point);
+	size_t maxlag = (size_t)fmin((double)m / 4, fmax(8, 4 * corr_points));
+	double n_eff = effective_n(scratch, y, m, maxlag);
 	free(scratch);
 	scratch = NULL;
-	double n_eff = (double)f.m * (1 - rho) / (1 + rho);
 	r->n_eff = n_eff = fmin((double)f.m, fmax(4, n_eff));
 	r->ok = 1;
 	r->slope = f.slope;
@@ -157,8 +184,15 @@ void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp
 	r->r2_lo = lo * hi <= 0 ? 0 : fmin(lo * lo, hi * hi);
 	r->r2_hi = fmax(lo * lo, hi * hi);
 	r->ref_len = exp(f.xbar);
-	r->coupled = r->r2 >= 0.1 && r->r2_lo >= 0.05;
+	/* Lengths that change as slowly as the trend (sorted by length over an
+	 * epoch) cannot be told from it: the trend's window, at most a third of
+	 * the run, must hold 8 correlation times of the length. Sorted orders
+	 * have one of a sixth of an epoch, chunked ones of a chunk. */
+	r->confounded = 8 * p->len_run > (double)p->nb / 3;
+	r->coupled = !r->confounded && r->r2 >= 0.1 && r->r2_lo >= 0.05;
 	r->per_sequence_sum = r->coupled && r->log_scale && fabs(r->slope - 1) <= 0.2;
+	if (r->confounded)
+		goto out;
 	/* The loss at the reference length: what the curve would read had every
 	 * batch been of the run's typical length. */
 	r->adjusted = rm_xmalloc(n * sizeof(double));

@@ -415,6 +415,14 @@ void rm_acf(const double *x, size_t n, size_t maxlag, double *out)
 	}
 }
 
+double rm_acf_lag(const double *x, size_t n, double mean, double ss, size_t lag)
+{
+	double c = 0;
+	for (size_t i = 0; i + lag < n; i++)
+		c += (x[i] - mean) * (x[i + lag] - mean);
+	return ss > 0 ? c / ss : 0;
+}
+
 uint64_t rm_rng_next(struct rm_rng *r)
 {
 	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);

@@ -189,6 +189,7 @@ static json_t *length_json(const struct rm_length_result *l, int resets_by_lengt
 	json_object_set_new(o, "n_eff", num(l->n_eff));
 	json_object_set_new(o, "p", num(l->p));
 	json_object_set_new(o, "ref_len", num(l->ref_len));
+	json_object_set_new(o, "confounded", json_boolean(l->confounded));
 	return o;
 }
 

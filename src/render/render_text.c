@@ -224,7 +224,13 @@ static void length_section(FILE *fp, const struct rm_diagnosis *d)
 	        " per unit log length, p %s (%zu points, %.0f effective)%s\n",
 	        l->r2, l->r2_lo, l->r2_hi, l->log_scale ? "log " : "", l->slope, l->slope_lo, l->slope_hi, p, l->points,
 	        l->n_eff, l->coupled ? "  [coupled]" : "");
-	fprintf(fp, "  the length-adjusted loss is the loss at %.0f tokens (the geometric mean length)\n", l->ref_len);
+	if (l->confounded)
+		fputs("  lengths change as slowly as the trend (sorted over long stretches): the length effect cannot"
+		      " be told from the trend, so none is claimed and there is no length-adjusted loss\n",
+		      fp);
+	else
+		fprintf(fp, "  the length-adjusted loss is the loss at %.0f tokens (the geometric mean length)\n",
+		        l->ref_len);
 	if (l->per_sequence_sum)
 		fputs("  the loss grows in proportion to length: it reads as a per-sequence sum, and a per-token"
 		      " loss (divided by tokens) removes the effect\n",
