@@ -663,6 +663,80 @@ static void lengths_only_healthy_quiet(void **state)
 	}
 }
 
+/* What an importer makes of cumulative token and sequence counters logged
+ * with the loss every k steps: one batch per interval at its last step,
+ * its length the interval's tokens over its sequences (the first interval
+ * has no earlier counter, so no batch). */
+static void diagnose_cumulative(enum rm_sim_strategy strat, uint64_t seed, int k, struct rm_diagnosis *d)
+{
+	struct rm_sim_opts o;
+	struct rm_sim_step *st;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = 5000;
+	rm_simulate(&o, &st);
+	size_t n = (size_t)o.steps / (size_t)k, nb = 0;
+	int64_t *step = malloc(n * sizeof(int64_t)), *bstep = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double)), *len = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	for (size_t i = 0; i < n; i++) {
+		double sum = 0, tokens = 0, seqs = 0;
+		for (size_t t = i * (size_t)k; t < (i + 1) * (size_t)k; t++) {
+			sum += st[t].loss;
+			tokens += (double)st[t].tokens;
+			seqs += st[t].n;
+		}
+		step[i] = st[(i + 1) * (size_t)k - 1].step;
+		loss[i] = sum / k;
+		if (i > 0) {
+			bstep[nb] = step[i];
+			len[nb++] = tokens / seqs;
+		}
+	}
+	free(st);
+	struct rm_bucket_map m;
+	assert_true(rm_bucket_map_derive(&m, len, nb, bucket));
+	struct rm_series s = {.n = n,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = nb,
+	                      .bstep = bstep,
+	                      .bucket = bucket,
+	                      .max_len = len,
+	                      .labels = m.label,
+	                      .nlabels = m.k,
+	                      .derived_bounds = m.bound,
+	                      .nderived_bounds = m.nbound};
+	struct rm_detect_opts opt;
+	rm_detect_opts_default(&opt);
+	rm_detect_all(&s, &opt, d);
+	rm_bucket_map_release(&m);
+	free(step);
+	free(bstep);
+	free(loss);
+	free(len);
+	free(bucket);
+}
+
+/* Cumulative counters only, logged every 10 steps: the interval means
+ * still tell a homogeneous order from a healthy one. */
+static void cumulative_counters_only(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis d;
+		diagnose_cumulative(RM_SIM_CHUNKED, seed, 10, &d);
+		if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN)
+			fail_msg("chunked seed %llu: %s", (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h));
+		rm_diagnosis_release(&d);
+		diagnose_cumulative(RM_SIM_INTERLEAVED, seed, 10, &d);
+		if (d.severity >= RM_SEV_WARN || !d.length.coupled || d.length.ordered)
+			fail_msg("interleaved seed %llu: %s, coupled %d, ordered %d", (unsigned long long)seed,
+			         rm_hypothesis_name(d.rank[0].h), d.length.coupled, d.length.ordered);
+		rm_diagnosis_release(&d);
+	}
+}
+
 /* A loss that does not depend on length is never called coupled, in a
  * healthy order or a homogeneous one (the order is still flagged). */
 static void length_free_loss_not_coupled(void **state)
@@ -727,6 +801,7 @@ int main(void)
 	    cmocka_unit_test(lengths_only_healthy_quiet),
 	    cmocka_unit_test(length_free_loss_not_coupled),
 	    cmocka_unit_test(per_sequence_sum_hint),
+	    cmocka_unit_test(cumulative_counters_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
