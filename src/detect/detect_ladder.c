@@ -149,7 +149,10 @@ static double long_share(const struct rm_prepared *p, size_t from, size_t to)
 static void ramps(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
                   struct rm_ladder_result *r)
 {
-	if (!s->max_len || s->nb < 4 * RAMP_MAXLAG)
+	/* Up to RAMP_MAXLAG lags, fewer on a short run: one logged every 10
+	 * steps may hold a few hundred batches (interval means). */
+	size_t maxlag = s->nb / 4 < RAMP_MAXLAG ? s->nb / 4 : RAMP_MAXLAG;
+	if (!s->max_len || maxlag < 10)
 		return;
 	size_t from = s->nb > RAMP_WINDOW ? s->nb - RAMP_WINDOW : 0, n = 0;
 	double *x = rm_xmalloc((s->nb - from) * sizeof(double)), desc = 0, pairs = 0;
@@ -165,10 +168,10 @@ static void ramps(const struct rm_prepared *p, const struct rm_series *s, const 
 	}
 	r->ramp_desc_share = pairs ? desc / pairs : 0;
 	double acf[RAMP_MAXLAG + 1];
-	if (n > 4 * RAMP_MAXLAG) {
-		rm_acf(x, n, RAMP_MAXLAG, acf);
+	if (n >= 4 * maxlag) {
+		rm_acf(x, n, maxlag, acf);
 		int best = 0;
-		for (int lag = 3; lag < RAMP_MAXLAG; lag++)
+		for (int lag = 3; lag < (int)maxlag; lag++)
 			if (acf[lag] > acf[lag - 1] && acf[lag] >= acf[lag + 1] && acf[lag] > 0.3 &&
 			    (!best || acf[lag] > acf[best]))
 				best = lag;
@@ -177,7 +180,7 @@ static void ramps(const struct rm_prepared *p, const struct rm_series *s, const 
 	}
 	free(x);
 	/* The loss at the same lag, when points are per batch. */
-	if (r->ramp_period && sp->trend && p->n > 4 * RAMP_MAXLAG) {
+	if (r->ramp_period && sp->trend && p->n > 4 * (size_t)r->ramp_period) {
 		size_t m = p->n > RAMP_WINDOW ? RAMP_WINDOW : p->n, off = p->n - m;
 		double *e = rm_xmalloc(m * sizeof(double)), a[RAMP_MAXLAG + 1];
 		for (size_t j = 0; j < m; j++)
