@@ -28,7 +28,7 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		if (d->resets_by_length && len->coupled)
 			snprintf(
 			    buf, n,
-			    "healthy order: batch lengths come in random order (lag-1 autocorrelation %.2f), and the"
+			    "healthy order: batch lengths come in no streaks (lag-1 autocorrelation %.2f), and the"
 			    " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
 			    " length-adjusted loss",
 			    len->acf[0], len->r2, len->slope);
