@@ -66,19 +66,20 @@ struct rm_import_result {
 	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
 	enum rm_format format;
 	int64_t run_id;
-	uint64_t lines;       /* lines (or entries) read */
-	uint64_t steps;       /* step rows written */
-	uint64_t batches;     /* batch rows written */
-	uint64_t evals;       /* eval rows written */
-	uint64_t ignored;     /* rows with neither loss, eval nor batch values */
-	uint64_t replaced;    /* rows replacing an earlier row of the same step */
-	uint64_t restarts;    /* times the step counter went backwards */
-	uint64_t back_steps;  /* steps those restarts went back, summed */
-	uint64_t step_rows;   /* rows whose step was tracked (step rows, or batch rows alone) */
-	int writers;          /* > 1: the file interleaves that many writers of every step (not restarts) */
-	uint64_t skipped;     /* malformed lines skipped (skip_bad) */
-	uint64_t over_bounds; /* batches longer than the last bucket boundary */
-	int64_t new_steps;    /* steps the run did not have before */
+	uint64_t lines;        /* lines (or entries) read */
+	uint64_t steps;        /* step rows written */
+	uint64_t batches;      /* batch rows written */
+	uint64_t evals;        /* eval rows written */
+	uint64_t ignored;      /* rows with neither loss, eval nor batch values */
+	uint64_t replaced;     /* rows replacing an earlier row of the same step */
+	uint64_t restarts;     /* times the step counter went backwards */
+	uint64_t back_steps;   /* steps those restarts went back, summed */
+	uint64_t step_rows;    /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;           /* > 1: the file interleaves that many writers of every step (not restarts) */
+	uint64_t skipped;      /* malformed lines skipped (skip_bad) */
+	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
+	int64_t new_steps;     /* steps the run did not have before */
+	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
 	int64_t first_step, last_step;
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];

@@ -136,6 +136,9 @@ void rm_run_info_release(struct rm_run_info *r);
 /* Deletes the run's steps, batches, evals, buckets and findings (a
  * re-simulation or a forced re-import starts clean). */
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err);
+/* Deletes the run if it holds no step, batch or eval row (a run an import
+ * opened but gave nothing). */
+int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err);
 
 /* A run's data as the detectors read it: loss points and, separately,
  * batch composition per step (aggregated over ranks). Arrays are owned;

@@ -60,6 +60,10 @@ static void print_result(const struct rm_import_result *r)
 	putchar('\n');
 	if (r->composition)
 		printf("  batch composition from %s\n", rm_tx(r->composition));
+	if (r->empty_series)
+		printf("  %llu more run%s of this export had no value and %s left out\n",
+		       (unsigned long long)r->empty_series, r->empty_series > 1 ? "s" : "",
+		       r->empty_series > 1 ? "were" : "was");
 	if (r->writers > 1)
 		printf("  each step appears %d times: %d writers interleaved in one file; the later row of each step"
 		       " is kept\n",

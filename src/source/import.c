@@ -78,14 +78,18 @@ struct rm_import_result *report_add(struct rm_import_report *rep, const char *pa
 	return res;
 }
 
+static void result_release(struct rm_import_result *r)
+{
+	free(r->path);
+	free(r->run_name);
+	free(r->loss_key);
+	free(r->composition);
+}
+
 void rm_import_report_release(struct rm_import_report *rep)
 {
-	for (size_t i = 0; i < rep->n; i++) {
-		free(rep->r[i].path);
-		free(rep->r[i].run_name);
-		free(rep->r[i].loss_key);
-		free(rep->r[i].composition);
-	}
+	for (size_t i = 0; i < rep->n; i++)
+		result_release(&rep->r[i]);
 	free(rep->r);
 	rep->r = NULL;
 	rep->n = rep->cap = 0;
@@ -639,6 +643,36 @@ static int log_and_commit(struct rm_store *st, struct rm_import_report *rep, int
 	return rc;
 }
 
+static int gave_nothing(const struct rm_import_result *r)
+{
+	return !r->steps && !r->batches && !r->evals;
+}
+
+/* A chart export of a sweep holds runs with no value in the chart's range:
+ * those are left out (their run is removed unless it held data before),
+ * and counted on the file's first result. The file as a whole must still
+ * give something, which check_contributed sees in the one kept. */
+static int drop_empty_series(struct rm_store *st, struct rm_import_report *rep, size_t first, struct rm_err *err)
+{
+	size_t kept = first, dropped = 0;
+	for (size_t j = first; j < rep->n; j++) {
+		struct rm_import_result *r = &rep->r[j];
+		int last_chance = kept == first && j == rep->n - 1; /* keep one, to report the file */
+		if (gave_nothing(r) && !r->skipped && !last_chance) {
+			int rc = rm_store_drop_run_if_empty(st, r->run_id, err);
+			if (rc)
+				return rc;
+			result_release(r);
+			dropped++;
+			continue;
+		}
+		rep->r[kept++] = *r;
+	}
+	rep->n = kept;
+	rep->r[first].empty_series += dropped;
+	return RM_OK;
+}
+
 int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *const *files, int nfiles,
               struct rm_import_report *rep, struct rm_err *err)
 {
@@ -649,6 +683,8 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 	for (int i = 0; i < nfiles && !rc; i++) {
 		size_t first = rep->n;
 		rc = import_file(st, opts, files[i], rep, err);
+		if (!rc && rep->n - first > 1)
+			rc = drop_empty_series(st, rep, first, err);
 		for (size_t j = first; j < rep->n && !rc; j++)
 			rc = check_contributed(&rep->r[j], opts, err);
 	}

@@ -586,6 +586,20 @@ int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 	return RM_OK;
 }
 
+int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err)
+{
+	sqlite3_stmt *s =
+	    prepare(st,
+	            "DELETE FROM runs WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM steps WHERE run_id = ?1)"
+	            " AND NOT EXISTS (SELECT 1 FROM batches WHERE run_id = ?1)"
+	            " AND NOT EXISTS (SELECT 1 FROM evals WHERE run_id = ?1)",
+	            err);
+	if (!s)
+		return RM_E_STORE;
+	sqlite3_bind_int64(s, 1, run_id);
+	return run_once(st, s, err, "cannot drop an empty run");
+}
+
 void rm_run_info_free(struct rm_run_info *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
