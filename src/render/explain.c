@@ -26,12 +26,11 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 	const struct rm_length_result *len = &d->length;
 	if (top->severity < RM_SEV_WARN) {
 		if (d->resets_by_length && len->coupled)
-			snprintf(
-			    buf, n,
-			    "healthy order: batch lengths come in no streaks (lag-1 autocorrelation %.2f), and the"
-			    " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
-			    " length-adjusted loss",
-			    len->acf[0], len->r2, len->slope);
+			snprintf(buf, n,
+			         "healthy order: batch lengths come in no streaks (lag-1 autocorrelation %.2f), and the"
+			         " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
+			         " length-adjusted loss",
+			         len->acf[0], len->r2, len->slope);
 		else if (!d->has_buckets && !len->batches && d->tokens_only)
 			snprintf(
 			    buf, n,
