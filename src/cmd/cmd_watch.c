@@ -618,16 +618,21 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			find_logs(wandb_dir, &runs, &nruns);
 			left += nruns - before;
 		}
-		if (!rm_store_data_version(wt.st, &version, &err))
+		/* The version this tick reads from: a commit by another process
+		 * while the tick runs shows at the next one. (Read after the tick,
+		 * it hid an import that landed mid-tick for good. This process
+		 * writes through one connection, whose own commits never change
+		 * data_version.) */
+		if (!rm_store_data_version(wt.st, &version, &err)) {
 			wt.external = nticks > 0 && version != seen;
+			seen = version;
+		}
 		for (int i = 0; i < nruns && !stop; i++) {
 			if (runs[i].done)
 				continue;
 			tick_run(&wt, &runs[i]);
 			left -= runs[i].done;
 		}
-		if (!rm_store_data_version(wt.st, &version, &err))
-			seen = version;
 		if (stats) { /* kept only when asked: a watch may run for months */
 			if (nticks == cap)
 				cpu = rm_xrealloc(cpu, (size_t)(cap *= 2) * sizeof(*cpu));
