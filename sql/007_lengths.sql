@@ -20,8 +20,9 @@ CREATE TABLE length_levels (
 
 -- The same effect tabulated over the run's lengths, so that the view below
 -- needs no math functions (SQLite builds, Grafana's among them, often lack
--- ln and exp): lengths in (lo, hi], bins 1% wide, each with the effect at
--- its geometric middle (within 0.5% of the exact one at slope 1).
+-- ln and exp): lengths in (lo, hi], bins 1% wide (wider if there would be
+-- over 2000 of them), each with the effect at its geometric middle (within
+-- 0.5% of the exact one at slope 1).
 CREATE TABLE length_factors (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   lo     REAL NOT NULL,

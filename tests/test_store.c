@@ -204,6 +204,44 @@ static void find_runs_by_name(void **state)
 	rm_store_close(st);
 }
 
+/* The length effect is tabulated in 1% bins over the run's lengths; a
+ * corrupt range (a denormal mean length, a length of 1e308) widens the bins
+ * rather than writing hundreds of thousands of rows. */
+static void length_factors_are_bounded(void **state)
+{
+	const char *db = tu_tmp_path("lenfit.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	struct rm_length_fit fit = {1, 1, 0.5, 1000, 0.4, 100, 8192};
+	assert_int_equal(rm_store_replace_length(st, run, &fit, &err), 0);
+	rm_store_close(st);
+	/* ln(81.92)/ln(1.01) = 442.3 bins, plus the one just below 100 */
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM length_factors"), 444);
+	assert_true(tu_q_dbl(db, "SELECT MIN(lo) FROM length_factors") < 100);
+	assert_true(tu_q_dbl(db, "SELECT MAX(hi) FROM length_factors") >= 8192);
+	/* exp(0.5 * ln(4000/1000)) = 2 at 4000 tokens, within half a bin */
+	assert_true(fabs(tu_q_dbl(db, "SELECT effect FROM length_factors WHERE lo <= 4000 AND hi > 4000") - 2) < 0.01);
+
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	struct rm_length_fit absurd = {1, 1, 0.5, 1000, 0.4, 5e-309, 1e308};
+	assert_int_equal(rm_store_replace_length(st, run, &absurd, &err), 0);
+	rm_store_close(st);
+	assert_true(tu_q_int(db, "SELECT COUNT(*) FROM length_factors") <= 2001);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM length_factors WHERE effect IS NULL OR hi <= lo"), 0);
+	assert_true(tu_q_dbl(db, "SELECT MAX(hi) FROM length_factors") >= 1e308);
+
+	/* An infinite range is no fit to tabulate: the old one is removed. */
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	absurd.max_len = INFINITY;
+	assert_int_equal(rm_store_replace_length(st, run, &absurd, &err), 0);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM length_factors"), 0);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM length_levels"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +254,7 @@ int main(void)
 	    cmocka_unit_test(rollback_leaves_nothing),
 	    cmocka_unit_test(buckets_and_listing),
 	    cmocka_unit_test(find_runs_by_name),
+	    cmocka_unit_test(length_factors_are_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1174,7 +1174,7 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 		if (run_once(st, s, err, "cannot replace the length effect"))
 			goto fail;
 	}
-	if (!f->ok || !(f->min_len > 0 && f->max_len >= f->min_len && f->ref_len > 0))
+	if (!f->ok || !(f->min_len > 0 && f->max_len >= f->min_len && isfinite(f->max_len) && f->ref_len > 0))
 		return rm_store_commit(st, err);
 	if (!(s = prepare(
 	          st, "INSERT INTO length_levels(run_id, scale, slope, ref_len, r2) VALUES (?1, ?2, ?3, ?4, ?5)", err)))
@@ -1186,9 +1186,12 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 	sqlite3_bind_double(s, 5, f->r2);
 	if (run_once(st, s, err, "cannot write the length effect"))
 		goto fail;
-	/* Bins 1% wide from just below the shortest length past the longest. */
-	for (double lo = f->min_len / 1.01; lo < f->max_len; lo *= 1.01) {
-		double hi = lo * 1.01, mid = log(sqrt(lo * hi) / f->ref_len);
+	/* Bins 1% wide from just below the shortest length past the longest;
+	 * wider when the range is absurd (a corrupt length of 1e300 would
+	 * otherwise write 70,000 rows), so there are never more than 2000. */
+	double ratio = exp(fmax(log(1.01), (log(f->max_len) - log(f->min_len)) / 2000));
+	for (double lo = f->min_len / ratio; lo < f->max_len; lo *= ratio) {
+		double hi = lo * ratio, mid = log(sqrt(lo) * sqrt(hi) / f->ref_len);
 		if (!(s = prepare(st, "INSERT INTO length_factors(run_id, lo, hi, effect) VALUES (?1, ?2, ?3, ?4)",
 		                  err)))
 			goto fail;
