@@ -592,6 +592,29 @@ static int tail(const char *db, const char *path, struct rm_tail_pos *pos, struc
 	return rc;
 }
 
+/* Only formats that grow line by line can be followed; every format has
+ * one name that parses back to it. */
+static void tail_needs_a_followable_format(void **state)
+{
+	const char *db = tu_tmp_path("tailfmt.db"), *path = tu_tmp_path("tailfmt.csv");
+	struct rm_store *st;
+	struct rm_import_report rep;
+	struct rm_tail_pos pos;
+	struct rm_err err;
+	put(path, "w", "Wall time,Step,Value\n1.5,1,0.9\n");
+	struct rm_import_opts o = {.run_name = "t", .format = RM_FMT_TB_CSV};
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_import_tail(st, &o, path, &rep, &pos, &err), RM_E_USAGE);
+	assert_non_null(strstr(err.msg, "a tensorboard-csv file cannot be followed"));
+	rm_store_close(st);
+	for (int f = RM_FMT_AUTO + 1; f < RM_FMT_COUNT; f++) {
+		enum rm_format back;
+		assert_non_null(rm_format_name((enum rm_format)f));
+		assert_int_equal(rm_format_parse(rm_format_name((enum rm_format)f), &back), 0);
+		assert_int_equal(back, f);
+	}
+}
+
 #define ROW(s, b) "{\"step\": " #s ", \"bucket\": " #b ", \"n\": 4, \"max_len\": 900}\n"
 
 /* A growing sidecar: partial last line, restart, truncation, rotation. */
@@ -660,6 +683,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(sidecar_tail),
+	    cmocka_unit_test(tail_needs_a_followable_format),
 	    cmocka_unit_test(wandb_history),
 	    cmocka_unit_test(nested_loss_key),
 	    cmocka_unit_test(sidecar_jsonl),

@@ -100,8 +100,10 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
               struct rm_import_report *rep, struct rm_err *err);
 void rm_import_report_release(struct rm_import_report *rep);
 
-/* Imports what a growing JSON-lines batch sidecar gained since the last
- * call for the same path; the position lives in the database (tails), so
+/* Imports what a growing file gained since the last call for the same
+ * path: opts->format names its format (one that can be followed: a sidecar,
+ * JSON lines, CSV, a W&B log), or RM_FMT_AUTO picks it from the name
+ * (.wandb, .csv, else a JSON-lines sidecar); the position lives in the database (tails), so
  * it survives restarts, and moves in the same transaction as the rows. A
  * last line without its newline waits for the next call. A file shorter
  * than the position was truncated and is read again from the start; a

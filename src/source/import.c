@@ -1,12 +1,11 @@
 /*
- * import.c - import driver: format names and detection, run naming, and
- * the sink that writes one run's records while noting restarts (the step
- * counter going backwards) and replacements (a step logged again).
+ * import.c - the dispatcher: the table of formats (names, detection, the
+ * reader and the follower of each), directories and streams, and the one
+ * transaction an import is (what each file gave is checked and logged, or
+ * nothing is kept). The formats sit below it and never call it.
  */
 #define _GNU_SOURCE /* mkostemp */
-#include <ctype.h>
 #include <fcntl.h>
-#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -15,26 +14,36 @@
 #include <unistd.h>
 
 #include "import_internal.h"
-#include "runmon/csv.h"
 #include "runmon/lines.h"
-#include "runmon/wandbfile.h"
 
-static const char *const format_names[RM_FMT_COUNT] = {
-    [RM_FMT_AUTO] = NULL,
-    [RM_FMT_WANDB_HISTORY] = "wandb-history",
-    [RM_FMT_JSONL] = "jsonl",
-    [RM_FMT_SIDECAR_JSONL] = "sidecar-jsonl",
-    [RM_FMT_HF_STATE] = "hf-trainer-state",
-    [RM_FMT_WANDB_CSV] = "wandb-csv",
-    [RM_FMT_TB_CSV] = "tensorboard-csv",
-    [RM_FMT_SIDECAR_CSV] = "sidecar-csv",
-    [RM_FMT_CSV] = "csv",
-    [RM_FMT_WANDB_LOG] = "wandb-log",
+/* The formats, in the order detection tries them: the first whose detect
+ * claims a file reads it. Plain CSV claims any file with a line, so it
+ * comes last; tail is NULL where a growing file makes no sense. */
+static const struct import_format formats[] = {
+    {RM_FMT_WANDB_LOG, "wandb-log", detect_wandb_log, import_wandb_log, import_wandb_tail},
+    {RM_FMT_HF_STATE, "hf-trainer-state", detect_hf_state, import_hf_state, NULL},
+    {RM_FMT_WANDB_HISTORY, "wandb-history", detect_wandb_history, import_jsonl, import_jsonl_tail},
+    {RM_FMT_SIDECAR_JSONL, "sidecar-jsonl", detect_sidecar_jsonl, import_jsonl, import_jsonl_tail},
+    {RM_FMT_JSONL, "jsonl", detect_jsonl, import_jsonl, import_jsonl_tail},
+    {RM_FMT_TB_CSV, "tensorboard-csv", detect_tb_csv, import_csv, NULL},
+    {RM_FMT_WANDB_CSV, "wandb-csv", detect_wandb_csv, import_csv, NULL},
+    {RM_FMT_SIDECAR_CSV, "sidecar-csv", detect_sidecar_csv, import_csv, import_csv_tail},
+    {RM_FMT_CSV, "csv", detect_csv, import_csv, import_csv_tail},
 };
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static const struct import_format *format_of(enum rm_format f)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (formats[i].fmt == f)
+			return &formats[i];
+	return NULL;
+}
 
 const char *rm_format_name(enum rm_format f)
 {
-	return f > RM_FMT_AUTO && f < RM_FMT_COUNT ? format_names[f] : NULL;
+	const struct import_format *e = format_of(f);
+	return e ? e->name : NULL;
 }
 
 int rm_format_parse(const char *name, enum rm_format *out)
@@ -43,429 +52,57 @@ int rm_format_parse(const char *name, enum rm_format *out)
 		*out = RM_FMT_AUTO;
 		return 0;
 	}
-	for (int f = 1; f < RM_FMT_COUNT; f++)
-		if (!strcmp(name, format_names[f])) {
-			*out = (enum rm_format)f;
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (!strcmp(name, formats[i].name)) {
+			*out = formats[i].fmt;
 			return 0;
 		}
 	return -1;
 }
 
-int rm_bucket_of(const int64_t *bounds, int nbounds, double max_len, int *over)
-{
-	*over = 0;
-	for (int i = 0; i + 1 < nbounds; i++)
-		if (max_len <= (double)bounds[i + 1])
-			return i;
-	*over = 1;
-	return nbounds - 2;
-}
-
-/* ---- report ------------------------------------------------------------ */
-
-struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
-                                    enum rm_format fmt)
-{
-	if (rep->n == rep->cap) /* doubling: an export adds one result per run */
-		rep->r = rm_xrealloc(rep->r, (rep->cap = rep->cap ? rep->cap * 2 : 4) * sizeof(*rep->r));
-	struct rm_import_result *res = &rep->r[rep->n++];
-	memset(res, 0, sizeof(*res));
-	res->path = rm_xstrdup(path);
-	res->run_name = rm_xstrdup(run_name);
-	res->format = fmt;
-	res->first_step = -1;
-	res->last_step = -1;
-	return res;
-}
-
-static void result_release(struct rm_import_result *r)
-{
-	free(r->path);
-	free(r->run_name);
-	free(r->loss_key);
-	free(r->composition);
-}
-
-void rm_import_report_release(struct rm_import_report *rep)
-{
-	for (size_t i = 0; i < rep->n; i++)
-		result_release(&rep->r[i]);
-	free(rep->r);
-	rep->r = NULL;
-	rep->n = rep->cap = 0;
-}
-
-int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
-             struct rm_err *err)
-{
-	if (!opts->skip_bad) {
-		rm_err_set(err, RM_E_INPUT, res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s",
-		           res->path, (unsigned long long)line, why);
-		err->bad_line = 1;
-		return RM_E_INPUT;
-	}
-	if (res->skipped < RM_IMPORT_NOTED)
-		res->bad_line[res->skipped] = line;
-	if (res->skipped == 0)
-		snprintf(res->bad_msg, sizeof(res->bad_msg), "%s", why);
-	res->skipped++;
-	return RM_OK;
-}
-
-/* ---- run names ------------------------------------------------------------ */
-
-/* "run-20240501_100000-ab12cd34" (a W&B run directory) gives "ab12cd34". */
-static const char *wandb_dir_run_id(const char *dir, size_t n)
-{
-	const char *p = dir;
-	if (n > 8 && !strncmp(p, "offline-", 8))
-		p += 8;
-	if (strncmp(p, "run-", 4))
-		return NULL;
-	const char *dash = memchr(p + 4, '-', n - (size_t)(p + 4 - dir));
-	return dash && dash + 1 < dir + n ? dash + 1 : NULL;
-}
-
-char *run_name_for(const struct rm_import_opts *opts, const char *path)
-{
-	if (opts->run_name)
-		return rm_xstrdup(opts->run_name);
-	path = shown_path(opts, path);
-	if (!strcmp(path, "-"))
-		return rm_xstrdup("stdin");
-	/* Split into components, newest last. */
-	char *copy = rm_xstrdup(path), *parts[64];
-	int n = 0;
-	for (char *tok = strtok(copy, "/"); tok && n < 64; tok = strtok(NULL, "/"))
-		parts[n++] = tok;
-	char *name = NULL;
-	if (n == 0) {
-		name = rm_xstrdup("run");
-		goto out;
-	}
-	char *base = parts[n - 1], *dot = strrchr(base, '.');
-	if (dot && dot != base)
-		*dot = '\0';
-	/* Generic file names say nothing: use the directory, skipping W&B's
-	 * files/ and Hugging Face's checkpoint-N/. */
-	if (!strcmp(base, "wandb-history") || !strcmp(base, "trainer_state") || !strcmp(base, "history")) {
-		for (int i = n - 2; i >= 0; i--) {
-			if (!strcmp(parts[i], "files") || !strncmp(parts[i], "checkpoint-", 11) ||
-			    !strcmp(parts[i], ".") || !strcmp(parts[i], ".."))
-				continue;
-			const char *id = wandb_dir_run_id(parts[i], strlen(parts[i]));
-			name = rm_xstrdup(id ? id : parts[i]);
-			break;
-		}
-	}
-	if (!name)
-		name = rm_xstrdup(base);
-out:
-	free(copy);
-	return name;
-}
-
-/* ---- sink ------------------------------------------------------------ */
-
-#define SEEN_MAX_STEP (1ll << 27) /* steps tracked exactly (16 MiB of bits) */
-
-int sink_open_key(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
-                  const struct rm_run_key *key, struct rm_err *err)
-{
-	memset(k, 0, sizeof(*k));
-	k->res = res;
-	k->st = st;
-	k->opts = opts;
-	mapper_init(&k->map, res->format, opts);
-	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
-	if (!rc && opts->nbounds >= 2)
-		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
-	res->run_id = k->run_id;
-	return rc;
-}
-
-int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *opts, struct rm_import_result *res,
-              struct rm_err *err)
-{
-	/* "entity/project/id" attaches the file to that W&B run's record. */
-	char *name = rm_xstrdup(res->run_name), *s1 = strchr(name, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-	struct rm_run_key key = {.source = "file", .entity = "", .project = "", .name = name};
-	if (s1 && s2 && !strchr(s2 + 1, '/')) {
-		*s1 = *s2 = '\0';
-		key.entity = name;
-		key.project = s1 + 1;
-		key.name = s2 + 1;
-	}
-	int rc = sink_open_key(k, st, opts, res, &key, err);
-	free(name);
-	return rc;
-}
-
-static struct track *track_for(struct sink *k, int64_t rank)
-{
-	for (size_t i = 0; i < k->ntracks; i++)
-		if (k->tracks[i].rank == rank)
-			return &k->tracks[i];
-	k->tracks = rm_xrealloc(k->tracks, (k->ntracks + 1) * sizeof(*k->tracks));
-	struct track *t = &k->tracks[k->ntracks++];
-	memset(t, 0, sizeof(*t));
-	t->rank = rank;
-	t->max_step = -1;
-	return t;
-}
-
-/* Marks step seen; returns 1 if it was seen before in this file. */
-static int track_seen(struct track *t, int64_t step)
-{
-	if (step >= SEEN_MAX_STEP)
-		return step <= t->max_step;
-	size_t w = (size_t)(step >> 6);
-	if (w >= t->words) {
-		size_t nw = t->words ? t->words : 4; /* small: an export has a sink per run */
-		while (nw <= w)
-			nw *= 2;
-		t->seen = rm_xrealloc(t->seen, nw * sizeof(uint64_t));
-		memset(t->seen + t->words, 0, (nw - t->words) * sizeof(uint64_t));
-		t->words = nw;
-	}
-	uint64_t bit = 1ull << (step & 63);
-	int was = (t->seen[w] & bit) != 0;
-	t->seen[w] |= bit;
-	return was;
-}
-
-static void note_step(struct sink *k, int64_t rank, int64_t step, uint64_t line)
-{
-	struct rm_import_result *res = k->res;
-	struct track *t = track_for(k, rank);
-	res->step_rows++;
-	if (t->has_prev && step < t->prev) {
-		if (res->restarts < RM_IMPORT_NOTED)
-			res->restart[res->restarts] = (struct rm_restart){line, step, t->prev};
-		res->restarts++;
-		res->back_steps += (uint64_t)(t->prev - step);
-	}
-	if (track_seen(t, step))
-		res->replaced++;
-	t->prev = step;
-	t->has_prev = 1;
-	if (step > t->max_step)
-		t->max_step = step;
-	if (res->first_step < 0 || step < res->first_step)
-		res->first_step = step;
-	if (step > res->last_step)
-		res->last_step = step;
-}
-
-static int resolve_text_label(struct sink *k, uint32_t i, struct rm_batch *b, struct rm_err *err)
-{
-	if (!k->text_id)
-		k->text_id = rm_xcalloc(MAX_TEXT_LABELS, sizeof(int64_t));
-	int rc;
-	if (!k->text_id[i] && (rc = rm_store_bucket_text_id(k->st, k->run_id, k->map.texts[i], &k->text_id[i], err)))
-		return rc;
-	b->v[RM_B_BUCKET] = (double)k->text_id[i];
-	b->have |= 1u << RM_B_BUCKET;
-	return RM_OK;
-}
-
-int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_t nev, uint64_t line,
-             struct rm_err *err)
-{
-	struct rm_import_result *res = k->res;
-	int rc;
-	if (rec->is_summary || (!rec->has_step_row && !rec->has_batch && !rec->is_eval)) {
-		res->ignored++;
-		return RM_OK;
-	}
-	if (rec->has_step_row) {
-		if (!k->has_low || rec->step < k->low) { /* once, and again after a restart below it */
-			int64_t n;
-			if ((rc = rm_store_count_steps(k->st, k->run_id, rec->step, k->has_low ? k->low : INT64_MAX, &n,
-			                               err)))
-				return rc;
-			k->steps_before += n;
-			k->low = rec->step;
-			k->has_low = 1;
-		}
-		note_step(k, -1, rec->step, line);
-		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
-			return rc;
-		res->steps++;
-	}
-	if (rec->has_batch) {
-		struct rm_batch *b = &rec->b;
-		if (rec->bucket_text && (rc = resolve_text_label(k, rec->bucket_text - 1, b, err)))
-			return rc;
-		if (!((b->have >> RM_B_BUCKET) & 1) && ((b->have >> RM_B_MAX_LEN) & 1) && k->opts->nbounds >= 2) {
-			int over;
-			b->v[RM_B_BUCKET] = rm_bucket_of(k->opts->bounds, k->opts->nbounds, b->v[RM_B_MAX_LEN], &over);
-			b->have |= 1u << RM_B_BUCKET;
-			res->over_bounds += (uint64_t)over;
-		}
-		if (!rec->has_step_row)
-			note_step(k, b->rank, rec->step, line);
-		if ((rc = rm_store_put_batch(k->st, k->run_id, b, err)))
-			return rc;
-		res->batches++;
-	}
-	if (rec->is_eval && nev) {
-		for (size_t i = 0; i < nev; i++)
-			if ((rc = rm_store_put_eval(k->st, k->run_id, rec->step, ev[i].key, ev[i].value, err)))
-				return rc;
-		res->evals++;
-	}
-	return RM_OK;
-}
-
-/* Two processes appending to one log write every step twice, a little
- * apart: the counter then "restarts" on most lines, by a few steps each
- * time. A real restart (a resume from a checkpoint) is rare and goes back
- * far. Returns the number of writers when the file looks like that, else 0. */
-static int interleaved_writers(const struct rm_import_result *r)
-{
-	uint64_t distinct = r->step_rows - r->replaced;
-	if (r->restarts < 10 || distinct == 0 || r->replaced < distinct * 3 / 4 || r->restarts < distinct / 4)
-		return 0;
-	double span = (double)(r->last_step - r->first_step) + 1;
-	if ((double)r->back_steps / (double)r->restarts > fmax(50, span / 100))
-		return 0;
-	return (int)lround((double)r->step_rows / (double)distinct);
-}
-
-int sink_finish(struct sink *k, struct rm_err *err)
-{
-	int64_t after = 0;
-	const char *loss_key = k->map.locked[T_LOSS];
-	int rc = k->has_low ? rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err) : RM_OK;
-	if (rc)
-		return rc;
-	k->res->new_steps = after - k->steps_before;
-	k->res->writers = interleaved_writers(k->res);
-	if (loss_key && !k->res->loss_key)
-		k->res->loss_key = rm_xstrdup(loss_key);
-	if (!k->res->composition)
-		k->res->composition = mapper_composition(&k->map);
-	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
-}
-
-void sink_release(struct sink *k)
-{
-	for (size_t i = 0; i < k->ntracks; i++)
-		free(k->tracks[i].seen);
-	free(k->tracks);
-	free(k->text_id);
-	mapper_release(&k->map);
-	memset(k, 0, sizeof(*k));
-}
-
 /* ---- detection ------------------------------------------------------------ */
 
-static int row_has_any(struct mapper *m, const struct rm_row *row, enum target lo, enum target hi)
+/* Reads the head of path and its first non-blank line, then walks the
+ * table. A file that cannot be read as lines (a binary log) still has its
+ * head; the line's error is told only when no format claimed the file. */
+static const struct import_format *detect_file(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
 {
-	for (size_t i = 0; i < row->n; i++) {
-		int prio;
-		enum target t = mapper_target(m, row->f[i].key, row->f[i].klen, &prio);
-		if (t >= lo && t <= hi)
-			return 1;
-	}
-	return 0;
-}
-
-/* A row is a sidecar row when it has batch statistics under their bare
- * names and no loss. */
-static int looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row)
-{
-	struct mapper plain, side;
-	mapper_init(&plain, RM_FMT_JSONL, opts);
-	mapper_init(&side, RM_FMT_SIDECAR_JSONL, opts);
-	int yes = row_has_any(&side, row, T_BUCKET, T_LENS) && !row_has_any(&plain, row, T_LOSS, T_LOSS) &&
-	          !row_has_any(&plain, row, T_BUCKET, T_LENS);
-	mapper_release(&plain);
-	mapper_release(&side);
-	return yes;
-}
-
-static enum rm_format detect(const struct rm_import_opts *opts, char *line, size_t len)
-{
-	struct rm_row row;
-	struct rm_err err;
-	enum rm_format f;
-	while (len && isspace((unsigned char)*line))
-		line++, len--;
-	rm_row_init(&row);
-	if (len && *line == '{') {
-		if (rm_jsonrow_parse(&row, line, len, &err))
-			f = RM_FMT_HF_STATE; /* a multi-line document */
-		else if (rm_row_get(&row, "log_history"))
-			f = RM_FMT_HF_STATE;
-		else if (rm_row_get(&row, "_step"))
-			f = RM_FMT_WANDB_HISTORY;
-		else
-			f = looks_like_sidecar(opts, &row) ? RM_FMT_SIDECAR_JSONL : RM_FMT_JSONL;
-		rm_row_release(&row);
-		return f;
-	}
-	struct rm_csv csv;
-	rm_csv_init(&csv, rm_csv_guess_sep(line));
-	char *copy = rm_xstrndup(line, len);
-	f = RM_FMT_CSV;
-	if (!rm_csv_split(&csv, copy, len, &err)) {
-		int dash = 0;
-		for (size_t i = 0; i < csv.n; i++) {
-			rm_row_add(&row, csv.cell[i], csv.len[i], 0)->type = RM_F_CELL;
-			dash |= strstr(csv.cell[i], " - ") != NULL;
-		}
-		if (csv.n == 3 && !strcmp(csv.cell[0], "Wall time") && !strcmp(csv.cell[1], "Step") &&
-		    !strcmp(csv.cell[2], "Value"))
-			f = RM_FMT_TB_CSV;
-		else if (csv.n >= 2 && !strcmp(csv.cell[0], "Step") && dash)
-			f = RM_FMT_WANDB_CSV;
-		else if (looks_like_sidecar(opts, &row))
-			f = RM_FMT_SIDECAR_CSV;
-	}
-	free(copy);
-	rm_csv_release(&csv);
-	rm_row_release(&row);
-	return f;
-}
-
-/* Does path start with the .wandb file header? */
-static int is_wandb_log(const char *path)
-{
-	uint8_t head[RM_WLOG_HEADER];
+	uint8_t head[64];
+	struct sniff sn = {.opts = opts, .head = head};
 	FILE *fp = fopen(path, "rb");
-	int yes = fp && fread(head, 1, sizeof(head), fp) == sizeof(head) && !memcmp(head, rm_wlog_magic, 6);
-	if (fp)
-		fclose(fp);
-	return yes;
-}
-
-/* Reads the first non-blank line of path to pick its format. */
-static int detect_file(const struct rm_import_opts *opts, const char *path, enum rm_format *out, struct rm_err *err)
-{
+	if (!fp) {
+		rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO, "cannot read '%s': %s",
+		           shown_path(opts, path), strerror(errno));
+		return NULL;
+	}
+	sn.nhead = fread(head, 1, sizeof(head), fp);
+	fclose(fp);
 	struct rm_lines lr;
-	char *line;
-	size_t len;
-	if (is_wandb_log(path)) {
-		*out = RM_FMT_WANDB_LOG;
-		return RM_OK;
+	struct rm_err lerr = {0};
+	char *line = NULL;
+	size_t len = 0;
+	int rc = rm_lines_open(&lr, path, &lerr);
+	if (!rc) {
+		do
+			rc = rm_lines_next(&lr, &line, &len, &lerr);
+		while (!rc && line && strspn(line, " \t") == len);
 	}
-	int rc = rm_lines_open(&lr, path, err);
-	if (rc)
-		return rc;
-	do {
-		if ((rc = rm_lines_next(&lr, &line, &len, err)))
-			goto out;
-	} while (line && strspn(line, " \t") == len);
-	if (!line) {
-		rc = rm_err_set(err, RM_E_INPUT, "%s: file is empty", shown_path(opts, path));
-		goto out;
+	if (!rc && line) {
+		size_t lead = strspn(line, " \t\r\f\v");
+		sn.line = line + lead;
+		sn.len = len - lead;
 	}
-	*out = detect(opts, line, len);
-out:
-	rm_lines_close(&lr);
-	return rc;
+	const struct import_format *found = NULL;
+	for (size_t i = 0; i < NFORMATS && !found; i++)
+		if (formats[i].detect(&sn))
+			found = &formats[i];
+	if (!rc)
+		rm_lines_close(&lr);
+	if (!found && rc)
+		*err = lerr;
+	else if (!found)
+		rm_err_set(err, RM_E_INPUT, "%s: file is empty", shown_path(opts, path));
+	return found;
 }
 
 char *rm_wandb_dir_log(const char *dir)
@@ -492,7 +129,7 @@ static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, co
 {
 	char *log = rm_wandb_dir_log(dir);
 	if (log) {
-		int rc = import_wandb_log(st, opts, log, rep, err);
+		int rc = import_wandb_log(st, opts, log, RM_FMT_WANDB_LOG, rep, err);
 		free(log);
 		return rc;
 	}
@@ -580,18 +217,13 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                        struct rm_import_report *rep, struct rm_err *err)
 {
-	enum rm_format fmt = opts->format;
-	int rc;
-	if (fmt == RM_FMT_AUTO && (rc = detect_file(opts, path, &fmt, err)))
-		return rc;
-	switch (fmt) {
-	case RM_FMT_HF_STATE: return import_hf_state(st, opts, path, rep, err);
-	case RM_FMT_WANDB_HISTORY:
-	case RM_FMT_JSONL:
-	case RM_FMT_SIDECAR_JSONL: return import_jsonl(st, opts, path, fmt, rep, err);
-	case RM_FMT_WANDB_LOG: return import_wandb_log(st, opts, path, rep, err);
-	default: return import_csv(st, opts, path, fmt, rep, err);
-	}
+	const struct import_format *f =
+	    opts->format == RM_FMT_AUTO ? detect_file(opts, path, err) : format_of(opts->format);
+	if (!f && opts->format != RM_FMT_AUTO)
+		return rm_err_set(err, RM_E_USAGE, "unknown format");
+	if (!f)
+		return err->code;
+	return f->read(st, opts, path, f->fmt, rep, err);
 }
 
 /* A file that gave nothing is an error, not an exit 0 a cron job would
@@ -662,7 +294,7 @@ static int drop_empty_series(struct rm_store *st, struct rm_import_report *rep, 
 			int rc = rm_store_drop_run_if_empty(st, r->run_id, err);
 			if (rc)
 				return rc;
-			result_release(r);
+			report_result_release(r);
 			dropped++;
 			continue;
 		}
@@ -696,17 +328,26 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 	return log_and_commit(st, rep, 0, err);
 }
 
+/* A file followed from its first byte has nothing to detect from yet: its
+ * name tells, and a sidecar is what runmon follows most. */
+static enum rm_format tail_format(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 6 && !strcmp(path + n - 6, ".wandb") ? RM_FMT_WANDB_LOG
+	       : n > 4 && !strcmp(path + n - 4, ".csv") ? RM_FMT_SIDECAR_CSV
+	                                                : RM_FMT_SIDECAR_JSONL;
+}
+
 int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                    struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err)
 {
 	struct stat sb;
 	int found, rc;
-	int (*tail)(struct rm_store *, const struct rm_import_opts *, const char *, struct rm_tail_pos *,
-	            struct rm_import_report *, struct rm_err *) = opts->format == RM_FMT_WANDB_LOG ? import_wandb_tail
-	                                                          : opts->format == RM_FMT_SIDECAR_CSV
-	                                                              ? import_csv_tail
-	                                                              : import_jsonl_tail;
+	const struct import_format *f = format_of(opts->format == RM_FMT_AUTO ? tail_format(path) : opts->format);
 	memset(rep, 0, sizeof(*rep));
+	if (!f || !f->tail)
+		return rm_err_set(err, RM_E_USAGE, "%s: a %s file cannot be followed as it grows", path,
+		                  f ? f->name : "format-less");
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
 	if ((rc = rm_store_tail_get(st, path, pos, &found, err)))
@@ -725,7 +366,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 		sprintf(old, "%s.1", path);
 		if (!stat(old, &ob) && (uint64_t)ob.st_dev == pos->dev && (uint64_t)ob.st_ino == pos->ino &&
 		    (uint64_t)ob.st_size >= pos->offset)
-			rc = tail(st, opts, old, pos, rep, err);
+			rc = f->tail(st, opts, old, f->fmt, pos, rep, err);
 		free(old);
 		if (rc)
 			goto fail;
@@ -733,7 +374,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 	} else if (found && (uint64_t)sb.st_size < pos->offset) {
 		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
 	}
-	if ((rc = tail(st, opts, path, pos, rep, err)))
+	if ((rc = f->tail(st, opts, path, f->fmt, pos, rep, err)))
 		goto fail;
 	pos->run_id = rep->n ? rep->r[rep->n - 1].run_id : 0;
 	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))

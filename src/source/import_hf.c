@@ -114,7 +114,21 @@ static void entry_row(json_t *entry, struct rm_row *row)
 	}
 }
 
-int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+/* A JSON document whose first line is not a whole object (Python's
+ * json.dump with indent), or one line holding log_history. */
+int detect_hf_state(const struct sniff *s)
+{
+	struct rm_row row;
+	struct rm_err err;
+	if (!s->line || !s->len || *s->line != '{')
+		return 0;
+	rm_row_init(&row);
+	int yes = rm_jsonrow_parse(&row, s->line, s->len, &err) || rm_row_get(&row, "log_history");
+	rm_row_release(&row);
+	return yes;
+}
+
+int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                     struct rm_import_report *rep, struct rm_err *err)
 {
 	char *text = NULL, *clean = NULL;
@@ -141,7 +155,7 @@ int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, cons
 		goto out;
 	}
 	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, RM_FMT_HF_STATE);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
 	free(name);
 	if ((rc = sink_open(&k, st, opts, res, err)))
 		goto out;

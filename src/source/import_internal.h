@@ -1,7 +1,10 @@
 /*
- * import_internal.h - what the importer's files share: the key mapper that
- * turns a row of any format into a step, batch or eval record, and the sink
- * that writes records of one run and tracks restarts and replacements.
+ * import_internal.h - what the importer's files share, in layers, each
+ * using only those above it: the key mapper that turns a row of any format
+ * into a step, batch or eval record (import_map.c); the sink that writes one
+ * run's records, the report and the bad-line rule (import_sink.c); the
+ * pipeline that overlaps parsing and writing (import_pipe.c); the formats
+ * (one file per family); and the dispatcher's table of them (import.c).
  */
 #ifndef RUNMON_IMPORT_INTERNAL_H
 #define RUNMON_IMPORT_INTERNAL_H
@@ -91,6 +94,26 @@ void mapper_each_eval(struct mapper *m, const struct rm_row *row,
 char *mapper_composition(const struct mapper *m);
 /* Name of the step key this format expects, for messages. */
 const char *mapper_step_name(const struct mapper *m);
+/* Is row a sidecar row: batch statistics under their bare names, no loss? */
+int mapper_looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row);
+
+/* ---- the sink and its report (import_sink.c) ---------------------------- */
+
+/* Adds a result for (path, run name) to the report and returns it. */
+struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
+                                    enum rm_format fmt);
+void report_result_release(struct rm_import_result *r);
+/* Run name for a file: opts->run_name, else derived from the path. */
+char *run_name_for(const struct rm_import_opts *opts, const char *path);
+/* The path as the user named it (see rm_import_opts.shown_path). */
+static inline const char *shown_path(const struct rm_import_opts *opts, const char *path)
+{
+	return opts->shown_path ? opts->shown_path : path;
+}
+
+/* Notes a malformed line in res (skip_bad) or fails with file:line. */
+int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
+             struct rm_err *err);
 
 struct track {
 	int64_t rank; /* batch rank, or -1 for step rows */
@@ -133,6 +156,8 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 int sink_finish(struct sink *k, struct rm_err *err);
 void sink_release(struct sink *k);
 
+/* ---- the pipeline (import_pipe.c) --------------------------------------- */
+
 /*
  * The pipeline overlaps parsing with writing: the driver's thread reads,
  * parses and maps rows; a writer thread owns the store for the file and
@@ -155,39 +180,53 @@ int pipeline_barrier(struct pipeline *p, int64_t value, struct rm_err *err);
 /* Drains the queue, stops the writer and returns its status. Frees p. */
 int pipeline_finish(struct pipeline *p, struct rm_err *err);
 
-/* Notes a malformed line in res (skip_bad) or fails with file:line. */
-int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
-             struct rm_err *err);
+/* ---- formats ------------------------------------------------------------
+ * Each format is one entry of the dispatcher's table (import.c). A format
+ * reads through the sink and the pipeline, and never calls the dispatcher. */
 
-/* Format drivers. */
-int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
-                 struct rm_import_report *rep, struct rm_err *err);
-/* Reads path from pos (a complete line's start) to its last complete
- * line and moves pos there; pos->dev and ino name the file read. */
-int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                      struct rm_import_report *rep, struct rm_err *err);
-int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
-               struct rm_import_report *rep, struct rm_err *err);
-/* A CSV sidecar being written: as import_jsonl_tail, the header read first. */
-int import_csv_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                    struct rm_import_report *rep, struct rm_err *err);
-/* W&B's run-<id>.wandb log, whole, or live from pos (see import_jsonl_tail). */
-int import_wandb_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
-                     struct rm_import_report *rep, struct rm_err *err);
-int import_wandb_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                      struct rm_import_report *rep, struct rm_err *err);
-int import_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
-                    struct rm_import_report *rep, struct rm_err *err);
+/* What detection sees of a file: its first bytes, and its first non-blank
+ * line with leading blanks cut (NULL when it has none, or none readable). */
+struct sniff {
+	const struct rm_import_opts *opts;
+	const uint8_t *head;
+	size_t nhead;
+	const char *line;
+	size_t len;
+};
 
-/* Adds a result for (path, run name) to the report and returns it. */
-struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
-                                    enum rm_format fmt);
-/* Run name for a file: opts->run_name, else derived from the path. */
-char *run_name_for(const struct rm_import_opts *opts, const char *path);
-/* The path as the user named it (see rm_import_opts.shown_path). */
-static inline const char *shown_path(const struct rm_import_opts *opts, const char *path)
-{
-	return opts->shown_path ? opts->shown_path : path;
-}
+/* Reads path whole into rep as format fmt. */
+typedef int import_read_fn(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                           struct rm_import_report *rep, struct rm_err *err);
+/* Reads path from pos (a complete line's start) to its last complete line
+ * and moves pos there; pos->dev and ino name the file read. */
+typedef int import_tail_fn(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                           struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err);
+
+struct import_format {
+	enum rm_format fmt;
+	const char *name;                    /* on the command line and in reports */
+	int (*detect)(const struct sniff *); /* does this file look like this format? */
+	import_read_fn *read;
+	import_tail_fn *tail; /* NULL: not followed as it grows */
+};
+
+/* import_text.c: JSON lines and CSV, with their W&B, sidecar and
+ * TensorBoard variants. */
+int detect_wandb_history(const struct sniff *s);
+int detect_sidecar_jsonl(const struct sniff *s);
+int detect_jsonl(const struct sniff *s);
+int detect_tb_csv(const struct sniff *s);
+int detect_wandb_csv(const struct sniff *s);
+int detect_sidecar_csv(const struct sniff *s);
+int detect_csv(const struct sniff *s);
+import_read_fn import_jsonl, import_csv;
+import_tail_fn import_jsonl_tail, import_csv_tail;
+/* import_wandbfile.c: W&B's run-<id>.wandb log, whole or live. */
+int detect_wandb_log(const struct sniff *s);
+import_read_fn import_wandb_log;
+import_tail_fn import_wandb_tail;
+/* import_hf.c: Hugging Face's trainer_state.json. */
+int detect_hf_state(const struct sniff *s);
+import_read_fn import_hf_state;
 
 #endif

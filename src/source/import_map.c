@@ -607,3 +607,28 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 	rec->is_eval = nevals > 0; /* W&B merges eval and train keys of a step */
 	return 0;
 }
+
+static int row_has_any(struct mapper *m, const struct rm_row *row, enum target lo, enum target hi)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		int prio;
+		enum target t = mapper_target(m, row->f[i].key, row->f[i].klen, &prio);
+		if (t >= lo && t <= hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* A row is a sidecar row when it has batch statistics under their bare
+ * names and no loss. */
+int mapper_looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row)
+{
+	struct mapper plain, side;
+	mapper_init(&plain, RM_FMT_JSONL, opts);
+	mapper_init(&side, RM_FMT_SIDECAR_JSONL, opts);
+	int yes = row_has_any(&side, row, T_BUCKET, T_LENS) && !row_has_any(&plain, row, T_LOSS, T_LOSS) &&
+	          !row_has_any(&plain, row, T_BUCKET, T_LENS);
+	mapper_release(&plain);
+	mapper_release(&side);
+	return yes;
+}

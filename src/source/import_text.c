@@ -82,12 +82,12 @@ int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const c
 	return rc;
 }
 
-int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                      struct rm_import_report *rep, struct rm_err *err)
+int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                      struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
 	struct rm_lines lr;
 	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, RM_FMT_SIDECAR_JSONL);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
 	free(name);
 	int rc = rm_lines_open(&lr, path, err);
 	if (!rc)
@@ -336,8 +336,120 @@ int import_csv(struct rm_store *st, const struct rm_import_opts *opts, const cha
 	return csv_import(st, opts, path, fmt, NULL, rep, err);
 }
 
-int import_csv_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                    struct rm_import_report *rep, struct rm_err *err)
+int import_csv_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                    struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
-	return csv_import(st, opts, path, RM_FMT_SIDECAR_CSV, pos, rep, err);
+	return csv_import(st, opts, path, fmt, pos, rep, err);
+}
+
+/* ---- detection ------------------------------------------------------------ */
+
+/* The first line as one JSON object: 1 and row filled, or 0. */
+static int json_head(const struct sniff *s, struct rm_row *row)
+{
+	struct rm_err err;
+	rm_row_init(row);
+	if (s->line && s->len && *s->line == '{' && !rm_jsonrow_parse(row, s->line, s->len, &err))
+		return 1;
+	rm_row_release(row);
+	return 0;
+}
+
+int detect_wandb_history(const struct sniff *s)
+{
+	struct rm_row row;
+	if (!json_head(s, &row))
+		return 0;
+	int yes = rm_row_get(&row, "_step") != NULL;
+	rm_row_release(&row);
+	return yes;
+}
+
+int detect_sidecar_jsonl(const struct sniff *s)
+{
+	struct rm_row row;
+	if (!json_head(s, &row))
+		return 0;
+	int yes = mapper_looks_like_sidecar(s->opts, &row);
+	rm_row_release(&row);
+	return yes;
+}
+
+int detect_jsonl(const struct sniff *s)
+{
+	return s->line && s->len && *s->line == '{';
+}
+
+/* The first line as a CSV header (its cells also as a row's keys): 1, or 0
+ * when it does not split. Release with csv_head_release. */
+struct csv_head {
+	struct rm_csv csv;
+	struct rm_row row;
+	char *copy;
+};
+
+static int csv_head(const struct sniff *s, struct csv_head *h)
+{
+	struct rm_err err;
+	if (!s->line || (s->len && *s->line == '{'))
+		return 0;
+	h->copy = rm_xstrndup(s->line, s->len);
+	rm_csv_init(&h->csv, rm_csv_guess_sep(h->copy));
+	rm_row_init(&h->row);
+	if (!rm_csv_split(&h->csv, h->copy, s->len, &err)) {
+		for (size_t i = 0; i < h->csv.n; i++)
+			rm_row_add(&h->row, h->csv.cell[i], h->csv.len[i], 0)->type = RM_F_CELL;
+		return 1;
+	}
+	rm_csv_release(&h->csv);
+	rm_row_release(&h->row);
+	free(h->copy);
+	return 0;
+}
+
+static void csv_head_release(struct csv_head *h)
+{
+	rm_csv_release(&h->csv);
+	rm_row_release(&h->row);
+	free(h->copy);
+}
+
+int detect_tb_csv(const struct sniff *s)
+{
+	struct csv_head h;
+	if (!csv_head(s, &h))
+		return 0;
+	int yes = h.csv.n == 3 && !strcmp(h.csv.cell[0], "Wall time") && !strcmp(h.csv.cell[1], "Step") &&
+	          !strcmp(h.csv.cell[2], "Value");
+	csv_head_release(&h);
+	return yes;
+}
+
+int detect_wandb_csv(const struct sniff *s)
+{
+	struct csv_head h;
+	if (!csv_head(s, &h))
+		return 0;
+	int dash = 0;
+	for (size_t i = 0; i < h.csv.n; i++)
+		dash |= strstr(h.csv.cell[i], " - ") != NULL;
+	int yes = h.csv.n >= 2 && !strcmp(h.csv.cell[0], "Step") && dash;
+	csv_head_release(&h);
+	return yes;
+}
+
+int detect_sidecar_csv(const struct sniff *s)
+{
+	struct csv_head h;
+	if (!csv_head(s, &h))
+		return 0;
+	int yes = mapper_looks_like_sidecar(s->opts, &h.row);
+	csv_head_release(&h);
+	return yes;
+}
+
+/* Anything with a line that is not JSON: the reader tells what is wrong. */
+int detect_csv(const struct sniff *s)
+{
+	return s->line != NULL;
 }

@@ -424,16 +424,23 @@ out:
 	return rc;
 }
 
-int import_wandb_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+int detect_wandb_log(const struct sniff *s)
+{
+	return s->nhead >= RM_WLOG_HEADER && !memcmp(s->head, rm_wlog_magic, 6);
+}
+
+int import_wandb_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                      struct rm_import_report *rep, struct rm_err *err)
 {
+	(void)fmt;
 	struct rm_tail_pos pos;
 	memset(&pos, 0, sizeof(pos));
 	return read_log(st, opts, path, 0, &pos, rep, err);
 }
 
-int import_wandb_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, struct rm_tail_pos *pos,
-                      struct rm_import_report *rep, struct rm_err *err)
+int import_wandb_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                      struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
+	(void)fmt;
 	return read_log(st, opts, path, 1, pos, rep, err);
 }
