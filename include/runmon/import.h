@@ -25,6 +25,7 @@ enum rm_format {
 	RM_FMT_TB_CSV,        /* TensorBoard scalar export: Wall time,Step,Value */
 	RM_FMT_SIDECAR_CSV,   /* the sidecar's columns as CSV */
 	RM_FMT_CSV,           /* plain CSV with a step and a loss column */
+	RM_FMT_LOG,           /* a trainer's console log: a record per line after any prefix */
 	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
 	RM_FMT_COUNT
 };
@@ -44,7 +45,8 @@ struct rm_import_opts {
 	const char *count_key;    /* a key holding each batch's sequence count */
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
-	int skip_bad; /* skip malformed lines instead of failing */
+	int skip_bad;      /* skip malformed lines instead of failing */
+	int64_t log_every; /* console logs without a step: steps between records (0: 1) */
 	/* Set by the importer for a stream it spooled: the name the user gave
 	 * ("-", a FIFO, /dev/fd/63), shown in reports and messages. */
 	const char *shown_path;
@@ -80,6 +82,8 @@ struct rm_import_result {
 	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
 	int64_t new_steps;     /* steps the run did not have before */
 	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
+	uint64_t not_records;  /* console logs: lines that hold no record (banners, config, tracebacks) */
+	int synthetic_steps;   /* console logs: the lines had no step; records were numbered (x log_every) */
 	int64_t first_step, last_step;
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];
@@ -103,7 +107,8 @@ void rm_import_report_release(struct rm_import_report *rep);
 /* Imports what a growing file gained since the last call for the same
  * path: opts->format names its format (one that can be followed: a sidecar,
  * JSON lines, CSV, a W&B log), or RM_FMT_AUTO picks it from the name
- * (.wandb, .csv, else a JSON-lines sidecar); the position lives in the database (tails), so
+ * (.wandb, .csv, .log/.txt/.out/.err a console log, else a JSON-lines
+ * sidecar); the position lives in the database (tails), so
  * it survives restarts, and moves in the same transaction as the rows. A
  * last line without its newline waits for the next call. A file shorter
  * than the position was truncated and is read again from the start; a

@@ -14,7 +14,7 @@ static const char usage_text[] =
     "usage: runmon import [options] FILE...\n"
     "\n"
     "Imports per-step losses and batch composition into the database. Formats are\n"
-    "detected from the first line:\n"
+    "detected from the first line (a console log from its first records):\n"
     "  wandb-history     W&B wandb-history.jsonl rows (\"_step\", nested keys, NaN)\n"
     "  jsonl, csv        plain rows with a step and a loss column\n"
     "  sidecar-jsonl     batch sidecar: {\"step\", \"bucket\", \"lens\"|\"n\",\"min_len\",...}\n"
@@ -22,6 +22,9 @@ static const char usage_text[] =
     "  hf-trainer-state  Hugging Face trainer_state.json (log_history)\n"
     "  wandb-csv         W&B chart export (Step, \"<run> - <metric>\")\n"
     "  tensorboard-csv   TensorBoard scalar export (Wall time,Step,Value)\n"
+    "  log               a trainer's console log: fairseq, Marian, Megatron-LM,\n"
+    "                    nanoGPT, HF Trainer dicts, logfmt / key=value lines;\n"
+    "                    other lines (banners, config, tracebacks) are skipped\n"
     "A later row replaces an earlier one of the same step; restarts of the step\n"
     "counter are reported. All files are imported in one transaction: on a bad\n"
     "line nothing is stored (unless --skip-bad).\n"
@@ -39,6 +42,8 @@ static const char usage_text[] =
     "                      (default: n, nsentences, bsz, n_sequences)\n"
     "  --buckets B0,B1,..  bucket boundaries in tokens; bucket i holds max_len in\n"
     "                      (Bi, Bi+1]; used when a row has no bucket\n"
+    "  --log-every N       a console log without steps (HF Trainer dicts): N steps\n"
+    "                      between records (logging_steps; default 1)\n"
     "  --skip-bad          skip malformed lines, report how many and where\n"
     "  --db PATH           database file\n";
 
@@ -96,6 +101,14 @@ static void print_result(const struct rm_import_result *r)
 	}
 	if (r->ignored)
 		printf("  %llu rows had no loss, eval or batch values\n", (unsigned long long)r->ignored);
+	if (r->not_records)
+		printf("  %llu lines held no record (banners, config, tracebacks, progress bars)\n",
+		       (unsigned long long)r->not_records);
+	if (r->format == RM_FMT_LOG && r->restarts && r->writers < 2)
+		printf("  the file holds %llu segments (resumed or appended runs)\n",
+		       (unsigned long long)r->restarts + 1);
+	if (r->synthetic_steps)
+		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
 	if (r->over_bounds)
 		printf("  %llu batches longer than the last bucket boundary (put in the last bucket)\n",
 		       (unsigned long long)r->over_bounds);
@@ -115,6 +128,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	    {"count-key", required_argument, NULL, 'C'},
 	    {"buckets", required_argument, NULL, 'b'},
 	    {"skip-bad", no_argument, NULL, 'k'},
+	    {"log-every", required_argument, NULL, 'E'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -152,6 +166,13 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			opts.bounds = bounds;
 			break;
 		case 'k': opts.skip_bad = 1; break;
+		case 'E':
+			if (rm_parse_int(optarg, 1, &opts.log_every) || opts.log_every > 1000000000) {
+				free(bounds);
+				return rm_cmd_usage_error(&cmd_import,
+				                          "--log-every wants a whole number of steps >= 1");
+			}
+			break;
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': free(bounds); return rm_cmd_help(&cmd_import);
 		default: free(bounds); return rm_cmd_usage_error(&cmd_import, "bad option");

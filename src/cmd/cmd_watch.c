@@ -39,8 +39,9 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "Options:\n"
                                  "  --once               one tick, then exit (for cron)\n"
                                  "  --every DURATION     time between ticks (default 60s)\n"
-                                 "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines or (FILE\n"
-                                 "                       ending .csv) CSV (repeatable);\n"
+                                 "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines, CSV (FILE\n"
+                                 "                       ending .csv) or a console log (.log, .txt, .out)\n"
+                                 "                       (repeatable);\n"
                                  "                       a half-written last line waits, truncation and\n"
                                  "                       rotation (old file at FILE.1) are followed\n"
                                  "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
@@ -243,10 +244,8 @@ static int64_t tail_sidecars(struct watch *wt, const char *spec)
 		struct rm_import_report rep;
 		struct rm_tail_pos pos;
 		struct rm_err err;
-		size_t n = strlen(wt->side[i].path);
 		wt->imp.run_name = spec;
-		wt->imp.format =
-		    n > 4 && !strcmp(wt->side[i].path + n - 4, ".csv") ? RM_FMT_SIDECAR_CSV : RM_FMT_SIDECAR_JSONL;
+		wt->imp.format = RM_FMT_AUTO; /* from the name: .csv, .log, else JSON lines */
 		if (rm_import_tail(wt->st, &wt->imp, wt->side[i].path, &rep, &pos, &err)) {
 			rm_warning("%s (will retry next tick)", err.msg);
 			continue;

@@ -28,6 +28,7 @@ static const struct import_format formats[] = {
     {RM_FMT_TB_CSV, "tensorboard-csv", detect_tb_csv, import_csv, NULL},
     {RM_FMT_WANDB_CSV, "wandb-csv", detect_wandb_csv, import_csv, NULL},
     {RM_FMT_SIDECAR_CSV, "sidecar-csv", detect_sidecar_csv, import_csv, import_csv_tail},
+    {RM_FMT_LOG, "log", detect_log, import_log, import_log_tail},
     {RM_FMT_CSV, "csv", detect_csv, import_csv, import_csv_tail},
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -62,26 +63,31 @@ int rm_format_parse(const char *name, enum rm_format *out)
 
 /* ---- detection ------------------------------------------------------------ */
 
+/* A console log may open with the training script itself (modded-nanoGPT
+ * prints it whole) before its first record. */
+#define SNIFF_BYTES (256 * 1024)
+
 /* Reads the head of path and its first non-blank line, then walks the
  * table. A file that cannot be read as lines (a binary log) still has its
  * head; the line's error is told only when no format claimed the file. */
 static const struct import_format *detect_file(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
 {
-	uint8_t head[64];
+	uint8_t *head = rm_xmalloc(SNIFF_BYTES);
 	struct sniff sn = {.opts = opts, .head = head};
 	FILE *fp = fopen(path, "rb");
 	if (!fp) {
+		free(head);
 		rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO, "cannot read '%s': %s",
 		           shown_path(opts, path), strerror(errno));
 		return NULL;
 	}
-	sn.nhead = fread(head, 1, sizeof(head), fp);
+	sn.nhead = fread(head, 1, SNIFF_BYTES, fp);
 	fclose(fp);
 	struct rm_lines lr;
 	struct rm_err lerr = {0};
 	char *line = NULL;
 	size_t len = 0;
-	int rc = rm_lines_open(&lr, path, &lerr);
+	int rc = rm_lines_open(&lr, path, &lerr), opened = !rc;
 	if (!rc) {
 		do
 			rc = rm_lines_next(&lr, &line, &len, &lerr);
@@ -96,8 +102,9 @@ static const struct import_format *detect_file(const struct rm_import_opts *opts
 	for (size_t i = 0; i < NFORMATS && !found; i++)
 		if (formats[i].detect(&sn))
 			found = &formats[i];
-	if (!rc)
+	if (opened)
 		rm_lines_close(&lr);
+	free(head);
 	if (!found && rc)
 		*err = lerr;
 	else if (!found)
@@ -332,10 +339,18 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
  * name tells, and a sidecar is what runmon follows most. */
 static enum rm_format tail_format(const char *path)
 {
+	static const struct {
+		const char *ext;
+		enum rm_format fmt;
+	} by_name[] = {{".wandb", RM_FMT_WANDB_LOG}, {".csv", RM_FMT_SIDECAR_CSV}, {".log", RM_FMT_LOG},
+	               {".txt", RM_FMT_LOG},         {".out", RM_FMT_LOG},         {".err", RM_FMT_LOG}};
 	size_t n = strlen(path);
-	return n > 6 && !strcmp(path + n - 6, ".wandb") ? RM_FMT_WANDB_LOG
-	       : n > 4 && !strcmp(path + n - 4, ".csv") ? RM_FMT_SIDECAR_CSV
-	                                                : RM_FMT_SIDECAR_JSONL;
+	for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++) {
+		size_t e = strlen(by_name[i].ext);
+		if (n > e && !strcmp(path + n - e, by_name[i].ext))
+			return by_name[i].fmt;
+	}
+	return RM_FMT_SIDECAR_JSONL;
 }
 
 int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,

@@ -120,7 +120,7 @@ int detect_hf_state(const struct sniff *s)
 {
 	struct rm_row row;
 	struct rm_err err;
-	if (!s->line || !s->len || *s->line != '{')
+	if (!sniff_json_object(s))
 		return 0;
 	rm_row_init(&row);
 	int yes = rm_jsonrow_parse(&row, s->line, s->len, &err) || rm_row_get(&row, "log_history");

@@ -103,6 +103,20 @@ int mapper_looks_like_sidecar(const struct rm_import_opts *opts, const struct rm
 struct rm_import_result *report_add(struct rm_import_report *rep, const char *path, const char *run_name,
                                     enum rm_format fmt);
 void report_result_release(struct rm_import_result *r);
+struct rm_lines;
+/* Where a tail stopped in lr, and which file it read (the one opened). */
+void tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr);
+/* What a line of a line format is: a record (*row filled, for the mapper
+ * m of the file's run), no record (blank, a banner), or bad (why set). */
+enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD };
+typedef enum line_kind line_parse_fn(void *ctx, struct mapper *m, char *line, size_t len, const struct rm_row **row,
+                                     char *why, size_t whylen);
+/* A line format's reader: path whole (pos NULL), or its complete lines from
+ * pos on, moving pos; one result named after the file. Non-blank lines that
+ * are no record are counted in not_records. */
+int read_lines(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+               struct rm_tail_pos *pos, struct rm_import_report *rep, line_parse_fn *parse, void *ctx,
+               struct rm_err *err);
 /* Run name for a file: opts->run_name, else derived from the path. */
 char *run_name_for(const struct rm_import_opts *opts, const char *path);
 /* The path as the user named it (see rm_import_opts.shown_path). */
@@ -194,6 +208,18 @@ struct sniff {
 	size_t len;
 };
 
+/* Does the first line open a JSON object ("{", "{}", '{"key"'), not a
+ * Python dict ("{'loss': ...}", as the HF Trainer prints to the console)? */
+static inline int sniff_json_object(const struct sniff *s)
+{
+	size_t i = 1;
+	if (!s->line || !s->len || s->line[0] != '{')
+		return 0;
+	while (i < s->len && (s->line[i] == ' ' || s->line[i] == '\t' || s->line[i] == '\r'))
+		i++;
+	return i == s->len || s->line[i] == '"' || s->line[i] == '}';
+}
+
 /* Reads path whole into rep as format fmt. */
 typedef int import_read_fn(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                            struct rm_import_report *rep, struct rm_err *err);
@@ -225,6 +251,10 @@ import_tail_fn import_jsonl_tail, import_csv_tail;
 int detect_wandb_log(const struct sniff *s);
 import_read_fn import_wandb_log;
 import_tail_fn import_wandb_tail;
+/* import_log.c: trainers' console logs. */
+int detect_log(const struct sniff *s);
+import_read_fn import_log;
+import_tail_fn import_log_tail;
 /* import_hf.c: Hugging Face's trainer_state.json. */
 int detect_hf_state(const struct sniff *s);
 import_read_fn import_hf_state;

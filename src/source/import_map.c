@@ -28,8 +28,8 @@ static const char *const cand_grad[] = {"grad_norm",     "train/grad_norm",     
                                         "gradient_norm", "train/gradient_norm", NULL};
 static const char *const cand_runtime[] = {"_runtime", "runtime", NULL};
 static const char *const cand_ts[] = {"_timestamp", "timestamp", "wall_time", "Wall time", "time", NULL};
-static const char *const eval_prefixes[] = {"eval_", "eval/",       "eval.",       "val/",
-                                            "val_",  "validation/", "validation_", NULL};
+static const char *const eval_prefixes[] = {"eval_",  "eval/",       "eval.",       "val/",   "val_",
+                                            "valid_", "validation/", "validation_", "valid/", NULL};
 
 /* Hugging Face log_history uses exactly these names; its final row's
  * train_loss is an average over training, not a step's loss. */
@@ -42,6 +42,20 @@ static const char *const tb_step[] = {"Step", NULL};
 static const char *const tb_loss[] = {"Value", NULL};
 static const char *const tb_ts[] = {"Wall time", NULL};
 static const char *const none[] = {NULL};
+
+/* Console logs, keys as import_log.c writes them (lower case, words joined
+ * by "_"): fairseq's num_updates before its fractional-epoch update,
+ * Megatron's iteration, Marian's Up., nanoGPT's iter; losses as Megatron
+ * (lm loss) and Marian (Cost) name them. Interval durations ("time" in
+ * nanoGPT and Marian) are no timestamps. */
+static const char *const log_step[] = {"step",        "num_updates", "valid_num_updates", "iteration", "iter",
+                                       "global_step", "up",          "total_update",      "update",    NULL};
+static const char *const log_loss[] = {"loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", NULL};
+static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
+static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", NULL};
+static const char *const log_grad[] = {"grad_norm", "gnorm", "train/grad_norm", NULL};
+static const char *const log_runtime[] = {"_runtime", "runtime", "wall", NULL};
+static const char *const log_ts[] = {"_timestamp", "timestamp", NULL};
 
 /* What trainers call a batch's token and sequence counts, taken bare in any
  * format (the names are distinctive): fairseq's ntokens / nsentences and
@@ -69,6 +83,18 @@ static const struct {
     {"consumed_samples", T_CUM_N},
 };
 
+/* In console logs only (the names are too plain elsewhere): Marian's Sen.
+ * (sentences so far in the epoch) and "after" (target labels so far),
+ * Megatron's actual seqlen. */
+static const struct {
+	const char *name;
+	enum target t;
+} log_batch[] = {
+    {"sen", T_CUM_N},
+    {"after", T_CUM_TOKENS},
+    {"actual_seqlen", T_MEAN_LEN},
+};
+
 /* Batch statistics, in enum target order from T_BUCKET. */
 static const char *const batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
                                           "padded_tokens", "rank", "lens"};
@@ -81,6 +107,17 @@ static int is_sidecar(enum rm_format f)
 static const char *const *candidates(const struct mapper *m, enum target t)
 {
 	int hf = m->fmt == RM_FMT_HF_STATE, tb = m->fmt == RM_FMT_TB_CSV;
+	if (m->fmt == RM_FMT_LOG)
+		switch (t) {
+		case T_STEP: return log_step;
+		case T_LOSS: return log_loss;
+		case T_LR: return log_lr;
+		case T_EPOCH: return log_epoch;
+		case T_GRAD_NORM: return log_grad;
+		case T_RUNTIME: return log_runtime;
+		case T_TS: return log_ts;
+		default: return none;
+		}
 	switch (t) {
 	case T_STEP: return hf ? hf_step : tb ? tb_step : m->fmt == RM_FMT_WANDB_HISTORY ? cand_step_wandb : cand_step;
 	case T_LOSS: return is_sidecar(m->fmt) ? none : hf ? hf_loss : tb ? tb_loss : cand_loss;
@@ -210,8 +247,8 @@ static enum target classify(const struct mapper *m, const char *key, size_t klen
 	if (klen > plen && !memcmp(key, m->batch_prefix, plen)) {
 		k += plen;
 		kl -= plen;
-	} else if (!is_sidecar(m->fmt)) {
-		k = NULL;
+	} else if (!is_sidecar(m->fmt) && m->fmt != RM_FMT_LOG) {
+		k = NULL; /* a console log's "tokens=16384" is a batch's too */
 	}
 	if (k)
 		for (int i = 0; i <= T_LENS - T_BUCKET; i++)
@@ -220,8 +257,12 @@ static enum target classify(const struct mapper *m, const char *key, size_t klen
 	for (size_t i = 0; i < sizeof(batch_aliases) / sizeof(batch_aliases[0]); i++)
 		if (key_is(key, klen, batch_aliases[i].name))
 			return batch_aliases[i].t;
-	if (m->fmt == RM_FMT_HF_STATE && key_is(key, klen, "train_runtime"))
+	if ((m->fmt == RM_FMT_HF_STATE || m->fmt == RM_FMT_LOG) && key_is(key, klen, "train_runtime"))
 		return T_SUMMARY;
+	if (m->fmt == RM_FMT_LOG)
+		for (size_t i = 0; i < sizeof(log_batch) / sizeof(log_batch[0]); i++)
+			if (key_is(key, klen, log_batch[i].name))
+				return log_batch[i].t;
 	for (int i = 0; eval_prefixes[i]; i++)
 		if (has_prefix(key, klen, eval_prefixes[i]))
 			return T_EVAL;

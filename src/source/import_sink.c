@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "import_internal.h"
+#include "runmon/lines.h"
 
 int rm_bucket_of(const int64_t *bounds, int nbounds, double max_len, int *over)
 {
@@ -317,4 +320,72 @@ void sink_release(struct sink *k)
 	free(k->text_id);
 	mapper_release(&k->map);
 	memset(k, 0, sizeof(*k));
+}
+
+/* Where a tail stopped in lr, and which file it read: the one opened, not
+ * whatever the path names by now. */
+void tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr)
+{
+	struct stat sb;
+	pos->offset = lr->next_offset;
+	pos->lineno = lr->lineno;
+	pos->partial = lr->partial;
+	if (!fstat(fileno(lr->fp), &sb)) {
+		pos->dev = (uint64_t)sb.st_dev;
+		pos->ino = (uint64_t)sb.st_ino;
+	}
+}
+
+static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
+                      struct rm_import_result *res, line_parse_fn *parse, void *ctx, struct rm_err *err)
+{
+	struct sink k;
+	char *line;
+	size_t len;
+	int rc = sink_open(&k, st, opts, res, err);
+	if (rc) {
+		sink_release(&k);
+		return rc;
+	}
+	struct pipeline *p = pipeline_start(NULL, NULL);
+	while (!(rc = rm_lines_next(lr, &line, &len, err)) && line) {
+		char why[256];
+		const struct rm_row *row;
+		res->lines++;
+		switch (parse(ctx, &k.map, line, len, &row, why, sizeof(why))) {
+		case LINE_BAD: rc = bad_line(res, opts, lr->lineno, why, err); break;
+		case LINE_RECORD: rc = pipeline_feed(p, &k, row, lr->lineno, err); break;
+		case LINE_NONE: res->not_records += strspn(line, " \t\r") < len; break;
+		}
+		if (rc)
+			break;
+	}
+	int wrc = pipeline_finish(p, rc ? NULL : err);
+	if (!rc)
+		rc = wrc;
+	if (!rc)
+		rc = sink_finish(&k, err);
+	sink_release(&k);
+	return rc;
+}
+
+int read_lines(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+               struct rm_tail_pos *pos, struct rm_import_report *rep, line_parse_fn *parse, void *ctx,
+               struct rm_err *err)
+{
+	struct rm_lines lr;
+	char *name = run_name_for(opts, path);
+	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
+	free(name);
+	int rc = rm_lines_open(&lr, path, err);
+	if (!rc && pos) {
+		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
+		lr.complete_only = 1;
+	}
+	if (!rc)
+		rc = feed_lines(st, opts, &lr, res, parse, ctx, err);
+	if (!rc && pos)
+		tail_moved(pos, &lr);
+	rm_lines_close(&lr);
+	return rc;
 }

@@ -18,52 +18,29 @@ static int blank(const char *s, size_t n)
 	return strspn(s, " \t") == n;
 }
 
-/* Where a tail stopped in lr, and which file it read: the one opened, not
- * whatever the path names by now. */
-static void tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr)
+/* A JSON line is one row; a line that does not parse is bad. */
+static enum line_kind jsonl_parse(void *ctx, struct mapper *m, char *line, size_t len, const struct rm_row **row,
+                                  char *why, size_t whylen)
 {
-	struct stat sb;
-	pos->offset = lr->next_offset;
-	pos->lineno = lr->lineno;
-	pos->partial = lr->partial;
-	if (!fstat(fileno(lr->fp), &sb)) {
-		pos->dev = (uint64_t)sb.st_dev;
-		pos->ino = (uint64_t)sb.st_ino;
+	struct rm_row *r = ctx;
+	struct rm_err perr;
+	(void)m;
+	if (blank(line, len))
+		return LINE_NONE;
+	if (rm_jsonrow_parse(r, line, len, &perr)) {
+		snprintf(why, whylen, "%s", perr.msg);
+		return LINE_BAD;
 	}
+	*row = r;
+	return LINE_RECORD;
 }
 
-/* Feeds lr's lines (from where it stands) into res's run. */
-static int jsonl_feed(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
-                      struct rm_import_result *res, struct rm_err *err)
+static int jsonl_read(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                      struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
 	struct rm_row row;
-	struct sink k;
-	char *line;
-	size_t len;
-	int rc;
 	rm_row_init(&row);
-	if ((rc = sink_open(&k, st, opts, res, err)))
-		goto out;
-	struct pipeline *p = pipeline_start(NULL, NULL);
-	while (!(rc = rm_lines_next(lr, &line, &len, err)) && line) {
-		struct rm_err perr;
-		res->lines++;
-		if (blank(line, len))
-			continue;
-		if (rm_jsonrow_parse(&row, line, len, &perr))
-			rc = bad_line(res, opts, lr->lineno, perr.msg, err);
-		else
-			rc = pipeline_feed(p, &k, &row, lr->lineno, err);
-		if (rc)
-			break;
-	}
-	int wrc = pipeline_finish(p, rc ? NULL : err);
-	if (!rc)
-		rc = wrc;
-	if (!rc)
-		rc = sink_finish(&k, err);
-out:
-	sink_release(&k);
+	int rc = read_lines(st, opts, path, fmt, pos, rep, jsonl_parse, &row, err);
 	rm_row_release(&row);
 	return rc;
 }
@@ -71,34 +48,13 @@ out:
 int import_jsonl(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                  struct rm_import_report *rep, struct rm_err *err)
 {
-	struct rm_lines lr;
-	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
-	free(name);
-	int rc = rm_lines_open(&lr, path, err);
-	if (!rc)
-		rc = jsonl_feed(st, opts, &lr, res, err);
-	rm_lines_close(&lr);
-	return rc;
+	return jsonl_read(st, opts, path, fmt, NULL, rep, err);
 }
 
 int import_jsonl_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                       struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
-	struct rm_lines lr;
-	char *name = run_name_for(opts, path);
-	struct rm_import_result *res = report_add(rep, shown_path(opts, path), name, fmt);
-	free(name);
-	int rc = rm_lines_open(&lr, path, err);
-	if (!rc)
-		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
-	lr.complete_only = 1;
-	if (!rc)
-		rc = jsonl_feed(st, opts, &lr, res, err);
-	if (!rc)
-		tail_moved(pos, &lr);
-	rm_lines_close(&lr);
-	return rc;
+	return jsonl_read(st, opts, path, fmt, pos, rep, err);
 }
 
 /* One W&B export series: the columns "<run> - <metric>" of one run. */
@@ -349,7 +305,7 @@ static int json_head(const struct sniff *s, struct rm_row *row)
 {
 	struct rm_err err;
 	rm_row_init(row);
-	if (s->line && s->len && *s->line == '{' && !rm_jsonrow_parse(row, s->line, s->len, &err))
+	if (sniff_json_object(s) && !rm_jsonrow_parse(row, s->line, s->len, &err))
 		return 1;
 	rm_row_release(row);
 	return 0;
@@ -377,7 +333,7 @@ int detect_sidecar_jsonl(const struct sniff *s)
 
 int detect_jsonl(const struct sniff *s)
 {
-	return s->line && s->len && *s->line == '{';
+	return sniff_json_object(s);
 }
 
 /* The first line as a CSV header (its cells also as a row's keys): 1, or 0

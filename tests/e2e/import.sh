@@ -58,6 +58,49 @@ grep -q "each step appears 2 times: 2 writers interleaved in one file; the later
 	|| fail "two writers: $(cat "$tmp/two.out")"
 if grep -q "restarted" "$tmp/two.out"; then fail "two writers reported as restarts"; fi
 
+# A console log as a user has it: a banner, a config dump, records, a
+# validation line, a traceback and a resumed run (the counter goes back).
+"$runmon" --db "$tmp/log.db" import "$data/logs/fairseq-resumed.log" >"$tmp/log.out"
+cat "$tmp/log.out"
+grep -q "fairseq-resumed.log: log -> run 'fairseq-resumed': 25 lines, 8 steps (6 new), 8 batches, 1 eval rows, steps 100..600" \
+	"$tmp/log.out" || fail "log summary"
+grep -q "batch composition from bsz (n), wpb (tokens)" "$tmp/log.out" || fail "log composition"
+grep -q "step counter restarted 1 time: line 22 (step 400 after 500)" "$tmp/log.out" || fail "log restart"
+grep -q "16 lines held no record" "$tmp/log.out" || fail "log non-records"
+grep -q "the file holds 2 segments" "$tmp/log.out" || fail "log segments"
+lq() { sqlite3 "$tmp/log.db" "$1"; }
+[ "$(lq 'SELECT group_concat(step) FROM (SELECT step FROM steps ORDER BY step)')" = "100,200,300,400,500,600" ] || fail "log steps"
+[ "$(lq 'SELECT loss FROM steps WHERE step = 400')" = 10.01 ] || fail "the resumed run's step 400 wins"
+[ "$(lq "SELECT value FROM evals WHERE key = 'eval_loss' AND step = 300")" = 9.88 ] || fail "log eval"
+[ "$(lq "SELECT n || '/' || tokens FROM batches WHERE step = 600")" = 352/10455 ] || fail "log batch"
+[ "$(lq "SELECT format FROM imports")" = log ] || fail "log format logged"
+# --log-every numbers the records of a log without steps (HF Trainer dicts).
+"$runmon" --db "$tmp/log.db" import --run hf --log-every 50 "$data/logs/hf-console.log" >"$tmp/hf.out"
+grep -q "steps 50..150" "$tmp/hf.out" || fail "--log-every: $(cat "$tmp/hf.out")"
+grep -q "the lines carry no step" "$tmp/hf.out" || fail "--log-every note"
+set +e
+"$runmon" --db "$tmp/log.db" import --log-every 0 "$data/logs/hf-console.log" >/dev/null 2>&1
+[ $? = 2 ] || fail "--log-every 0: exit 2"
+set -e
+
+# Golden imports: every trainer's fixture, its summary and the rows it gave,
+# against tests/data/logs/golden.txt (regenerate: RUNMON_UPDATE_GOLDEN=1).
+gdb=$tmp/golden.db
+for f in "$data"/logs/*.log; do
+	name=$(basename "$f" .log)
+	"$runmon" --db "$gdb" import --run "$name" "$f" | sed "s|$data/||"
+done >"$tmp/golden.txt"
+sqlite3 "$gdb" "SELECT 'step', r.name, s.step, s.loss, s.lr, s.epoch FROM steps s JOIN runs r ON r.id = s.run_id
+	ORDER BY r.name, s.step;
+	SELECT 'batch', r.name, b.step, b.n, b.tokens, round(b.mean_len, 3), b.max_len FROM batches b
+	JOIN runs r ON r.id = b.run_id ORDER BY r.name, b.step;
+	SELECT 'eval', r.name, e.step, e.key, e.value FROM evals e JOIN runs r ON r.id = e.run_id
+	ORDER BY r.name, e.step, e.key;" >>"$tmp/golden.txt"
+if [ "${RUNMON_UPDATE_GOLDEN:-}" = 1 ]; then
+	cp "$tmp/golden.txt" "$data/logs/golden.txt"
+fi
+diff -u "$data/logs/golden.txt" "$tmp/golden.txt" || fail "log imports differ from tests/data/logs/golden.txt"
+
 # Usage errors exit 2.
 set +e
 "$runmon" --db "$db" import >/dev/null 2>&1; [ $? = 2 ] || fail "no file: exit 2"

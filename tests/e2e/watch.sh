@@ -148,6 +148,35 @@ tail -n +2002 "$tmp/batches.csv" | tail -c +301 >>"$csv"
 	fail "csv sidecar rows"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM imports WHERE path LIKE '%side.csv'")" = 2 ] || fail "idle csv ticks logged"
 
+# 7c. A console log (a .log path) that carries the losses and the batch
+# lengths, no bucket ids, among banners and progress bars: one tick reads
+# what is complete, the verdict comes from the lengths.
+python3 - "$tmp/sim/history.jsonl" "$tmp/sim/batches.jsonl" "$tmp/console.txt" <<'PY'
+import json, sys
+hist = [json.loads(l) for l in open(sys.argv[1])]
+bat = {r["step"]: r for r in map(json.loads, open(sys.argv[2]))}
+with open(sys.argv[3], "w") as f:
+    f.write("using world size: 1\n==========\n")
+    for h in hist:
+        b = bat[h["_step"]]
+        if h["_step"] % 500 == 0:
+            f.write(" 12%%|##        | %d/4000 [00:30<03:36, 15.0it/s, loss=%.3f]\n" % (h["_step"], h["train/loss"]))
+        f.write("[rank0]: 2026-11-30 10:00:00 INFO train | step=%d loss=%.6f lr=%g n=%d max_len=%d tokens=%d\n"
+                % (h["_step"], h["train/loss"], h["train/lr"], b["n"], b["max_len"], b["tokens"]))
+PY
+log=$tmp/train.log
+head -n 2002 "$tmp/console.txt" >"$log"
+tail -n +2003 "$tmp/console.txt" | head -c 40 >>"$log"
+"$runmon" --db "$db" watch --once --offline --batches "console=$log" console >"$tmp/g1"
+grep -q "^ALERT critical console RunmonHomogeneousBatching" "$tmp/g1" || fail "console log tick: $(cat "$tmp/g1")"
+[ "$(sqlite3 "$db" "SELECT lineno FROM tails WHERE path LIKE '%train.log'")" = 2002 ] || fail "console log position"
+tail -n +2003 "$tmp/console.txt" | tail -c +41 >>"$log"
+"$runmon" --db "$db" watch --once --offline --batches "console=$log" console >"$tmp/g2"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'console'")" = 4000 ] ||
+	fail "console log steps"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'console'")" = 4000 ] ||
+	fail "console log batches"
+
 # 8. Another process imports the batches of a run being watched: the next
 # tick re-diagnoses it although the watch itself read nothing new.
 "$runmon" --db "$db" import --run late "$tmp/sim/history.jsonl" >/dev/null

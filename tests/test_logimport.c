@@ -1,0 +1,310 @@
+/*
+ * test_logimport.c - the console-log reader on fixtures in tests/data/logs
+ * (one per trainer, with their banners, config dumps, validation lines,
+ * progress bars and restarts), and its rules: numbers as logs write them,
+ * eval lines, lines without a step, broken objects, detection, following.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "runmon/import.h"
+#include "testutil.h"
+
+struct want {
+	const char *file;
+	uint64_t steps, evals, batches;
+	int64_t first, last;
+	const char *loss_key;
+	const char *composition; /* substring, or NULL for none */
+};
+
+static int imp(const char *db, const struct rm_import_opts *o, const char *path, struct rm_import_report *rep,
+               struct rm_err *err)
+{
+	struct rm_store *st;
+	char *files[1] = {(char *)path};
+	assert_int_equal(rm_store_open(&st, db, err), 0);
+	int rc = rm_import(st, o, files, 1, rep, err);
+	rm_store_close(st);
+	return rc;
+}
+
+static const char *log_path(const char *name)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf), "%s/logs/%s", RUNMON_TEST_DATA, name);
+	return buf;
+}
+
+/* Every fixture is detected as a log and gives the records a reader of the
+ * log would count by hand. */
+static void dialects(void **state)
+{
+	static const struct want w[] = {
+	    {"fairseq-hydra.log", 4, 1, 4, 100, 400, "loss", "bsz (n), wpb (tokens)"},
+	    {"fairseq-resumed.log", 8, 1, 8, 100, 600, "loss", "bsz (n), wpb (tokens)"},
+	    {"marian.log", 5, 3, 3, 1000, 5000, "cost", "sen (cumulative sequences"},
+	    {"megatron.log", 4, 1, 3, 10, 40, "lm_loss", "consumed_samples"},
+	    {"nanogpt.log", 6, 2, 0, 0, 260, "loss", NULL},
+	    {"modded-nanogpt.log", 4, 2, 0, 2, 126, "train_loss", NULL},
+	    {"hf-console.log", 3, 1, 0, 1, 3, "loss", NULL},
+	    {"logfmt.log", 3, 1, 3, 100, 300, "loss", "tokens"},
+	};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "dialect%zu.db", i);
+		const char *db = tu_tmp_path(name);
+		struct rm_import_opts o = {0};
+		struct rm_import_report rep;
+		struct rm_err err;
+		int rc = imp(db, &o, log_path(w[i].file), &rep, &err);
+		if (rc)
+			fail_msg("%s: %s", w[i].file, err.msg);
+		const struct rm_import_result *r = &rep.r[0];
+		assert_string_equal(rm_format_name(r->format), "log");
+		if (r->steps != w[i].steps || r->evals != w[i].evals || r->batches != w[i].batches ||
+		    r->first_step != w[i].first || r->last_step != w[i].last)
+			fail_msg("%s: %llu steps %llu evals %llu batches %lld..%lld", w[i].file,
+			         (unsigned long long)r->steps, (unsigned long long)r->evals,
+			         (unsigned long long)r->batches, (long long)r->first_step, (long long)r->last_step);
+		assert_string_equal(r->loss_key, w[i].loss_key);
+		if (w[i].composition) {
+			assert_non_null(r->composition);
+			assert_non_null(strstr(r->composition, w[i].composition));
+		} else {
+			assert_null(r->composition);
+		}
+		assert_true(r->not_records > 0); /* every fixture has banners */
+		assert_int_equal(r->skipped, 0);
+		rm_import_report_release(&rep);
+	}
+}
+
+/* The values, not only the counts. */
+static void dialect_values(void **state)
+{
+	const char *db = tu_tmp_path("values.db");
+	static const char *const files[] = {"fairseq-hydra.log", "marian.log", "megatron.log", "nanogpt.log",
+	                                    "hf-console.log"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct rm_import_opts o = {0};
+		struct rm_import_report rep;
+		struct rm_err err;
+		assert_int_equal(imp(db, &o, log_path(files[i]), &rep, &err), 0);
+		rm_import_report_release(&rep);
+	}
+#define RUN(name) "(SELECT id FROM runs WHERE name = '" name "')"
+	/* fairseq: numeric strings; wpb / bsz per batch; the valid line's step
+	 * is valid_num_updates; the end-of-epoch [train] summary is no step. */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 200 AND run_id = " RUN("fairseq-hydra")) ==
+	            11.02);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 200 AND run_id = " RUN("fairseq-hydra")),
+	                 12113);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'valid_loss' AND step = 350 AND run_id = " RUN(
+	                             "fairseq-hydra")) == 9.88);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps WHERE step = 350"), 0);
+	/* Marian: thousands separators; Sen. and the labels "after" T are
+	 * cumulative (Sen. restarts each epoch, so step 4000 has no batch). */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 2000 AND run_id = " RUN("marian")) == 5.9102211);
+	assert_int_equal(tu_q_int(db, "SELECT n FROM batches WHERE step = 2000 AND run_id = " RUN("marian")), 396);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 2000 AND run_id = " RUN("marian")),
+	                 11498);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches WHERE step = 4000 AND run_id = " RUN("marian")), 0);
+	assert_true(tu_q_dbl(db, "SELECT lr FROM steps WHERE step = 4000 AND run_id = " RUN("marian")) == 1e-4);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'eval_bleu' AND run_id = " RUN("marian")) ==
+	            18.4102);
+	/* Megatron: E exponents, "iteration 10/ 500000", consumed samples. */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 20 AND run_id = " RUN("megatron")) == 9.87452);
+	assert_int_equal(tu_q_int(db, "SELECT n FROM batches WHERE step = 20 AND run_id = " RUN("megatron")), 128);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'eval_lm_loss_value' AND step = 30") == 8.701224);
+	/* nanoGPT: "step N: train loss" is an evaluation, not step N's loss. */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 250 AND run_id = " RUN("nanogpt")) == 2.0405);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'val_loss' AND step = 250") == 2.0705);
+	/* HF: the dict after a progress bar's last frame; the final summary
+	 * row is no step. */
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps WHERE run_id = " RUN("hf-console")), 3);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 2 AND run_id = " RUN("hf-console")) == 0.5521);
+#undef RUN
+}
+
+static void import_text(const char *name, const char *text, const struct rm_import_opts *o, int want_rc,
+                        struct rm_import_report *rep, struct rm_err *err, const char **db_out)
+{
+	char dbname[80];
+	snprintf(dbname, sizeof(dbname), "%s.db", name);
+	const char *db = tu_tmp_path(dbname);
+	const char *f = tu_write_file(name, text, strlen(text));
+	*db_out = db;
+	int rc = imp(db, o, f, rep, err);
+	if (rc != want_rc)
+		fail_msg("%s: rc %d: %s", name, rc, rc ? err->msg : "");
+}
+
+/* Numbers as logs write them; dates and times are no values. */
+static void numbers(void **state)
+{
+	static const char text[] =
+	    "2025-03-02 09:12:40 step 1 | loss 2.5e-01 | tokens 1,024 | time 221.07s | mem 12.5GB\n"
+	    "[2025-03-02 09:12:41] step 2: loss 0.25, tokens 2,048, pct 12.5%\n"
+	    "step:3/1770 loss:7.45E+00 tokens:4096\n"
+	    "step=004 loss=\"0.5\" tokens=[512]\n";
+	struct rm_import_opts o = {.format = RM_FMT_LOG};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("numbers.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 4);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 1") == 0.25);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 1"), 1024);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 2"), 2048);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") == 7.45);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 3"), 4096);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 4") == 0.5);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 4"), 512);
+}
+
+/* An object after a prefix that mentions a loss and does not parse is a
+ * bad line (file:line, nothing kept), skipped with --skip-bad; a config
+ * dump that does not parse is no record. */
+static void broken_object(void **state)
+{
+	static const char text[] =
+	    "[2025-01-10 14:01:02][fairseq_cli.train][INFO] - {'optimizer': ('adam', (0.9, 0.98)), 'lr': 5e-4}\n"
+	    "[2025-01-10 14:02:05][train_inner][INFO] - {\"epoch\": 1, \"loss\": \"12.8\", \"num_updates\": \"100\"}\n"
+	    "[2025-01-10 14:03:01][train_inner][INFO] - {\"epoch\": 1, \"loss\": \"11.0\", \"num_updates\": }\n"
+	    "[2025-01-10 14:03:58][train_inner][INFO] - {\"epoch\": 1, \"loss\": \"10.1\", \"num_updates\": \"300\"}\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("broken.log", text, &o, RM_E_INPUT, &rep, &err, &db);
+	assert_non_null(strstr(err.msg, "broken.log:3: the object after the prefix does not parse"));
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 0);
+	o.skip_bad = 1;
+	import_text("broken.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	assert_int_equal(rep.r[0].skipped, 1);
+	assert_int_equal(rep.r[0].bad_line[0], 3);
+	assert_int_equal(rep.r[0].not_records, 1);
+	rm_import_report_release(&rep);
+}
+
+/* HF Trainer dicts carry no step: records are numbered, times
+ * --log-every; an eval dict takes the step of the record before it. */
+static void steps_from_log_every(void **state)
+{
+	static const char text[] = "{'loss': 0.70, 'learning_rate': 5e-05, 'epoch': 0.01}\n"
+	                           "{'loss': 0.61, 'learning_rate': 4.9e-05, 'epoch': 0.02}\n"
+	                           "{'eval_loss': 0.55, 'eval_runtime': 3.2, 'epoch': 0.02}\n"
+	                           "{'loss': 0.52, 'learning_rate': 4.8e-05, 'epoch': 0.03, 'grad_norm': nan}\n"
+	                           "{'train_runtime': 100.1, 'train_loss': 0.6, 'epoch': 0.03}\n";
+	struct rm_import_opts o = {.log_every = 50};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("hf-every.log", text, &o, 0, &rep, &err, &db);
+	assert_string_equal(rm_format_name(rep.r[0].format), "log");
+	assert_int_equal(rep.r[0].synthetic_steps, 1);
+	assert_int_equal(rep.r[0].first_step, 50);
+	assert_int_equal(rep.r[0].last_step, 150);
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT step FROM evals WHERE key = 'eval_loss'"), 100);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 3);
+}
+
+/* Detection: a Python dict first line is a log, not trainer_state.json;
+ * CSV and JSON lines stay what they were; a file of banners alone is
+ * nothing to import. */
+static void detection(void **state)
+{
+	static const struct {
+		const char *name, *text, *format;
+	} cases[] = {
+	    {"dict.log", "{'loss': 0.7, 'epoch': 0.1}\n", "log"},
+	    {"plain.csv", "step,loss\n1,0.5\n2,0.4\n", "csv"},
+	    {"tabs.tsv", "step\tloss\n1\t0.5\n2\t0.4\n", "csv"},
+	    {"rows.jsonl", "{\"step\": 1, \"loss\": 0.5}\n", "jsonl"},
+	    {"pipe.log", "| epoch 001 | loss 7.060 | wpb 3966 | bsz 128 | num_updates 100\n", "log"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rm_import_opts o = {0};
+		struct rm_import_report rep;
+		struct rm_err err;
+		const char *db;
+		import_text(cases[i].name, cases[i].text, &o, 0, &rep, &err, &db);
+		assert_string_equal(rm_format_name(rep.r[0].format), cases[i].format);
+		rm_import_report_release(&rep);
+	}
+	struct rm_import_opts o = {.format = RM_FMT_LOG};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("banner.log", "Starting training\n==========\nusing fused AdamW: True\n", &o, RM_E_INPUT, &rep,
+	            &err, &db);
+	assert_non_null(strstr(err.msg, "nothing to import"));
+}
+
+/* Progress bars and tracebacks are no records, even when a frame's
+ * postfix holds a loss. */
+static void not_records(void **state)
+{
+	static const char text[] =
+	    "Epoch 0:  45%|####5     | 450/1000 [00:30<00:36, 15.0it/s, v_num=0, train_loss=2.31]\n"
+	    "Traceback (most recent call last):\n"
+	    "  File \"train.py\", line 10, in <module>\n"
+	    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+	    "step=10 loss=2.2\n";
+	struct rm_import_opts o = {.format = RM_FMT_LOG};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("bars.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 1);
+	assert_int_equal(rep.r[0].not_records, 4);
+	assert_int_equal(rep.r[0].first_step, 10);
+	rm_import_report_release(&rep);
+}
+
+/* A log being written is followed like a sidecar: a line without its
+ * newline waits. */
+static void follow(void **state)
+{
+	const char *db = tu_tmp_path("follow.db"), *path = tu_tmp_path("follow.log");
+	struct rm_store *st;
+	struct rm_import_report rep;
+	struct rm_tail_pos pos;
+	struct rm_err err;
+	struct rm_import_opts o = {.run_name = "f", .format = RM_FMT_LOG};
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("banner\nstep=1 loss=2.0\nstep=2 loss=1.9\nstep=3 lo", fp);
+	fclose(fp);
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_import_tail(st, &o, path, &rep, &pos, &err), 0);
+	assert_int_equal(rep.r[0].steps, 2);
+	rm_import_report_release(&rep);
+	fp = fopen(path, "a");
+	fputs("ss=1.8\n", fp);
+	fclose(fp);
+	assert_int_equal(rm_import_tail(st, &o, path, &rep, &pos, &err), 0);
+	assert_int_equal(rep.r[0].steps, 1);
+	rm_import_report_release(&rep);
+	rm_store_close(st);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") == 1.8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(dialects),
+	    cmocka_unit_test(dialect_values),
+	    cmocka_unit_test(numbers),
+	    cmocka_unit_test(broken_object),
+	    cmocka_unit_test(steps_from_log_every),
+	    cmocka_unit_test(detection),
+	    cmocka_unit_test(not_records),
+	    cmocka_unit_test(follow),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
