@@ -294,6 +294,54 @@ static void follow(void **state)
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") == 1.8);
 }
 
+/* --pattern: named fields read anywhere in a line; other lines hold no
+ * record; a field named val_ makes its line an evaluation. Bad patterns
+ * are told apart. */
+static void pattern(void **state)
+{
+	static const char text[] = "[12:00:01] epoch 1 | it 10 | L=2.50 | toks 16,384 | seqs 32\n"
+	                           "some banner\n"
+	                           "[12:00:02] epoch 1 | it 20 | L=2.40 | toks 15,000 | seqs 30\n"
+	                           "[12:00:03] epoch 1 | it 30 | L=2.30| toks 15,500 | seqs 31\n";
+	struct rm_import_opts o = {.format = RM_FMT_LOG, .pattern = "it {step} | L={loss} | toks {tokens} | seqs {n}"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("pattern.txt", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 3); /* "L=2.30|": blanks are optional */
+	assert_int_equal(rep.r[0].batches, 3);
+	assert_int_equal(rep.r[0].not_records, 1);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 20") == 2.4);
+	assert_int_equal(tu_q_int(db, "SELECT tokens FROM batches WHERE step = 10"), 16384);
+	assert_int_equal(tu_q_int(db, "SELECT n FROM batches WHERE step = 30"), 31);
+
+	static const char evals[] = "it 1 loss 2.0\nit 2 loss 1.9\nEVAL it 2 vl 2.2\n";
+	struct rm_import_opts oe = {.format = RM_FMT_LOG, .pattern = "EVAL it {step} vl {val_loss}"};
+	import_text("pattern-eval.txt", evals, &oe, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].evals, 1);
+	assert_int_equal(rep.r[0].steps, 0);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'val_loss' AND step = 2") == 2.2);
+
+	static const struct {
+		const char *pattern, *why;
+	} bad[] = {
+	    {"step {step", "a '{' without its '}'"},
+	    {"step step} {loss}", "a '}' without its '{'"},
+	    {"step loss", "no {field}"},
+	    {"{step}{loss}", "need text between them"},
+	    {"step {a b}", "is not a field name"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char why[128];
+		assert_int_equal(rm_log_pattern_check(bad[i].pattern, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, bad[i].why));
+	}
+	char why[128];
+	assert_int_equal(rm_log_pattern_check("step:{step}/{total} loss:{loss}", why, sizeof(why)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +353,7 @@ int main(void)
 	    cmocka_unit_test(detection),
 	    cmocka_unit_test(not_records),
 	    cmocka_unit_test(follow),
+	    cmocka_unit_test(pattern),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

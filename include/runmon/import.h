@@ -45,8 +45,9 @@ struct rm_import_opts {
 	const char *count_key;    /* a key holding each batch's sequence count */
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
-	int skip_bad;      /* skip malformed lines instead of failing */
-	int64_t log_every; /* console logs without a step: steps between records (0: 1) */
+	int skip_bad;        /* skip malformed lines instead of failing */
+	int64_t log_every;   /* console logs without a step: steps between records (0: 1) */
+	const char *pattern; /* console logs: "step:{step} loss:{loss}" reads the lines it matches */
 	/* Set by the importer for a stream it spooled: the name the user gave
 	 * ("-", a FIFO, /dev/fd/63), shown in reports and messages. */
 	const char *shown_path;
@@ -96,6 +97,9 @@ struct rm_import_report {
 	struct rm_import_result *r;
 	size_t n, cap;
 };
+
+/* Checks a --pattern ("step:{step} loss:{loss}"); 0, or -1 with why. */
+int rm_log_pattern_check(const char *pattern, char *why, size_t whylen);
 
 /* Imports files into st. On failure nothing is written and err names the
  * file and line. The report is filled on success; release it with

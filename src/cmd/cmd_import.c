@@ -42,6 +42,9 @@ static const char usage_text[] =
     "                      (default: n, nsentences, bsz, n_sequences)\n"
     "  --buckets B0,B1,..  bucket boundaries in tokens; bucket i holds max_len in\n"
     "                      (Bi, Bi+1]; used when a row has no bucket\n"
+    "  --pattern P         read a console log's lines with a pattern of named\n"
+    "                      fields, 'step:{step} loss:{loss} toks:{tokens}'; lines\n"
+    "                      it does not match hold no record (implies --format log)\n"
     "  --log-every N       a console log without steps (HF Trainer dicts): N steps\n"
     "                      between records (logging_steps; default 1)\n"
     "  --skip-bad          skip malformed lines, report how many and where\n"
@@ -129,6 +132,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	    {"buckets", required_argument, NULL, 'b'},
 	    {"skip-bad", no_argument, NULL, 'k'},
 	    {"log-every", required_argument, NULL, 'E'},
+	    {"pattern", required_argument, NULL, 'P'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -166,6 +170,15 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			opts.bounds = bounds;
 			break;
 		case 'k': opts.skip_bad = 1; break;
+		case 'P': {
+			char why[128];
+			if (rm_log_pattern_check(optarg, why, sizeof(why))) {
+				free(bounds);
+				return rm_cmd_usage_error(&cmd_import, "--pattern '%s': %s", optarg, why);
+			}
+			opts.pattern = optarg;
+			break;
+		}
 		case 'E':
 			if (rm_parse_int(optarg, 1, &opts.log_every) || opts.log_every > 1000000000) {
 				free(bounds);
@@ -181,6 +194,13 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	if (optind >= argc) {
 		free(bounds);
 		return rm_cmd_usage_error(&cmd_import, "no file to import");
+	}
+	if (opts.pattern && opts.format == RM_FMT_AUTO)
+		opts.format = RM_FMT_LOG;
+	if (opts.pattern && opts.format != RM_FMT_LOG) {
+		free(bounds);
+		return rm_cmd_usage_error(&cmd_import,
+		                          "--pattern reads console logs: leave out --format, or give --format log");
 	}
 	struct rm_store *st = NULL;
 	struct rm_import_report rep;

@@ -43,6 +43,9 @@ struct log_line {
 	int summary; /* an end-of-epoch summary (fairseq's [train]) */
 	char *py;    /* a Python dict converted to JSON */
 	size_t pycap;
+	uint8_t *target; /* each field's enum target, and its priority */
+	uint8_t *prio;
+	size_t tcap;
 };
 
 static int is_key_start(int c)
@@ -120,10 +123,11 @@ static const char *make_key(struct log_line *ll, const char *const *w, const siz
 		lead++;
 	if (lead == k)
 		return NULL;
-	/* Megatron's "validation loss at iteration 1000" names the step. */
+	/* Megatron's "validation loss at iteration 1000" names the step of an
+	 * evaluation ("saving checkpoint at iteration 30" is no record). */
 	static const char at_iter[] = "_at_iteration";
 	if (k - lead >= sizeof(at_iter) - 1 && !memcmp(key + k - (sizeof(at_iter) - 1), at_iter, sizeof(at_iter) - 1)) {
-		ll->eval = 1;
+		ll->eval |= k - lead >= 5 && !memcmp(key + lead, "valid", 5);
 		lead = k - (sizeof(at_iter) - 1) + 4;
 	}
 	if (ll->klen + (k - lead) + 1 > sizeof(ll->keys))
@@ -353,13 +357,140 @@ static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
 	return (size_t)(o - ll->py);
 }
 
+/* Does s hold w, in any case? (w is lower case.) */
 static int has_word(const char *s, size_t n, const char *w)
 {
 	size_t wl = strlen(w);
 	for (size_t i = 0; i + wl <= n; i++)
-		if (!strncasecmp(s + i, w, wl))
+		if (tolower((unsigned char)s[i]) == w[0] && !strncasecmp(s + i, w, wl))
 			return 1;
 	return 0;
+}
+
+/* ---- --pattern ------------------------------------------------------------
+ * "step:{step} loss:{loss}": literal text with named fields. A run of
+ * blanks in the pattern matches any run of blanks (or none); a field takes
+ * the text up to the pattern's next non-blank character, a blank or the end,
+ * and is a number when it reads as one. The pattern may match anywhere in a
+ * line; a line it does not match holds no record. */
+
+#define MAX_PATTERN_FIELDS 32
+
+struct pattern {
+	int n;                                   /* fields */
+	const char *lit[MAX_PATTERN_FIELDS + 1]; /* the literal before field i; lit[n] after the last */
+	size_t litlen[MAX_PATTERN_FIELDS + 1];
+	const char *name[MAX_PATTERN_FIELDS];
+	size_t namelen[MAX_PATTERN_FIELDS];
+};
+
+static int pattern_compile(const char *p, struct pattern *pt, char *why, size_t whylen)
+{
+	memset(pt, 0, sizeof(*pt));
+	const char *lit = p;
+	for (;;) {
+		const char *open = strchr(lit, '{');
+		const char *close = open ? strchr(open, '}') : NULL;
+		if (open ? memchr(lit, '}', (size_t)(open - lit)) != NULL : strchr(lit, '}') != NULL)
+			return snprintf(why, whylen, "a '}' without its '{'"), -1;
+		if (!open) {
+			pt->lit[pt->n] = lit;
+			pt->litlen[pt->n] = strlen(lit);
+			break;
+		}
+		if (!close)
+			return snprintf(why, whylen, "a '{' without its '}'"), -1;
+		if (pt->n == MAX_PATTERN_FIELDS)
+			return snprintf(why, whylen, "more than %d fields", MAX_PATTERN_FIELDS), -1;
+		size_t nl = (size_t)(close - open - 1);
+		if (!nl || nl > MAX_KEY - 8 ||
+		    strspn(open + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") < nl)
+			return snprintf(why, whylen, "'{%.*s}' is not a field name (letters, digits, _ . / -)", (int)nl,
+			                open + 1),
+			       -1;
+		if (pt->n && open == lit)
+			return snprintf(why, whylen, "fields '%.*s' and '%.*s' need text between them",
+			                (int)pt->namelen[pt->n - 1], pt->name[pt->n - 1], (int)nl, open + 1),
+			       -1;
+		pt->lit[pt->n] = lit;
+		pt->litlen[pt->n] = (size_t)(open - lit);
+		pt->name[pt->n] = open + 1;
+		pt->namelen[pt->n] = nl;
+		pt->n++;
+		lit = close + 1;
+	}
+	if (!pt->n)
+		return snprintf(why, whylen, "no {field} in the pattern"), -1;
+	return 0;
+}
+
+int rm_log_pattern_check(const char *pattern, char *why, size_t whylen)
+{
+	struct pattern pt;
+	return pattern_compile(pattern, &pt, why, whylen);
+}
+
+/* Matches literal l at s[*pos..n), blanks flexibly; moves *pos past it. */
+static int literal_at(const char *l, size_t ll, const char *s, size_t n, size_t *pos)
+{
+	size_t i = 0, p = *pos;
+	while (i < ll) {
+		if (isspace((unsigned char)l[i])) {
+			while (i < ll && isspace((unsigned char)l[i]))
+				i++;
+			while (p < n && isspace((unsigned char)s[p]))
+				p++;
+			continue;
+		}
+		if (p >= n || s[p] != l[i])
+			return 0;
+		i++, p++;
+	}
+	*pos = p;
+	return 1;
+}
+
+static int pattern_at(const struct pattern *pt, struct log_line *ll, const char *s, size_t n, size_t pos)
+{
+	rm_row_clear(&ll->row);
+	ll->klen = 0;
+	for (int f = 0; f < pt->n; f++) {
+		if (!literal_at(pt->lit[f], pt->litlen[f], s, n, &pos))
+			return 0;
+		const char *next = pt->lit[f + 1];
+		size_t nextlen = pt->litlen[f + 1], st = pos;
+		char stop = 0;
+		for (size_t i = 0; i < nextlen && !stop; i++) /* the next literal's first non-blank */
+			stop = isspace((unsigned char)next[i]) ? 0 : next[i];
+		while (pos < n && !isspace((unsigned char)s[pos]) && s[pos] != stop)
+			pos++;
+		if (pos == st)
+			return 0;
+		const char *w[1] = {pt->name[f]};
+		size_t wl[1] = {pt->namelen[f]}, klen;
+		double v;
+		const char *key = make_key(ll, w, wl, 1, &klen);
+		if (!key)
+			return 0;
+		if (log_number(s + st, pos - st, &v))
+			add_pair(ll, key, klen, s + st, pos - st, v);
+		else
+			add_text(ll, key, klen, s + st, pos - st);
+	}
+	return literal_at(pt->lit[pt->n], pt->litlen[pt->n], s, n, &pos);
+}
+
+static enum line_kind pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n)
+{
+	for (size_t pos = 0; pos < n; pos++) {
+		if (pt->litlen[0] ? s[pos] != pt->lit[0][0] && !isspace((unsigned char)pt->lit[0][0])
+		                  : pos && !isspace((unsigned char)s[pos - 1]))
+			continue;
+		if (pattern_at(pt, ll, s, n, pos))
+			return LINE_RECORD;
+	}
+	rm_row_clear(&ll->row);
+	return LINE_NONE;
 }
 
 /* Reads one line into ll->row. Returns LINE_RECORD when it has pairs,
@@ -432,22 +563,39 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 	return ll->row.n ? LINE_RECORD : LINE_NONE;
 }
 
+#define HAS_T(set, t) (((set) >> (t)) & 1)
+
+/* Looks up each field's target once (the mapper hashes the key); returns
+ * the targets the row holds, as a bit set. */
+static unsigned classify_fields(struct log_line *ll, struct mapper *m)
+{
+	unsigned set = 0;
+	if (ll->tcap < ll->row.n) {
+		ll->tcap = ll->row.n * 2;
+		ll->target = rm_xrealloc(ll->target, ll->tcap);
+		ll->prio = rm_xrealloc(ll->prio, ll->tcap);
+	}
+	for (size_t i = 0; i < ll->row.n; i++) {
+		int prio;
+		enum target t = mapper_target(m, ll->row.f[i].key, ll->row.f[i].klen, &prio);
+		ll->target[i] = (uint8_t)t;
+		ll->prio[i] = (uint8_t)prio;
+		set |= 1u << t;
+	}
+	return set;
+}
+
 /* An evaluation line's metrics become eval_ metrics, except what names
  * the step or epoch, so that train loss on an eval line (nanoGPT's "step
  * 100: train loss 3.21, val loss 3.30") is not taken for a step's loss. */
-static void mark_eval(struct log_line *ll, struct mapper *m)
+static unsigned mark_eval(struct log_line *ll, unsigned set)
 {
-	int any = ll->eval;
-	for (size_t i = 0; i < ll->row.n && !any; i++) {
-		int prio;
-		any = mapper_target(m, ll->row.f[i].key, ll->row.f[i].klen, &prio) == T_EVAL;
-	}
-	if (!any)
-		return;
+	if (!ll->eval && !HAS_T(set, T_EVAL))
+		return set;
+	ll->eval = 1;
 	for (size_t i = 0; i < ll->row.n; i++) {
 		struct rm_field *f = &ll->row.f[i];
-		int prio;
-		enum target t = mapper_target(m, f->key, f->klen, &prio);
+		enum target t = (enum target)ll->target[i];
 		if (t == T_STEP || t == T_EPOCH || t == T_EVAL || f->klen + 6 > MAX_KEY)
 			continue;
 		char *out = ll->keys + ll->klen;
@@ -459,7 +607,12 @@ static void mark_eval(struct log_line *ll, struct mapper *m)
 		ll->klen += f->klen + 6;
 		f->key = out;
 		f->klen += 5;
+		ll->target[i] = T_EVAL;
 	}
+	set = 0;
+	for (size_t i = 0; i < ll->row.n; i++)
+		set |= 1u << ll->target[i];
+	return set;
 }
 
 static void log_line_init(struct log_line *ll)
@@ -472,34 +625,22 @@ static void log_line_release(struct log_line *ll)
 {
 	rm_row_release(&ll->row);
 	free(ll->py);
+	free(ll->target);
+	free(ll->prio);
 }
-
-/* Which targets a line's row holds, as a bit set. */
-static unsigned row_targets(struct mapper *m, const struct rm_row *row)
-{
-	unsigned set = 0;
-	for (size_t i = 0; i < row->n; i++) {
-		int prio;
-		set |= 1u << mapper_target(m, row->f[i].key, row->f[i].klen, &prio);
-	}
-	return set;
-}
-
-#define HAS_T(set, t) (((set) >> (t)) & 1)
 
 /* The line's step field, renamed "step" unless the user named the step
  * key: the mapper keeps the first step key it sees, and one log mixes
  * several (fairseq's num_updates and valid_num_updates, nanoGPT's iter and
  * step). Where a line has more than one, the likeliest wins. */
-static struct rm_field *step_field(struct rm_row *row, struct mapper *m)
+static struct rm_field *step_field(struct log_line *ll, struct mapper *m)
 {
+	struct rm_row *row = &ll->row;
 	struct rm_field *best = NULL;
 	int best_prio = 0;
-	for (size_t i = 0; i < row->n; i++) {
-		int prio;
-		if (mapper_target(m, row->f[i].key, row->f[i].klen, &prio) == T_STEP && (!best || prio < best_prio))
-			best = &row->f[i], best_prio = prio;
-	}
+	for (size_t i = 0; i < row->n; i++)
+		if (ll->target[i] == T_STEP && (!best || ll->prio[i] < best_prio))
+			best = &row->f[i], best_prio = ll->prio[i];
 	if (best && !m->opts->step_key) {
 		for (size_t i = 0; i < row->n; i++)
 			if (&row->f[i] != best && row->f[i].klen == 4 && !memcmp(row->f[i].key, "step", 4))
@@ -512,6 +653,8 @@ static struct rm_field *step_field(struct rm_row *row, struct mapper *m)
 
 struct log_reader {
 	struct log_line ll;
+	struct pattern pattern;
+	int has_pattern;
 	int64_t records; /* loss records so far, for lines without a step */
 	int64_t last_step;
 	char stepbuf[32];
@@ -522,20 +665,21 @@ struct log_reader {
  * times --log-every; an evaluation without one, the last step. */
 static enum line_kind log_row(struct log_reader *r, struct mapper *m, char *line, size_t len, char *why, size_t whylen)
 {
-	enum line_kind kind = log_parse(&r->ll, line, len, why, whylen);
+	enum line_kind kind =
+	    r->has_pattern ? pattern_parse(&r->pattern, &r->ll, line, len) : log_parse(&r->ll, line, len, why, whylen);
 	if (kind != LINE_RECORD)
 		return kind;
 	if (r->ll.summary)
 		return LINE_NONE;
-	mark_eval(&r->ll, m);
-	unsigned set = row_targets(m, &r->ll.row);
+	unsigned set = classify_fields(&r->ll, m);
+	set = mark_eval(&r->ll, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
 	for (int t = T_BUCKET; t <= T_CUM_N; t++)
 		useful |= HAS_T(set, t) && t != T_RANK && HAS_T(set, T_STEP);
 	if (!useful || HAS_T(set, T_SUMMARY))
 		return LINE_NONE;
 	if (HAS_T(set, T_STEP)) {
-		struct rm_field *f = step_field(&r->ll.row, m);
+		struct rm_field *f = step_field(&r->ll, m);
 		double v;
 		if (f && rm_field_num(f, &v) == 1 && v >= 0 && v < 9e15)
 			r->last_step = (int64_t)v;
@@ -560,7 +704,11 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
                     struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
 	struct log_reader r;
+	char why[128];
 	memset(&r, 0, sizeof(r));
+	if (opts->pattern && pattern_compile(opts->pattern, &r.pattern, why, sizeof(why)))
+		return rm_err_set(err, RM_E_USAGE, "--pattern: %s", why);
+	r.has_pattern = opts->pattern != NULL;
 	log_line_init(&r.ll);
 	int rc = read_lines(st, opts, path, fmt, pos, rep, log_parse_line, &r, err);
 	if (!rc && r.records)
@@ -602,8 +750,7 @@ int detect_log(const struct sniff *s)
 		char why[64];
 		*nl = 0;
 		if (log_row(&r, &m, p, (size_t)(nl - p), why, sizeof(why)) == LINE_RECORD) {
-			unsigned set = row_targets(&m, &r.ll.row);
-			found = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
+			found = 1; /* a loss, an eval, or a step with batch composition */
 		}
 		p = nl + 1;
 	}

@@ -78,9 +78,19 @@ lq() { sqlite3 "$tmp/log.db" "$1"; }
 "$runmon" --db "$tmp/log.db" import --run hf --log-every 50 "$data/logs/hf-console.log" >"$tmp/hf.out"
 grep -q "steps 50..150" "$tmp/hf.out" || fail "--log-every: $(cat "$tmp/hf.out")"
 grep -q "the lines carry no step" "$tmp/hf.out" || fail "--log-every note"
+# --pattern reads a shape runmon does not know; a broken pattern is a usage error.
+printf 'epoch 1 | it 10 | L=2.50 | toks 16,384\nbanner\nepoch 1 | it 20 | L=2.40 | toks 15,000\n' >"$tmp/own.txt"
+"$runmon" --db "$tmp/log.db" import --run own --pattern 'it {step} | L={loss} | toks {tokens}' "$tmp/own.txt" >"$tmp/own.out"
+grep -q "own.txt: log -> run 'own': 3 lines, 2 steps (2 new), 2 batches, steps 10..20" "$tmp/own.out" ||
+	fail "--pattern: $(cat "$tmp/own.out")"
 set +e
 "$runmon" --db "$tmp/log.db" import --log-every 0 "$data/logs/hf-console.log" >/dev/null 2>&1
 [ $? = 2 ] || fail "--log-every 0: exit 2"
+"$runmon" --db "$tmp/log.db" import --pattern 'it {step' "$tmp/own.txt" 2>"$tmp/pat.err"
+[ $? = 2 ] || fail "--pattern broken: exit 2"
+grep -q "a '{' without its '}'" "$tmp/pat.err" || fail "--pattern message: $(cat "$tmp/pat.err")"
+"$runmon" --db "$tmp/log.db" import --format csv --pattern 'it {step}' "$tmp/own.txt" >/dev/null 2>&1
+[ $? = 2 ] || fail "--pattern with --format csv: exit 2"
 set -e
 
 # Golden imports: every trainer's fixture, its summary and the rows it gave,
