@@ -342,6 +342,27 @@ static void pattern(void **state)
 	assert_int_equal(rm_log_pattern_check("step:{step}/{total} loss:{loss}", why, sizeof(why)), 0);
 }
 
+/* Python dicts as custom loops print them: a tensor's or numpy scalar's
+ * repr is its number; inf and nan as Python spells them. */
+static void python_dicts(void **state)
+{
+	static const char text[] =
+	    "{'loss': tensor(2.3456, device='cuda:0', grad_fn=<NllLossBackward0>), 'step': 10}\n"
+	    "{'loss': np.float64(1.5), 'step': 11, 'x': inf, 'y': -inf, 'z': [inf,inf,inf,inf,inf,inf,inf,inf,inf]}\n"
+	    "{'loss': nan, 'step': 12, 'note': \"it's\", 'ok': True, 'none': None}\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("dicts.log", text, &o, 0, &rep, &err, &db);
+	assert_string_equal(rm_format_name(rep.r[0].format), "log");
+	assert_int_equal(rep.r[0].steps, 3);
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 10") == 2.3456);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 11") == 1.5);
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL AND nan_mask != 0 FROM steps WHERE step = 12"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +375,7 @@ int main(void)
 	    cmocka_unit_test(not_records),
 	    cmocka_unit_test(follow),
 	    cmocka_unit_test(pattern),
+	    cmocka_unit_test(python_dicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

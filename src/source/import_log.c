@@ -297,12 +297,13 @@ static void pairs(struct log_line *ll, const char *s, size_t n)
 }
 
 /* Rewrites a Python dict literal as JSON into ll->py: quotes, True,
- * False, None, nan, inf. Returns its length, or 0 if it holds anything
- * JSON cannot (tuples, sets, objects' reprs). */
+ * False, None, nan, inf, and a scalar's repr (tensor(2.31, device='cuda:0',
+ * grad_fn=<...>), np.float64(0.5)) as its number. Returns its length, or 0
+ * if it holds anything JSON cannot (tuples, sets, other reprs). */
 static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
 {
-	if (ll->pycap < 2 * n + 16)
-		ll->py = rm_xrealloc(ll->py, ll->pycap = 2 * n + 16);
+	if (ll->pycap < 3 * n + 16) /* "inf" becomes "Infinity"; a quote, \" */
+		ll->py = rm_xrealloc(ll->py, ll->pycap = 3 * n + 16);
 	char *o = ll->py;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
@@ -326,11 +327,27 @@ static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
 			*o++ = '"';
 			continue;
 		}
+		static const char *const reprs[] = {"tensor(", "np.float64(", "np.float32(", "np.int64("};
+		for (size_t r = 0; r < sizeof(reprs) / sizeof(reprs[0]); r++) {
+			size_t rl = strlen(reprs[r]);
+			if (n - i > rl && !memcmp(s + i, reprs[r], rl) &&
+			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+				const char *close = memchr(s + i + rl, ')', n - i - rl);
+				if (!close)
+					return 0;
+				for (i += rl; i < n && s[i] != ',' && s + i < close; i++)
+					*o++ = s[i]; /* the value; device=, dtype=, grad_fn= dropped */
+				i = (size_t)(close - s);
+				c = 0;
+				break;
+			}
+		}
+		if (!c)
+			continue;
 		static const struct {
 			const char *py, *json;
-		} words[] = {{"True", "true"},    {"False", "false"},    {"None", "null"},
-		             {"nan", "NaN"},      {"-inf", "-Infinity"}, {"inf", "Infinity"},
-		             {"np.float64(", ""}, {"tensor(", ""},       {"np.float32(", ""}};
+		} words[] = {{"True", "true"}, {"False", "false"},    {"None", "null"},
+		             {"nan", "NaN"},   {"-inf", "-Infinity"}, {"inf", "Infinity"}};
 		int hit = 0;
 		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
 			size_t wl = strlen(words[w].py);
@@ -346,11 +363,8 @@ static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
 		}
 		if (hit)
 			continue;
-		if (c == '(' || c == ')') {
-			if (c == ')')
-				continue; /* the close of np.float64( ... ) */
+		if (c == '(' || c == ')')
 			return 0;
-		}
 		*o++ = c;
 	}
 	*o = 0;
