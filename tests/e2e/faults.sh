@@ -75,21 +75,27 @@ fi
 # 3. Another writer holds the database: a short hold is waited out, a long
 # one (past the 10 s busy timeout) fails cleanly.
 "$runmon" --db lock.db import --run base small/history.jsonl >/dev/null
+# The holder keeps the lock SECONDS, or (0) until the file "release" appears:
+# the long hold lasts until runmon has given up, however slow its start (under
+# valgrind on a loaded machine it took over 2 s, and then waited the lock out).
 hold() { python3 -c '
-import sqlite3, sys, time
+import os, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN IMMEDIATE")
 open(sys.argv[3], "w").close()
-time.sleep(float(sys.argv[2]))
+end = time.time() + (float(sys.argv[2]) or 3600)
+while time.time() < end and not os.path.exists("release"):
+    time.sleep(0.05)
 c.execute("COMMIT")' lock.db "$1" held & }
-rm -f held; hold 2; holder=$!
+rm -f held release; hold 2; holder=$!
 while [ ! -e held ]; do sleep 0.05; done
 "$runmon" --db lock.db import --run b1 small/batches.jsonl >/dev/null 2>err || fail "short lock not waited out: $(cat err)"
 wait $holder
-rm -f held; hold 12; holder=$!
+rm -f held; hold 0; holder=$!
 while [ ! -e held ]; do sleep 0.05; done
 code=0
 "$runmon" --db lock.db import --run b2 small/batches.jsonl >/dev/null 2>err || code=$?
+touch release
 wait $holder
 [ "$code" = 4 ] && grep -q "locked\|busy" err || fail "long lock: exit $code, $(cat err)"
 ok_db lock.db "lock"
