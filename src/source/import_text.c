@@ -344,6 +344,13 @@ struct csv_head {
 	char *copy;
 };
 
+static void csv_head_release(struct csv_head *h)
+{
+	rm_csv_release(&h->csv);
+	rm_row_release(&h->row);
+	free(h->copy);
+}
+
 static int csv_head(const struct sniff *s, struct csv_head *h)
 {
 	struct rm_err err;
@@ -357,17 +364,8 @@ static int csv_head(const struct sniff *s, struct csv_head *h)
 			rm_row_add(&h->row, h->csv.cell[i], h->csv.len[i], 0)->type = RM_F_CELL;
 		return 1;
 	}
-	rm_csv_release(&h->csv);
-	rm_row_release(&h->row);
-	free(h->copy);
+	csv_head_release(h);
 	return 0;
-}
-
-static void csv_head_release(struct csv_head *h)
-{
-	rm_csv_release(&h->csv);
-	rm_row_release(&h->row);
-	free(h->copy);
 }
 
 int detect_tb_csv(const struct sniff *s)
