@@ -19,7 +19,7 @@ static void recorded_figures(void **state)
 	double pad[4];
 	for (int i = 0; i < 4; i++)
 		pad[i] = n[i] * hi[i] - tok[i];
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, NULL, 0, 1};
+	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, NULL, 0, 1, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -32,6 +32,34 @@ static void recorded_figures(void **state)
 	assert_float_equal(r.bucket_tps[1], 1900, 1e-9);
 	assert_float_equal(r.tokens_per_s, (600 + 3800) / 2.5, 1e-9);
 	assert_int_equal(r.budget, 2000); /* median of 800, 2000, 800, 2000 (upper) */
+}
+
+/* With the dataset's lengths, re-packing uses them, not the lengths rebuilt
+ * from the batches; the recorded figures still come from the batches. */
+static void dataset_lengths_replace_rebuilt(void **state)
+{
+	(void)state;
+	const int64_t step[] = {0, 1, 2, 3};
+	const int bucket[] = {0, 1, 0, 1};
+	const double n[] = {4, 2, 4, 2}, lo[] = {100, 900, 100, 900}, hi[] = {200, 1000, 200, 1000};
+	const double tok[] = {600, 1900, 600, 1900}, pad[] = {200, 100, 200, 100};
+	int64_t lens[5000];
+	for (int i = 0; i < 5000; i++)
+		lens[i] = 300; /* all one length: every strategy packs without padding */
+	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1, lens, 5000};
+	struct rm_padding_result r;
+	rm_padding_analyze(&in, &r);
+	assert_true(r.ok);
+	assert_false(r.reconstructed);
+	assert_int_equal(r.dataset_lengths, 5000);
+	assert_float_equal(r.efficiency, 5000.0 / 5600, 1e-12); /* as recorded */
+	assert_float_equal(r.strategy_eff[RM_PACK_SORTED], 1.0, 1e-12);
+	assert_float_equal(r.strategy_eff[RM_PACK_RANDOM], 1.0, 1e-12);
+	in.lengths = NULL; /* rebuilt: lengths of 100..1000 pad when shuffled */
+	rm_padding_analyze(&in, &r);
+	assert_true(r.reconstructed);
+	assert_int_equal(r.dataset_lengths, 0);
+	assert_true(r.strategy_eff[RM_PACK_RANDOM] < 0.99);
 }
 
 /* Random lengths in homogeneous batches: sorted packs best, random worst,
@@ -57,7 +85,7 @@ static void strategies_rank(void **state)
 		tok[t] = floor(n[t] * (lo[t] + hi[t]) / 2);
 		pad[t] = n[t] * hi[t] - tok[t];
 	}
-	struct rm_padding_input in = {N, step, bucket, n, lo, hi, tok, pad, NULL, bounds, 5, 3};
+	struct rm_padding_input in = {N, step, bucket, n, lo, hi, tok, pad, NULL, bounds, 5, 3, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	const double *e = r.strategy_eff;
@@ -84,7 +112,7 @@ static void hostile_rows_bounded(void **state)
 	const double lo[] = {50, 50, 100, 50, 9e18, 10, 10, NAN};
 	const double tok[] = {100, 100, 600, 100, 4e6, 40, 40, 900};
 	const double pad[] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1};
+	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -100,7 +128,7 @@ static void hostile_rows_bounded(void **state)
 		st[t] = t, bk[t] = t % 2, nn[t] = RM_BATCH_MAX_N, lo2[t] = 1, hi2[t] = 8;
 		tk[t] = 4.0 * RM_BATCH_MAX_N, pd[t] = NAN;
 	}
-	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, 0, 1};
+	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, 0, 1, NULL, 0};
 	rm_padding_analyze(&big, &r);
 	assert_true(r.ok);
 	assert_int_equal(r.batches, M);
@@ -111,6 +139,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(recorded_figures),
+	    cmocka_unit_test(dataset_lengths_replace_rebuilt),
 	    cmocka_unit_test(strategies_rank),
 	    cmocka_unit_test(hostile_rows_bounded),
 	};

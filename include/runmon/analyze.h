@@ -20,6 +20,11 @@ struct rm_analyze_opts {
 	 * no cost analysis and brief run info (no counts), so the time does
 	 * not grow with the run. For alerts between full diagnoses. */
 	int64_t window;
+	/* The real lengths of the training data (diagnose --lengths-from): the
+	 * cost side re-packs these instead of lengths rebuilt from each
+	 * batch's statistics. NULL: rebuilt. */
+	const int64_t *lengths;
+	size_t nlengths;
 };
 void rm_analyze_opts_default(struct rm_analyze_opts *o);
 

@@ -23,6 +23,8 @@ struct rm_padding_input {
 	const int64_t *bounds; /* the run's bucket boundaries, or NULL */
 	int nbounds;
 	uint64_t seed;
+	const int64_t *lengths; /* the dataset's lengths to re-pack, or NULL: rebuilt from the batches */
+	size_t nlengths;
 };
 
 enum rm_strategy {
@@ -48,8 +50,9 @@ struct rm_padding_result {
 	double strategy_eff[RM_PACK_COUNT];
 	int64_t fitted[RM_PAD_MAX + 1]; /* fitted boundaries, fitted_k + 1 of them */
 	int fitted_k;
-	int reconstructed; /* lengths rebuilt from per-batch n/min/max/tokens */
-	int64_t stride;    /* 1 in this many steps was read (set by the caller) */
+	int reconstructed;       /* lengths rebuilt from per-batch n/min/max/tokens */
+	int64_t dataset_lengths; /* else the dataset's lengths re-packed (a sample of this many) */
+	int64_t stride;          /* 1 in this many steps was read (set by the caller) */
 };
 
 void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_result *out);

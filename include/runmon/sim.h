@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rm_lengths;
+
 enum rm_sim_strategy {
 	RM_SIM_SORTED,          /* each epoch ordered short to long */
 	RM_SIM_CHUNKED,         /* streaks of 50-200 batches of one bucket */
@@ -34,11 +36,13 @@ struct rm_sim_opts {
 	int nbounds;
 	int log_every; /* report the mean loss every K steps (1: every step) */
 	enum rm_sim_spikes spikes;
-	int64_t save_every;       /* checkpoint interval, steps (default 500) */
-	int64_t steps_per_epoch;  /* default steps / 3 */
-	int64_t tokens_per_batch; /* token budget of a bucketed batch (default 65536) */
-	int no_bucket;            /* record lengths only: no bucket id, no boundaries */
-	int cumulative;           /* record only cumulative token and sequence counters on the loss rows */
+	int64_t save_every;               /* checkpoint interval, steps (default 500) */
+	int64_t steps_per_epoch;          /* default steps / 3 */
+	int64_t tokens_per_batch;         /* token budget of a bucketed batch (default 65536) */
+	int no_bucket;                    /* record lengths only: no bucket id, no boundaries */
+	int cumulative;                   /* record only cumulative token and sequence counters on the loss rows */
+	const struct rm_lengths *lengths; /* draw lengths from this distribution (a dataset's), not the
+	                                   * log-normal; NULL: the log-normal */
 };
 void rm_sim_opts_default(struct rm_sim_opts *o);
 

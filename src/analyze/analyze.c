@@ -135,7 +135,9 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		                              c.dt,
 		                              derived ? ss.map.bound : ss.bounds,
 		                              derived ? ss.map.nbound : ss.nbounds,
-		                              o->detect.seed};
+		                              o->detect.seed,
+		                              o->lengths,
+		                              o->nlengths};
 		rm_padding_analyze(&pi, &cost);
 		cost.stride = c.stride;
 		rm_store_cost_release(&c);

@@ -10,16 +10,18 @@
 
 #include "cmd/cmd.h"
 #include "runmon/buckets.h"
-#include "runmon/csv.h"
-#include "runmon/lines.h"
-#include "runmon/row.h"
+#include "runmon/lengthsrc.h"
 
-static const char usage_text[] = "usage: runmon buckets [options] LENGTHS\n"
+static const char usage_text[] = "usage: runmon buckets [options] DATASET|LENGTHS\n"
                                  "\n"
                                  "Fits K bucket boundaries to a distribution of sequence lengths so that the\n"
                                  "padding is smallest (exact dynamic programming over the distinct lengths), and\n"
                                  "prints them with the padding efficiency per bucket and overall, beside\n"
-                                 "equal-width and quantile boundaries. LENGTHS is one integer per line, a batch\n"
+                                 "equal-width and quantile boundaries.\n"
+                                 "DATASET is a Hugging Face dataset saved with save_to_disk (its folder, or a\n"
+                                 "DatasetDict's), or one Arrow file: the lengths come from an integer column\n"
+                                 "(seq_len, length, lengths, num_tokens or n_tokens) or else from the offsets of\n"
+                                 "input_ids, without reading a token. LENGTHS is one integer per line, a batch\n"
                                  "sidecar (JSON lines with \"lens\"; rows without are left out), or a CSV file\n"
                                  "with a header (--column).\n"
                                  "Padding model: each bucket pads to its longest length; with\n"
@@ -29,117 +31,12 @@ static const char usage_text[] = "usage: runmon buckets [options] LENGTHS\n"
                                  "  --k N                 buckets (default 6)\n"
                                  "  --max-len N           longest length (for equal-width; default the longest seen)\n"
                                  "  --tokens-per-batch N  token budget of a batch (default 65536)\n"
-                                 "  --column NAME         the CSV column of lengths (default seq_len, length, len)\n"
+                                 "  --column NAME         the column of lengths: a dataset's integer or list column,\n"
+                                 "                        a CSV column (default seq_len, length, len)\n"
+                                 "  --list-column NAME    a dataset's list column whose lengths to take (default\n"
+                                 "                        input_ids, when no length column is there)\n"
+                                 "  --split NAME          a DatasetDict's split (default train)\n"
                                  "  --json                machine-readable output\n";
-
-static int add(int64_t **v, size_t *n, size_t *cap, double x, const char *path, uint64_t line, struct rm_err *err)
-{
-	if (!(x >= 1 && x < 1e9 && x == (double)(int64_t)x))
-		return rm_err_set(err, RM_E_INPUT, "%s:%llu: %g is not a length (a positive integer)", path,
-		                  (unsigned long long)line, x);
-	if (*n == *cap)
-		*v = rm_xrealloc(*v, (*cap = *cap ? *cap * 2 : 65536) * sizeof(int64_t));
-	(*v)[(*n)++] = (int64_t)x;
-	return RM_OK;
-}
-
-/* Reads lengths from the three accepted shapes. */
-static int read_lengths(const char *path, const char *column, int64_t **out, size_t *n, size_t *skipped,
-                        struct rm_err *err)
-{
-	struct rm_lines lr;
-	struct rm_row row;
-	struct rm_csv csv;
-	char *line;
-	size_t len, cap = 0;
-	int rc, mode = 0, col = -1; /* 1 numbers, 2 JSON lines, 3 CSV */
-	*out = NULL;
-	*n = 0;
-	if ((rc = rm_lines_open(&lr, path, err)))
-		return rc;
-	rm_row_init(&row);
-	rm_csv_init(&csv, ',');
-	while (!(rc = rm_lines_next(&lr, &line, &len, err)) && line) {
-		if (strspn(line, " \t") == len)
-			continue;
-		if (!mode) {
-			mode = line[strspn(line, " \t")] == '{'                       ? 2
-			       : strpbrk(line, ",\t") || !strchr("0123456789", *line) ? 3
-			                                                              : 1;
-			if (mode == 3) { /* the header */
-				csv.sep = rm_csv_guess_sep(line);
-				if ((rc = rm_csv_split(&csv, line, len, err)))
-					break;
-				for (size_t c = 0; c < csv.n && col < 0; c++)
-					if (column ? !strcmp(csv.cell[c], column)
-					           : !strcmp(csv.cell[c], "seq_len") ||
-					                 !strcmp(csv.cell[c], "length") || !strcmp(csv.cell[c], "len"))
-						col = (int)c;
-				if (col < 0) {
-					rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: no column %s in the header", path,
-					                (unsigned long long)lr.lineno,
-					                column ? column : "seq_len, length or len");
-					break;
-				}
-				continue;
-			}
-		}
-		struct rm_err perr;
-		double x;
-		if (mode == 1) {
-			char *end;
-			x = strtod(line, &end);
-			if (end == line || strspn(end, " \t") != strlen(end)) {
-				rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: not a number", path,
-				                (unsigned long long)lr.lineno);
-				break;
-			}
-			if ((rc = add(out, n, &cap, x, path, lr.lineno, err)))
-				break;
-		} else if (mode == 2) {
-			if (rm_jsonrow_parse(&row, line, len, &perr)) {
-				rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: %s", path, (unsigned long long)lr.lineno,
-				                perr.msg);
-				break;
-			}
-			const struct rm_field *f = rm_row_get(&row, "lens");
-			if (f && f->type == RM_F_NUMARR) {
-				for (uint32_t i = 0; i < f->arr_len && !rc; i++)
-					rc = add(out, n, &cap, row.nums[f->arr_off + i], path, lr.lineno, err);
-			} else if ((f = rm_row_get(&row, column ? column : "seq_len")) && rm_field_num(f, &x) == 1) {
-				rc = add(out, n, &cap, x, path, lr.lineno, err);
-			} else {
-				(*skipped)++; /* a sidecar row with precomputed stats only */
-			}
-			if (rc)
-				break;
-		} else {
-			if ((rc = rm_csv_split(&csv, line, len, &perr)) || (size_t)col >= csv.n) {
-				rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: %s", path, (unsigned long long)lr.lineno,
-				                rc ? perr.msg : "too few columns");
-				break;
-			}
-			struct rm_field f = {.type = RM_F_CELL, .raw = csv.cell[col], .rlen = (uint32_t)csv.len[col]};
-			if (rm_field_num(&f, &x) != 1) {
-				rc = rm_err_set(err, RM_E_INPUT, "%s:%llu: '%s' is not a length", path,
-				                (unsigned long long)lr.lineno, csv.cell[col]);
-				break;
-			}
-			if ((rc = add(out, n, &cap, x, path, lr.lineno, err)))
-				break;
-		}
-	}
-	if (!rc && *n == 0)
-		rc = rm_err_set(err, RM_E_INPUT, "%s: no lengths", path);
-	rm_csv_release(&csv);
-	rm_row_release(&row);
-	rm_lines_close(&lr);
-	if (rc) {
-		free(*out);
-		*out = NULL;
-	}
-	return rc;
-}
 
 static void print_bounds(const struct rm_bucketing *b, char *buf, size_t n)
 {
@@ -164,6 +61,15 @@ static json_t *bucketing_json(const struct rm_bucketing *b, double packed)
 	                 "buckets", per);
 }
 
+static json_t *source_json(const struct rm_length_source *src)
+{
+	const struct rm_arrow_lengths *a = &src->info;
+	return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:s?}", "column", a->column, "type", a->type,
+	                 "from_offsets", a->from_offsets, "rows", (json_int_t)a->n, "shards", (json_int_t)a->shards,
+	                 "null_rows", (json_int_t)src->skipped, "empty_rows", (json_int_t)src->empty, "split",
+	                 a->split[0] ? a->split : NULL);
+}
+
 static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 {
 	static const struct option longopts[] = {
@@ -171,12 +77,14 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 	    {"max-len", required_argument, NULL, 'm'},
 	    {"tokens-per-batch", required_argument, NULL, 't'},
 	    {"column", required_argument, NULL, 'c'},
+	    {"list-column", required_argument, NULL, 'l'},
+	    {"split", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int64_t k = 6, max_len = 0, budget = 65536;
-	const char *column = NULL;
+	struct rm_arrow_opts ao = {NULL, NULL, NULL};
 	int c, json = 0;
 	(void)ctx;
 	optind = 1;
@@ -194,7 +102,9 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 			if (rm_parse_int(optarg, 1, &budget))
 				return rm_cmd_usage_error(&cmd_buckets, "--tokens-per-batch wants a token count");
 			break;
-		case 'c': column = optarg; break;
+		case 'c': ao.column = optarg; break;
+		case 'l': ao.list_column = optarg; break;
+		case 's': ao.split = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': return rm_cmd_help(&cmd_buckets);
 		default: return rm_cmd_usage_error(&cmd_buckets, "bad option");
@@ -206,18 +116,19 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 		                          RM_BATCH_MAX_LEN);
 	if (budget > (int64_t)1 << 40)
 		return rm_cmd_usage_error(&cmd_buckets, "--tokens-per-batch wants at most 2^40");
+	if (ao.column && ao.list_column)
+		return rm_cmd_usage_error(&cmd_buckets, "--column or --list-column, not both");
 	if (optind != argc - 1)
-		return rm_cmd_usage_error(&cmd_buckets, "one LENGTHS file, please");
+		return rm_cmd_usage_error(&cmd_buckets, "one DATASET or LENGTHS file, please");
 	int64_t *lens;
-	size_t n, skipped = 0;
+	size_t n;
 	struct rm_err err;
-	if (read_lengths(argv[optind], column, &lens, &n, &skipped, &err)) {
+	struct rm_length_source src;
+	if (rm_lengths_read(argv[optind], &ao, &lens, &n, &src, &err)) {
 		rm_error("%s", err.msg);
 		return rm_exit_code(err.code);
 	}
-	if (skipped)
-		fprintf(stderr, "runmon: note: %zu rows had no \"lens\" (or %s) and were left out\n", skipped,
-		        column ? column : "seq_len");
+	rm_length_source_note(&src, argv[optind], n, stderr);
 	struct rm_lengths d;
 	struct rm_bucketing fit, ew, q;
 	rm_lengths_from(&d, lens, n);
@@ -237,6 +148,8 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 		                      "distinct", (json_int_t)d.n, "k", fit.k, "tokens_per_batch", (json_int_t)budget,
 		                      "fitted", bucketing_json(&fit, pf), "equal_width", bucketing_json(&ew, pe),
 		                      "quantile", bucketing_json(&q, pq));
+		if (src.arrow)
+			json_object_set_new(o, "source", source_json(&src));
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);

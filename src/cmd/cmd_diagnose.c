@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "runmon/analyze.h"
 #include "runmon/import.h"
+#include "runmon/lengthsrc.h"
 #include "runmon/render.h"
 #include "runmon/sync.h"
 
@@ -34,6 +35,10 @@ static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "  --steps-per-epoch N     epoch length (default: the config, else the epoch column)\n"
                                  "  --ladder-interval N     loss points per reported interval (default: automatic)\n"
                                  "  --seed N                seed of the permutation test (default fixed)\n"
+                                 "  --lengths-from PATH     re-pack the training data's real lengths for the\n"
+                                 "                          padding figures: a saved dataset, an Arrow file or a\n"
+                                 "                          lengths file (as `buckets` reads them)\n"
+                                 "  --lengths-column NAME   its column of lengths (default as `buckets`)\n"
                                  "  --db PATH               database file\n"
                                  "\n"
                                  "Exit status: 0 below the failing level, 1 at or above it, 2 usage error or\n"
@@ -95,6 +100,8 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	    {"ladder-interval", required_argument, NULL, 'l'},
 	    {"seed", required_argument, NULL, 'S'},
 	    {"db", required_argument, NULL, 'D'},
+	    {"lengths-from", required_argument, NULL, 'L'},
+	    {"lengths-column", required_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -102,6 +109,8 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	enum rm_severity fail_on = RM_SEV_WARN;
 	int c, json = 0, offline = 0, code;
 	int64_t v;
+	struct rm_arrow_opts lo = {NULL, NULL, NULL};
+	const char *lengths_from = NULL;
 	rm_analyze_opts_default(&o);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -136,19 +145,35 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 			o.detect.seed = (uint64_t)v;
 			break;
 		case 'D': ctx->db_path = optarg; break;
+		case 'L': lengths_from = optarg; break;
+		case 'C': lo.column = optarg; break;
 		case 'h': return rm_cmd_help(&cmd_diagnose);
 		default: return rm_cmd_usage_error(&cmd_diagnose, "bad option");
 		}
 	}
 	if (optind != argc - 1)
 		return rm_cmd_usage_error(&cmd_diagnose, optind >= argc ? "no run given" : "one run at a time");
+	if (lo.column && !lengths_from)
+		return rm_cmd_usage_error(&cmd_diagnose, "--lengths-column goes with --lengths-from");
 	struct rm_store *st;
 	struct rm_err err;
+	int64_t *lens = NULL;
+	if (lengths_from) {
+		struct rm_length_source src;
+		if (rm_lengths_read(lengths_from, &lo, &lens, &o.nlengths, &src, &err)) {
+			rm_error("%s", err.msg);
+			return rm_exit_code(err.code);
+		}
+		rm_length_source_note(&src, lengths_from, o.nlengths, stderr);
+		o.lengths = lens;
+	}
 	struct rm_diagnosis d;
 	struct rm_run_info info;
 	int64_t run_id;
-	if ((code = rm_ctx_open_store(ctx, &st)))
+	if ((code = rm_ctx_open_store(ctx, &st))) {
+		free(lens);
 		return code;
+	}
 	const char *spec = argv[optind];
 	char *url = NULL;
 	struct rm_run_path rp;
@@ -161,8 +186,10 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	    rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
 		rm_error("%s", err.msg);
 		rm_store_close(st);
+		free(lens);
 		return rm_exit_code(err.code);
 	}
+	free(lens);
 	if (info.entity && *info.entity) {
 		const char *base = getenv("WANDB_BASE_URL");
 		url =

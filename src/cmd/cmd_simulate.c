@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "runmon/buckets.h"
+#include "runmon/lengthsrc.h"
 #include "runmon/sim.h"
 
 static const char usage_text[] = "usage: runmon simulate [options]\n"
@@ -21,7 +23,11 @@ static const char usage_text[] = "usage: runmon simulate [options]\n"
                                  "                      mixed or hf-megabatch\n"
                                  "  --steps N           steps (default 20000)\n"
                                  "  --seed N            random seed (default 1)\n"
-                                 "  --buckets B0,B1,..  bucket boundaries (default 0,770,1216,1728,2432,3296,8192)\n"
+                                 "  --buckets B0,B1,..  bucket boundaries (default 0,770,1216,1728,2432,3296,8192;\n"
+                                 "                      with --lengths-from, 6 fitted to its lengths)\n"
+                                 "  --lengths-from PATH draw sequence lengths from a real distribution: a saved\n"
+                                 "                      dataset or Arrow file, or a lengths file (as `buckets`)\n"
+                                 "  --lengths-column NAME  its column of lengths (default as `buckets`)\n"
                                  "  --log-every K       report the mean loss every K steps (default 1)\n"
                                  "  --spikes KIND       none (default), bucket (resets in the longest bucket) or\n"
                                  "                      checkpoint (resets right after each save)\n"
@@ -51,10 +57,15 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"no-bucket", no_argument, NULL, 'N'},
 	    {"cumulative", no_argument, NULL, 'U'},
 	    {"db", required_argument, NULL, 'D'},
+	    {"lengths-from", required_argument, NULL, 'L'},
+	    {"lengths-column", required_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct rm_sim_opts o;
+	struct rm_arrow_opts lo = {NULL, NULL, NULL};
+	const char *lengths_from = NULL;
+	struct rm_lengths dist = {0};
 	const char *run = NULL, *out = NULL;
 	int64_t *bounds = NULL, v;
 	int c, code = RM_EXIT_USAGE;
@@ -125,6 +136,8 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'r': run = optarg; break;
 		case 'o': out = optarg; break;
+		case 'L': lengths_from = optarg; break;
+		case 'C': lo.column = optarg; break;
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': code = rm_cmd_help(&cmd_simulate); goto out;
 		default: rm_cmd_usage_error(&cmd_simulate, "bad option"); goto out;
@@ -135,6 +148,36 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 		goto out;
 	}
 	struct rm_err err;
+	if (lo.column && !lengths_from) {
+		rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
+		goto out;
+	}
+	if (lengths_from) {
+		int64_t *lens;
+		size_t nl;
+		struct rm_length_source src;
+		if (rm_lengths_read(lengths_from, &lo, &lens, &nl, &src, &err)) {
+			rm_error("%s", err.msg);
+			code = rm_exit_code(err.code);
+			goto out;
+		}
+		rm_length_source_note(&src, lengths_from, nl, stderr);
+		rm_lengths_from(&dist, lens, nl);
+		free(lens);
+		o.lengths = &dist;
+		if (!o.bounds) { /* the least-padding boundaries of these lengths */
+			struct rm_bucketing fit;
+			rm_buckets_fit(&dist, 6, &fit);
+			bounds = rm_xmalloc((size_t)(fit.k + 1) * sizeof(int64_t));
+			memcpy(bounds, fit.bound, (size_t)(fit.k + 1) * sizeof(int64_t));
+			o.bounds = bounds;
+			o.nbounds = fit.k + 1;
+			fprintf(stderr, "runmon: buckets fitted to those lengths:");
+			for (int i = 0; i <= fit.k; i++)
+				fprintf(stderr, "%s%lld", i ? "," : " ", (long long)fit.bound[i]);
+			fputc('\n', stderr);
+		}
+	}
 	if (out) {
 		if (rm_sim_write_files(out, &o, &err)) {
 			rm_error("%s", err.msg);
@@ -166,6 +209,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	free(name);
 out:
 	free(bounds);
+	rm_lengths_release(&dist);
 	return code;
 }
 

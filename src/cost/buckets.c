@@ -26,10 +26,35 @@ static int cmp_i64(const void *a, const void *b)
 
 void rm_lengths_from(struct rm_lengths *d, const int64_t *lens, size_t n)
 {
+	int64_t lo = n ? lens[0] : 0, hi = lo;
+	for (size_t i = 1; i < n; i++) {
+		lo = lens[i] < lo ? lens[i] : lo;
+		hi = lens[i] > hi ? lens[i] : hi;
+	}
+	memset(d, 0, sizeof(*d));
+	d->total = (int64_t)n;
+	/* Lengths span a small range (tokens, at most a few hundred thousand):
+	 * count them; sort only a wide range. */
+	if (n && (uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)n + 65536) {
+		size_t span = (size_t)(hi - lo) + 1, k = 0;
+		int64_t *cnt = rm_xcalloc(span, sizeof(int64_t));
+		for (size_t i = 0; i < n; i++)
+			cnt[lens[i] - lo]++;
+		for (size_t v = 0; v < span; v++)
+			k += cnt[v] != 0;
+		d->len = rm_xmalloc(k * sizeof(int64_t));
+		d->count = rm_xmalloc(k * sizeof(int64_t));
+		for (size_t v = 0; v < span; v++)
+			if (cnt[v]) {
+				d->len[d->n] = lo + (int64_t)v;
+				d->count[d->n++] = cnt[v];
+			}
+		free(cnt);
+		return;
+	}
 	int64_t *s = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
 	memcpy(s, lens, n * sizeof(int64_t));
 	qsort(s, n, sizeof(int64_t), cmp_i64);
-	memset(d, 0, sizeof(*d));
 	d->len = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
 	d->count = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
 	for (size_t i = 0; i < n; i++) {
@@ -40,7 +65,6 @@ void rm_lengths_from(struct rm_lengths *d, const int64_t *lens, size_t n)
 			d->count[d->n++] = 1;
 		}
 	}
-	d->total = (int64_t)n;
 	free(s);
 }
 

@@ -149,6 +149,15 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 		}
 	}
 	out->reconstructed = 1;
+	if (in->lengths && in->nlengths && ns) { /* the real lengths, an even sample when too many */
+		size_t m = in->nlengths < RM_PAD_MAX_SEQS ? in->nlengths : RM_PAD_MAX_SEQS;
+		seq = rm_xrealloc(seq, m * sizeof(int64_t));
+		for (size_t i = 0; i < m; i++)
+			seq[i] = in->lengths[(size_t)((double)i * (double)in->nlengths / (double)m)];
+		ns = m;
+		out->reconstructed = 0;
+		out->dataset_lengths = (int64_t)m;
+	}
 	out->k = k;
 	if (out->batches == 0 || ns == 0) {
 		free(seq);

@@ -358,8 +358,12 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 			fprintf(fp, "  %9.0f", p->bucket_tps[i]);
 		fputc('\n', fp);
 	}
-	fprintf(fp, "  the same lengths re-packed at %lld tokens a batch%s:\n", (long long)p->budget,
-	        p->reconstructed ? " (lengths rebuilt from each batch's n, min, max and tokens)" : "");
+	if (p->dataset_lengths)
+		fprintf(fp, "  the dataset's lengths (%lld sequences) re-packed at %lld tokens a batch:\n",
+		        (long long)p->dataset_lengths, (long long)p->budget);
+	else
+		fprintf(fp, "  the same lengths re-packed at %lld tokens a batch%s:\n", (long long)p->budget,
+		        p->reconstructed ? " (lengths rebuilt from each batch's n, min, max and tokens)" : "");
 	for (int s = 0; s < RM_PACK_COUNT; s++) {
 		fprintf(fp, "    %-31s %6.1f%%", rm_strategy_name((enum rm_strategy)s), 100 * p->strategy_eff[s]);
 		if (s == RM_PACK_FITTED && p->fitted_k) {

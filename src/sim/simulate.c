@@ -9,6 +9,7 @@
  * see: up to 1216 tokens ~0.55, to 2432 ~1.1, longer 1.7-2.0), times the trend 1 + 1.2 exp(-t / (steps/4)), times
  * 0.92 per completed epoch, times (1 + 0.05 noise).
  */
+#include "runmon/buckets.h"
 #include "runmon/sim.h"
 
 #include <math.h>
@@ -65,12 +66,51 @@ struct gen {
 	int nb; /* boundaries */
 	int k;  /* buckets */
 	double maxlen;
+	const struct rm_lengths *d; /* an empirical distribution, or NULL */
+	int64_t *cum;               /* d's cumulative counts */
 };
+
+/* The first distinct length index whose length is >= x. */
+static size_t lower_len(const struct rm_lengths *d, double x)
+{
+	size_t lo = 0, hi = d->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((double)d->len[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A length of the empirical distribution within [lo, hi], by inverting its
+ * cumulative counts; -1 when it has none there. */
+static double draw_empirical(struct gen *g, double lo, double hi)
+{
+	size_t a = lower_len(g->d, lo), b = lower_len(g->d, hi + 0.5); /* [a, b) */
+	if (a >= b)
+		return -1;
+	int64_t base = a ? g->cum[a - 1] : 0, span = g->cum[b - 1] - base;
+	int64_t u = base + (int64_t)(rm_rng_uniform(&g->rng) * (double)span);
+	size_t l = a, h = b - 1;
+	while (l < h) { /* the first index whose cumulative count exceeds u */
+		size_t mid = l + (h - l) / 2;
+		if (g->cum[mid] > u)
+			h = mid;
+		else
+			l = mid + 1;
+	}
+	return (double)g->d->len[l];
+}
 
 /* A length from the log-normal truncated to [lo, hi], by inverting its
  * CDF: no rejection loop, however narrow the range. */
 static double draw_between(struct gen *g, double lo, double hi)
 {
+	double e = g->d ? draw_empirical(g, lo, hi) : -1;
+	if (e >= 0)
+		return e;
 	double plo = rm_norm_cdf((log(lo - 0.5) - log(1100)) / 0.75);
 	double phi = rm_norm_cdf((log(hi + 0.5) - log(1100)) / 0.75);
 	double u = plo + (phi - plo) * rm_rng_uniform(&g->rng);
@@ -80,6 +120,8 @@ static double draw_between(struct gen *g, double lo, double hi)
 
 static double draw_len(struct gen *g)
 {
+	if (g->d) /* all of it: lengths past the last boundary go to the last bucket */
+		return draw_between(g, 1, (double)g->d->len[g->d->n - 1]);
 	return draw_between(g, fmin(16, g->maxlen), g->maxlen);
 }
 
@@ -200,6 +242,12 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 	g.nb = o.bounds && o.nbounds >= 2 ? o.nbounds : 7;
 	g.k = g.nb - 1 < 64 ? g.nb - 1 : 64;
 	g.maxlen = (double)g.b[g.nb - 1];
+	if (o.lengths && o.lengths->n) {
+		g.d = o.lengths;
+		g.cum = rm_xmalloc(g.d->n * sizeof(int64_t));
+		for (size_t i = 0; i < g.d->n; i++)
+			g.cum[i] = g.d->count[i] + (i ? g.cum[i - 1] : 0);
+	}
 	if (o.steps_per_epoch <= 0)
 		o.steps_per_epoch = o.steps / 3 > 0 ? o.steps / 3 : 1;
 	if (o.log_every < 1)
@@ -278,5 +326,6 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 	}
 	free(pool);
 	free(seq);
+	free(g.cum);
 	*out = st;
 }

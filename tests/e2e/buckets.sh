@@ -35,4 +35,79 @@ grep -q "bad.txt:2: not a number" "$tmp/err" || fail "bad line message"
 b=$("$runmon" buckets --k 2 "$tmp/lens.txt" | sed -n 's/^preview the loss signature: runmon simulate --buckets //p')
 "$runmon" --db "$tmp/s.db" simulate --steps 500 --buckets "$b" --run pv | grep -q "simulated run 'pv'" || fail "simulate --buckets"
 [ "$(sqlite3 "$tmp/s.db" "SELECT group_concat(hi, ',') FROM buckets")" = "3,10" ] || fail "buckets stored"
+
+# A saved Hugging Face dataset (tests/data/arrow, written by apache-arrow in
+# save_to_disk's layout): the seq_len column by default, the offsets of
+# input_ids without one; the note says which column, rows and shards.
+"$runmon" buckets --k 4 "$data/arrow/seqlen" >"$tmp/out" 2>"$tmp/err" || fail "dataset: $(cat "$tmp/err")"
+grep -q "^900 sequences" "$tmp/out" || fail "dataset count: $(cat "$tmp/out")"
+grep -q "900 lengths from column seq_len (int64), 900 rows in 3 shards" "$tmp/err" || fail "dataset note: $(cat "$tmp/err")"
+"$runmon" buckets --k 4 --list-column input_ids "$data/arrow/seqlen" >"$tmp/out2" 2>/dev/null
+[ "$(sed -n 3p "$tmp/out")" = "$(sed -n 3p "$tmp/out2")" ] || fail "offsets and seq_len disagree"
+"$runmon" buckets --json --k 3 "$data/arrow/ids" >"$tmp/ids.json" 2>"$tmp/err" || fail "ids: $(cat "$tmp/err")"
+python3 - "$tmp/ids.json" "$data/arrow/ids.expected" <<'PY' || fail "ids json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = [int(x) for x in open(sys.argv[2]).read().split() if x != "null"]
+s = d["source"]
+assert s["column"] == "input_ids" and s["from_offsets"] and s["type"] == "list<int32>", s
+assert s["rows"] == 700 and s["shards"] == 2 and s["null_rows"] == 7 and s["empty_rows"] == 0, s
+assert d["sequences"] == len(want) and d["fitted"]["tokens"] == sum(want), (d["sequences"], d["fitted"]["tokens"])
+assert d["fitted"]["boundaries"][-1] == max(want)
+PY
+# One shard on its own, the file format, a uint16 column with nulls, and
+# empty lists left out.
+"$runmon" buckets --k 2 "$data/arrow/seqlen/data-00001-of-00003.arrow" 2>/dev/null | grep -q "^300 sequences" || fail "one shard"
+"$runmon" buckets --k 2 "$data/arrow/filefmt" 2>/dev/null | grep -q "^300 sequences" || fail "file format"
+"$runmon" buckets --k 2 "$data/arrow/large" 2>"$tmp/err" | grep -q "^362 sequences" || fail "uint16 with nulls"
+grep -q "column length (uint16), 400 rows in 1 shard; left out 30 null and 8 empty rows" "$tmp/err" || fail "nulls note: $(cat "$tmp/err")"
+"$runmon" buckets --k 2 --column tokens "$data/arrow/large" 2>"$tmp/err" | grep -q "^392 sequences" || fail "large_list"
+grep -q "left out 0 null and 8 empty rows" "$tmp/err" || fail "empty note: $(cat "$tmp/err")"
+# A DatasetDict: train by default, --split for another.
+mkdir -p "$tmp/dd/train" "$tmp/dd/test"
+cp "$data/arrow/seqlen/"* "$tmp/dd/train/"
+cp "$data/arrow/ids/"* "$tmp/dd/test/"
+echo '{"splits": ["train", "test"]}' >"$tmp/dd/dataset_dict.json"
+"$runmon" buckets --k 2 "$tmp/dd" 2>"$tmp/err" | grep -q "^900 sequences" || fail "dict train"
+grep -q "split train" "$tmp/err" || fail "dict note: $(cat "$tmp/err")"
+"$runmon" buckets --k 2 --split test "$tmp/dd" 2>/dev/null | grep -q "^693 sequences" || fail "dict --split"
+# Bad input: a clear error naming the file, exit 2.
+expect_err() { # expect_err NEEDLE ARGS...
+	needle=$1
+	shift
+	set +e
+	"$runmon" "$@" >/dev/null 2>"$tmp/err"
+	rc=$?
+	set -e
+	[ $rc = 2 ] || fail "exit $rc for $*"
+	grep -qF -e "$needle" "$tmp/err" || fail "wanted '$needle' for $*: $(cat "$tmp/err")"
+}
+expect_err "column text is utf8; lengths want integers or a list column" buckets --column text "$data/arrow/seqlen"
+expect_err "column lang is dictionary-encoded" buckets --column lang "$data/arrow/ids"
+expect_err "no column nope; the columns are: text, input_ids, attention_mask, seq_len" buckets --column nope "$data/arrow/seqlen"
+expect_err "no split validation; the splits are: train, test" buckets --split validation "$tmp/dd"
+expect_err "--list-column is for Arrow data" buckets --list-column input_ids "$tmp/lens.txt"
+mkdir "$tmp/cut"
+head -c 20000 "$data/arrow/seqlen/data-00000-of-00003.arrow" >"$tmp/cut/data-00000-of-00001.arrow"
+expect_err "cut/data-00000-of-00001.arrow: message 1: a body that runs past the end of the file (truncated?)" buckets "$tmp/cut"
+printf 'junk' >"$tmp/cut/x.arrow"
+expect_err "x.arrow: message 0: metadata that runs past the end of the file" buckets "$tmp/cut/x.arrow"
+mkdir "$tmp/empty"
+expect_err "no .arrow files" buckets "$tmp/empty"
+
+# The same reader feeds simulate (lengths drawn from the dataset, buckets
+# fitted to them) and diagnose's cost side.
+"$runmon" --db "$tmp/d.db" simulate --steps 2000 --lengths-from "$data/arrow/seqlen" --run ds >/dev/null 2>"$tmp/err" ||
+	fail "simulate --lengths-from: $(cat "$tmp/err")"
+grep -q "buckets fitted to those lengths: 0," "$tmp/err" || fail "simulate fit note"
+top=$(sqlite3 "$tmp/d.db" "SELECT max(hi) FROM buckets")
+maxlen=$(grep -v null "$data/arrow/seqlen.expected" | sort -n | tail -1)
+[ "$top" = "$maxlen" ] || fail "simulated buckets end at $top, the data at $maxlen"
+[ "$(sqlite3 "$tmp/d.db" "SELECT max(max_len) <= $maxlen AND min(min_len) >= 1 FROM batches")" = 1 ] || fail "simulated lengths"
+"$runmon" --db "$tmp/d.db" simulate --steps 500 --lengths-from "$data/arrow/large" --lengths-column tokens --buckets 0,100,600 --run ds2 >/dev/null 2>"$tmp/err" || fail "simulate --lengths-column"
+grep -q "from the offsets of tokens" "$tmp/err" || fail "simulate column note"
+"$runmon" --db "$tmp/d.db" diagnose ds --json --lengths-from "$data/arrow/ids" --fail-on critical >"$tmp/dg.json" 2>"$tmp/err" || true
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cost']; assert c['dataset_lengths']==693 and not c['lengths_reconstructed'], c" "$tmp/dg.json" || fail "diagnose --lengths-from json"
+"$runmon" --db "$tmp/d.db" diagnose ds --lengths-from "$data/arrow/seqlen" --lengths-column seq_len --fail-on critical 2>/dev/null | grep -q "the dataset's lengths (900 sequences) re-packed" || fail "diagnose --lengths-column"
+expect_err "--lengths-column goes with --lengths-from" diagnose ds --lengths-column seq_len
 echo "e2e buckets: all checks passed"
