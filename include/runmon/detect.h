@@ -215,6 +215,8 @@ enum rm_hypothesis {
 	RM_H_COUNT
 };
 const char *rm_hypothesis_name(enum rm_hypothesis h);
+/* The same as an identifier (homogeneous_batching, ...), for metric labels. */
+const char *rm_hypothesis_id(enum rm_hypothesis h);
 
 struct rm_ranked {
 	enum rm_hypothesis h;
@@ -263,6 +265,9 @@ enum rm_stored { RM_NOT_STORED, RM_STORED, RM_NOT_STORED_PARTIAL, RM_NOT_STORED_
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;
 	int64_t first_step, last_step;
+	/* At last_step: the loss, bucket-adjusted (the loss itself without
+	 * buckets) and length-adjusted (NaN when no length effect was fitted). */
+	double last_loss, last_adjusted, last_length_adjusted;
 	struct rm_curves curves;
 	struct rm_plot plot;
 	int has_buckets;

@@ -19,6 +19,7 @@
 #include "runmon/analyze.h"
 #include "runmon/http.h"
 #include "runmon/import.h"
+#include "runmon/metrics.h"
 #include "runmon/sync.h"
 #include "runmon/wandb.h"
 
@@ -34,7 +35,8 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "delivery is retried with backoff and, if it still fails, recorded and tried\n"
                                  "again next tick. A W&B outage is reported once and the watch goes on. A run\n"
                                  "that finishes gets a final diagnosis and is dropped; watch exits when none\n"
-                                 "is left. SIGINT/SIGTERM: the current write completes, and watch exits 0.\n"
+                                 "is left (with --metrics, it serves their last values until stopped).\n"
+                                 "SIGINT/SIGTERM: the current write completes, and watch exits 0.\n"
                                  "\n"
                                  "Options:\n"
                                  "  --once               one tick, then exit (for cron)\n"
@@ -55,6 +57,10 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "                       findings) at least this often (default 30m; sooner\n"
                                  "                       when it grew by 10%, 200 rows at least, or finished)\n"
                                  "  --stats              at exit, print the CPU time per tick on stderr\n"
+                                 "  --metrics ADDR:PORT  serve Prometheus metrics of the watched runs while\n"
+                                 "                       watching (PORT alone: on 127.0.0.1); watch then runs\n"
+                                 "                       until stopped; /-/healthy and /-/ready as well\n"
+                                 "  --metrics-path PATH  where the metrics are served (default /metrics)\n"
                                  "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
                                  "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
                                  "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
@@ -145,6 +151,7 @@ struct watched {
 	double diag_at;          /* monotonic seconds, of the last full diagnosis */
 	struct rm_alert last[8]; /* the last diagnosis' alerts, resent until delivered */
 	int nlast;
+	struct rm_run_metrics *metrics; /* with --metrics, once the run's labels are known */
 };
 
 struct watch {
@@ -162,7 +169,46 @@ struct watch {
 	int offline, outage;
 	int external; /* another process wrote to the database since the last tick */
 	int max_per_hour;
+	struct rm_metrics *metrics; /* --metrics: the registry and its endpoint */
+	struct rm_metrics_server *server;
 };
+
+/* The run's metrics record (NULL without --metrics, or while the run's
+ * labels are unknown: a .wandb log that has not named its run yet). */
+static struct rm_run_metrics *run_metrics(struct watch *wt, struct watched *r, const struct rm_run_info *info)
+{
+	if (!wt->metrics || r->metrics)
+		return r->metrics;
+	struct rm_run_info brief = {0};
+	struct rm_err err;
+	if (!info && r->run_id && !rm_store_get_run_brief(wt->st, r->run_id, &brief, &err))
+		info = &brief;
+	if (info)
+		r->metrics = rm_metrics_run(wt->metrics, info->entity, info->project, info->name);
+	else if (r->is_wandb)
+		r->metrics = rm_metrics_run(wt->metrics, r->path.entity, r->path.project, r->path.id);
+	if (info == &brief)
+		rm_run_info_release(&brief);
+	return r->metrics;
+}
+
+static void note_sync(struct watch *wt, struct watched *r, int ok)
+{
+	struct rm_run_metrics *m = run_metrics(wt, r, NULL);
+	if (m)
+		rm_metrics_synced(m, ok, (double)time(NULL));
+}
+
+/* The registry's rendering goes to the endpoint: scrapes see each run's
+ * tick as soon as it is done. */
+static void publish(struct watch *wt)
+{
+	if (!wt->server)
+		return;
+	size_t len;
+	char *text = rm_metrics_render(wt->metrics, &len);
+	rm_metrics_server_publish(wt->server, text, len);
+}
 
 /* A flood guard: has the channel had max messages in the last hour? */
 static int flooded(const struct channel *ch, int max)
@@ -294,6 +340,7 @@ static int read_log(struct watch *wt, struct watched *r)
 	struct rm_err err;
 	if (rm_import_tail(wt->st, &wt->log_imp, r->log, &rep, &pos, &err)) {
 		rm_warning("%s (will retry next tick)", err.msg);
+		note_sync(wt, r, 0);
 		return 1;
 	}
 	int64_t rows = 0;
@@ -310,6 +357,7 @@ static int read_log(struct watch *wt, struct watched *r)
 		return 1;
 	int first = !r->run_id;
 	r->run_id = pos.run_id;
+	note_sync(wt, r, 1);
 	if (first && !rows) {
 		struct rm_run_info info;
 		if (!rm_store_get_run(wt->st, r->run_id, &info, &err)) {
@@ -367,8 +415,10 @@ static void tick_run(struct watch *wt, struct watched *r)
 			if (!wt->outage) /* say it once per outage */
 				rm_warning("W&B sync failed, watching what is stored and retrying: %s", err.msg);
 			wt->outage = 1;
+			note_sync(wt, r, 0);
 		} else {
 			wt->outage = 0;
+			note_sync(wt, r, 1);
 			arrived(r, res.rows);
 			finished_now = finished(res.state);
 		}
@@ -402,6 +452,12 @@ static void tick_run(struct watch *wt, struct watched *r)
 		r->grown = 0;
 		r->diag_at = rm_monotonic();
 		r->done = finished(info.state);
+	}
+	struct rm_run_metrics *m = run_metrics(wt, r, &info);
+	if (m) {
+		rm_metrics_diagnosed(m, &d, &info, pass == PASS_FULL, (double)time(NULL));
+		if (r->done)
+			rm_metrics_finished(m);
 	}
 	char *url = NULL;
 	if (info.entity && *info.entity) {
@@ -453,6 +509,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	    {"diagnose-every", required_argument, NULL, 'd'},
 	    {"window", required_argument, NULL, 'n'},
 	    {"stats", no_argument, NULL, 'S'},
+	    {"metrics", required_argument, NULL, 'P'},
+	    {"metrics-path", required_argument, NULL, 'p'},
 	    {"max-per-hour", required_argument, NULL, 'M'},
 	    {"buckets", required_argument, NULL, 'B'},
 	    {"wandb-dir", required_argument, NULL, 'W'},
@@ -478,6 +536,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	int64_t *bounds = NULL;
 	const char *buckets = NULL;
 	char *wandb_dir = NULL;
+	const char *metrics = NULL, *metrics_path = "/metrics";
 	rm_http_opts_default(&ho);
 	wt.imp.format = RM_FMT_SIDECAR_JSONL;
 	optind = 1;
@@ -512,6 +571,17 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 				    &cmd_watch, "--diagnose-every wants a duration (30m, 1800), not '%s'", optarg);
 			break;
 		case 'S': stats = 1; break;
+		case 'P': metrics = optarg; break;
+		case 'p':
+			if (optarg[0] != '/' || !optarg[1] || !strncmp(optarg, "/-/", 3) || strlen(optarg) > 200 ||
+			    strpbrk(optarg, " \t\r\n?#"))
+				return rm_cmd_usage_error(
+				    &cmd_watch,
+				    "--metrics-path wants a path like /metrics (not /, not /-/...), "
+				    "not '%s'",
+				    optarg);
+			metrics_path = optarg;
+			break;
 		case 'n':
 			if (rm_parse_int(optarg, 0, &wt.window) || (wt.window && wt.window < 1000))
 				return rm_cmd_usage_error(&cmd_watch, "--window wants 0 or a step count >= 1000");
@@ -546,6 +616,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	if (optind >= argc && !wandb_dir)
 		return rm_cmd_usage_error(&cmd_watch, "no run to watch (give RUN..., or --wandb-dir DIR)");
+	if (metrics && once)
+		return rm_cmd_usage_error(&cmd_watch, "--metrics serves while watch runs: it has no use with --once");
 	if (buckets && rm_parse_bounds(buckets, &bounds, &wt.imp.nbounds))
 		return rm_cmd_usage_error(
 		    &cmd_watch, "--buckets wants 2 to 33 increasing lengths, like 0,770,1216,8192 (got '%s')", buckets);
@@ -554,9 +626,27 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	wt.log_imp.format = RM_FMT_WANDB_LOG;
 	if (wandb_dir)
 		wandb_dir = rm_path_absolute(wandb_dir);
-	if ((code = rm_ctx_open_store(ctx, &wt.st)))
-		return code;
 	struct rm_err err;
+	if (metrics) { /* before the store: a port in use fails at once */
+		char url[512];
+		if (rm_metrics_server_start(metrics, metrics_path, &wt.server, url, sizeof(url), &err)) {
+			free(wandb_dir);
+			free(bounds);
+			if (err.code == RM_E_USAGE)
+				return rm_cmd_usage_error(&cmd_watch, "%s", err.msg);
+			rm_error("%s", err.msg);
+			return rm_exit_code(err.code);
+		}
+		wt.metrics = rm_metrics_new();
+		fprintf(stderr, "watch: serving metrics on %s\n", url);
+	}
+	if ((code = rm_ctx_open_store(ctx, &wt.st))) {
+		rm_metrics_server_stop(wt.server);
+		rm_metrics_free(wt.metrics);
+		free(wandb_dir);
+		free(bounds);
+		return code;
+	}
 	struct rm_wandb_opts wo = {.retry_max = ho.retry_max, .backoff_min = ho.backoff_min};
 	if ((!wt.offline || wandb_alert) && rm_wandb_open(&wt.w, &wo, &err)) {
 		if (wandb_alert) {
@@ -609,9 +699,11 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		runs[i].is_wandb = rm_run_path_parse(runs[i].spec, &runs[i].path);
 	}
 	int64_t version = 0, seen = 0;
+	double published = rm_monotonic();
 	/* With --wandb-dir a new run may start at any time: no end but a signal. */
-	for (int left = nruns; (left > 0 || wandb_dir) && !stop;) {
-		double t0 = cpu_seconds();
+	/* With --metrics, finished runs stay scraped until a signal. */
+	for (int left = nruns; (left > 0 || wandb_dir || wt.server) && !stop;) {
+		double t0 = cpu_seconds(), wall0 = rm_monotonic();
 		if (wandb_dir) {
 			int before = nruns;
 			find_logs(wandb_dir, &runs, &nruns);
@@ -631,6 +723,17 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 				continue;
 			tick_run(&wt, &runs[i]);
 			left -= runs[i].done;
+			/* A long tick (a first sync of many runs) shows its progress,
+			 * at most once a second: a rendering costs O(runs). */
+			if (wt.server && rm_monotonic() - published > 1) {
+				publish(&wt);
+				published = rm_monotonic();
+			}
+		}
+		if (wt.metrics) {
+			rm_metrics_tick(wt.metrics, rm_monotonic() - wall0);
+			publish(&wt);
+			rm_metrics_server_ready(wt.server);
 		}
 		if (stats) { /* kept only when asked: a watch may run for months */
 			if (nticks == cap)
@@ -640,7 +743,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		nticks++;
 		if (once)
 			break;
-		for (double ms = 0; ms < every * 1000 && !stop && (left > 0 || wandb_dir); ms += 100) {
+		for (double ms = 0; ms < every * 1000 && !stop && (left > 0 || wandb_dir || wt.server); ms += 100) {
 			struct timespec ts = {0, 100000000L};
 			nanosleep(&ts, NULL);
 		}
@@ -662,6 +765,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 			rm_http_free(wt.ch[i].http);
 	rm_wandb_close(wt.w);
 	rm_store_close(wt.st);
+	rm_metrics_server_stop(wt.server);
+	rm_metrics_free(wt.metrics);
 	return RM_EXIT_OK;
 }
 

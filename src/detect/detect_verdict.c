@@ -30,6 +30,20 @@ const char *rm_hypothesis_name(enum rm_hypothesis h)
 	return hyp_names[h];
 }
 
+const char *rm_hypothesis_id(enum rm_hypothesis h)
+{
+	static const char *const ids[RM_H_COUNT] = {
+	    [RM_H_HOMOGENEOUS] = "homogeneous_batching",
+	    [RM_H_BUCKET_RESETS] = "bucket_resets",
+	    [RM_H_CHECKPOINT] = "checkpoint",
+	    [RM_H_EPOCH] = "epoch",
+	    [RM_H_LR] = "lr_changes",
+	    [RM_H_INSTABILITY] = "instability",
+	    [RM_H_PERIODIC] = "periodic",
+	};
+	return ids[h];
+}
+
 /* -log10 p, from z when p underflows. */
 static double evidence(double p, double z)
 {
@@ -357,6 +371,13 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	plot(&p, &d->split, d->length.adjusted, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;
+	d->last_loss = d->last_adjusted = d->last_length_adjusted = NAN;
+	if (p.n) {
+		d->last_loss = p.y[p.n - 1];
+		d->last_adjusted = d->split.adjusted ? d->split.adjusted[p.n - 1] : p.y[p.n - 1];
+		if (d->length.adjusted)
+			d->last_length_adjusted = d->length.adjusted[p.n - 1];
+	}
 	d->nlabels = p.k;
 	for (int j = 0; j < p.k; j++) {
 		int id = p.bucket_id[j];

@@ -265,6 +265,11 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	                        : (json_decref(derived), json_null()));
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
+	json_object_set_new(o, "latest",
+	                    d->finite ? json_pack("{s:I, s:o, s:o, s:o}", "step", (json_int_t)d->last_step, "loss",
+	                                          num(d->last_loss), "adjusted", num(d->last_adjusted),
+	                                          "length_adjusted", num(d->last_length_adjusted))
+	                              : json_null());
 	json_object_set_new(o, "verdict",
 	                    json_pack("{s:s, s:s, s:s, s:o}", "hypothesis", rm_hypothesis_name(d->rank[0].h),
 	                              "severity", rm_severity_name(d->rank[0].severity), "summary", line, "fix",
