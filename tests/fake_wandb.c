@@ -4,7 +4,7 @@
  *
  * usage: fake_wandb --port-file F [--key KEY] [--run SPEC]... [--latency-ms N]
  *                   [--fault KIND:COUNT]... [--retry-after S] [--slow-ms N]
- *                   [--log FILE]
+ *                   [--log FILE] [--quota N/S] [--stats FILE]
  *        fake_wandb --dump SPEC       (print the run's rows as wandb-history.jsonl)
  *
  * SPEC is ENTITY/PROJECT/ID[:key=value,...] with keys steps (default 1000),
@@ -18,6 +18,13 @@
  * ratelimit (429 with RateLimit-Reset only), 500, 502, 503, slow, truncate
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
  * badrow (a malformed row string). A wrong API key gets 401.
+ *
+ * --quota N/S: N requests in each fixed window of S seconds, as W&B limits
+ * them (wandb-api.md, "Rate limits"): every response carries
+ * RateLimit-Limit (1000), RateLimit-Remaining (what is left, scaled to
+ * 0..1000) and RateLimit-Reset (seconds to the window's end, rounded up);
+ * beyond the quota, 429. --stats FILE keeps "requests R refused F
+ * max_inflight M" up to date (M: requests the server held at once).
  */
 #include <jansson.h>
 #include <math.h>
@@ -27,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_RUNS   16
@@ -50,6 +58,10 @@ static char key[256] = "0123456789abcdef0123456789abcdef01234567";
 static long latency_ms, slow_ms = 5000;
 static double retry_after = 1;
 static FILE *reqlog;
+static long quota_n, requests, refused, inflight, max_inflight;
+static double quota_s, window_at = -1;
+static long window_used;
+static const char *stats_path;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void parse_run(const char *spec, struct run *r)
@@ -171,6 +183,8 @@ struct reply {
 	size_t len;
 	int truncate;
 	char header[64], hvalue[64];
+	int quota; /* the RateLimit headers go out */
+	long remaining, reset;
 };
 
 static void set_json(struct reply *rp, int status, json_t *doc)
@@ -271,6 +285,41 @@ static void run_list(json_t *vars, struct reply *rp)
 	                   "edges", edges, "pageInfo", "hasNextPage", more, "endCursor", NULL));
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Counts the request against the quota (under mu); 1 when it is over. */
+static int over_quota(struct reply *rp)
+{
+	if (!quota_n)
+		return 0;
+	double t = now_s();
+	if (window_at < 0 || t >= window_at + quota_s) { /* fixed windows from the first request */
+		window_at = window_at < 0 ? t : window_at + quota_s * floor((t - window_at) / quota_s);
+		window_used = 0;
+	}
+	window_used++;
+	rp->quota = 1;
+	rp->remaining = window_used >= quota_n ? 0 : 1000 * (quota_n - window_used) / quota_n;
+	rp->reset = (long)ceil(window_at + quota_s - t);
+	return window_used > quota_n;
+}
+
+static void write_stats(void)
+{
+	if (!stats_path)
+		return;
+	FILE *f = fopen(stats_path, "w");
+	if (f) {
+		fprintf(f, "requests %ld refused %ld max_inflight %ld\n", requests, refused, max_inflight);
+		fclose(f);
+	}
+}
+
 static void dispatch(const char *auth_ok, const char *body, size_t len, struct reply *rp)
 {
 	if (!auth_ok) {
@@ -286,6 +335,16 @@ static void dispatch(const char *auth_ok, const char *body, size_t len, struct r
 		return;
 	}
 	pthread_mutex_lock(&mu);
+	requests++;
+	if (over_quota(rp)) {
+		refused++;
+		set_json(rp, 429, json_pack("{s:[{s:s}]}", "errors", "message", "Rate limit exceeded"));
+		write_stats();
+		pthread_mutex_unlock(&mu);
+		json_decref(req);
+		return;
+	}
+	write_stats();
 	if (reqlog) {
 		char *v = json_dumps(vars, JSON_COMPACT | JSON_SORT_KEYS);
 		fprintf(reqlog, "%.*s %s\n", (int)strcspn(q, "("), q, v ? v : "null");
@@ -372,6 +431,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*data_size = 0;
 		return MHD_YES;
 	}
+	pthread_mutex_lock(&mu);
+	if (++inflight > max_inflight)
+		max_inflight = inflight;
+	pthread_mutex_unlock(&mu);
 	if (latency_ms)
 		usleep((useconds_t)latency_ms * 1000);
 	struct reply *rp = calloc(1, sizeof(*rp));
@@ -394,6 +457,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	MHD_add_response_header(resp, "Content-Type", "application/json");
 	if (rp->header[0])
 		MHD_add_response_header(resp, rp->header, rp->hvalue);
+	if (rp->quota) {
+		char v[32];
+		MHD_add_response_header(resp, "RateLimit-Limit", "1000");
+		snprintf(v, sizeof(v), "%ld", rp->remaining);
+		MHD_add_response_header(resp, "RateLimit-Remaining", v);
+		snprintf(v, sizeof(v), "%ld", rp->reset);
+		MHD_add_response_header(resp, "RateLimit-Reset", v);
+	}
+	pthread_mutex_lock(&mu);
+	inflight--;
+	pthread_mutex_unlock(&mu);
 	enum MHD_Result ret = MHD_queue_response(c, (unsigned)rp->status, resp);
 	MHD_destroy_response(resp);
 	if (!rp->truncate)
@@ -440,6 +514,13 @@ int main(int argc, char **argv)
 			slow_ms = atol(argv[++i]);
 		} else if (!strcmp(a, "--retry-after") && v) {
 			retry_after = atof(argv[++i]);
+		} else if (!strcmp(a, "--quota") && v) {
+			if (sscanf(argv[++i], "%ld/%lf", &quota_n, &quota_s) != 2 || quota_n < 1 || quota_s <= 0) {
+				fprintf(stderr, "fake_wandb: --quota wants N/SECONDS\n");
+				return 2;
+			}
+		} else if (!strcmp(a, "--stats") && v) {
+			stats_path = argv[++i];
 		} else if (!strcmp(a, "--log") && v) {
 			reqlog = fopen(argv[++i], "a");
 		} else if (!strcmp(a, "--fault") && v && nfaults < MAX_FAULTS) {

@@ -3,7 +3,9 @@
  *
  * The only module that talks to libcurl. Requests run concurrently on one
  * curl multi handle (keep-alive, compression); a failed attempt waits out
- * its backoff in a queue without blocking the others. Retry policy (W&B's
+ * its backoff in a queue without blocking the others; requests are paced by
+ * the quota the server advertises and kept in flight by the limit of
+ * flow.h. Retry policy (W&B's
  * own, wandb-api.md section 4): connection errors, timeouts, 408, 429 and
  * 5xx except 501 are retried with jittered exponential backoff, honouring
  * Retry-After and RateLimit-Reset; 400, 401, 403, 404, 409, 410, 413, 422
@@ -16,6 +18,7 @@
 #include <stdint.h>
 
 #include "runmon/common.h"
+#include "runmon/flow.h"
 
 struct rm_http_opts {
 	const char *url;     /* POST target */
@@ -27,6 +30,8 @@ struct rm_http_opts {
 	double backoff_max;  /* seconds */
 	size_t max_response; /* bytes; a larger body is an error */
 	int max_connections; /* connections kept to the host */
+	int jobs;            /* requests in flight: a fixed number, or 0 adaptive (see flow.h) */
+	int max_jobs;        /* the adaptive bound (default 16) */
 };
 void rm_http_opts_default(struct rm_http_opts *o);
 
@@ -34,6 +39,7 @@ struct rm_http_req {
 	const char *body; /* borrowed until the request completes */
 	size_t body_len;
 	void *user; /* caller's tag */
+	int cls;    /* the kind of request, for the latency signal (flow.h); 0: small */
 	/* Filled on completion: */
 	long status; /* HTTP status, 0 if none */
 	char *resp;  /* NUL-terminated body (owned by the request) */
@@ -47,8 +53,11 @@ struct rm_http_req {
 	size_t cap;
 	size_t limit; /* max_response of the client */
 	int too_big;
-	double due;         /* monotonic seconds: when a retry may start */
-	double retry_after; /* seconds the server asked for, -1 if none */
+	double due;                    /* monotonic seconds: when a retry may start */
+	double retry_after;            /* seconds the server asked for, -1 if none */
+	double rl_remaining, rl_reset; /* RateLimit-Remaining, RateLimit-Reset; -1 if absent */
+	double held_since;             /* monotonic: when pacing first held it back, 0 if not */
+	uint64_t flow_seq;             /* its number in the flow (flow.h) */
 	struct rm_http_req *next;
 };
 
@@ -70,6 +79,10 @@ int rm_http_retry(struct rm_http *h, struct rm_http_req *req, const char *why);
 void rm_http_cancel_all(struct rm_http *h);
 /* Number of requests queued or in flight. */
 int rm_http_pending(const struct rm_http *h);
+/* Requests to keep in flight now (fixed, or the adaptive limit), and the
+ * flow state behind it (quota, counts) for progress and --stats. */
+int rm_http_concurrency(const struct rm_http *h);
+const struct rm_flow *rm_http_flow(const struct rm_http *h);
 /* Frees the response of a completed request. */
 void rm_http_req_release(struct rm_http_req *req);
 

@@ -28,7 +28,7 @@ struct rm_sync_progress {
 };
 
 struct rm_sync_opts {
-	int jobs;                 /* windows in flight (default 4) */
+	int jobs;                 /* windows in flight; 0 (default): the client's limit (flow.h) */
 	int page_size;            /* steps per window (default 1000) */
 	const char *loss_key;     /* NULL: detect */
 	const char *batch_prefix; /* NULL: "batch/" */

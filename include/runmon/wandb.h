@@ -23,6 +23,7 @@ struct rm_wandb_opts {
 	int retry_max;                   /* -1: default */
 	double backoff_min, backoff_max; /* seconds; 0: defaults */
 	int max_connections;
+	int jobs, max_jobs; /* requests in flight: fixed, or 0 adaptive up to max_jobs (0: 16) */
 };
 
 struct rm_wandb;

@@ -27,12 +27,17 @@ static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RU
                                  "https://api.wandb.ai); WANDB_HTTP_TIMEOUT sets the per-request timeout (s).\n"
                                  "\n"
                                  "Options:\n"
-                                 "  --jobs N            windows in flight at once (default 4)\n"
+                                 "  --jobs N            windows in flight at once, fixed (default: adaptive,\n"
+                                 "                      from 2, more while throughput rises and latency\n"
+                                 "                      holds, halved on 429, 5xx, timeouts, latency jumps)\n"
+                                 "  --max-jobs N        the most the adaptive number reaches (default 16)\n"
                                  "  --page-size N       steps per window (default 1000)\n"
                                  "  --retry-max N       retries of a failed request (default 8); connection\n"
                                  "                      errors, timeouts, 408, 429 and 5xx are retried with\n"
                                  "                      backoff, honouring Retry-After and RateLimit-Reset\n"
                                  "  --retry-wait D      first backoff (500ms, 2s), doubling to 60s (default 2s)\n"
+                                 "  --stats             at exit, print requests, 429s, windows in flight and\n"
+                                 "                      the rate-limit state on stderr\n"
                                  "  --loss-key KEY      loss key (default: detect)\n"
                                  "  --batch-prefix P    prefix of batch keys (default batch/)\n"
                                  "  --buckets B0,B1,..  bucket boundaries, for rows without batch/bucket\n"
@@ -42,13 +47,27 @@ static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RU
                                  "                      (YYYY-MM-DD)\n"
                                  "  --db PATH           database file\n"
                                  "\n"
+                                 "Requests are paced by the quota W&B advertises (RateLimit-Remaining and\n"
+                                 "RateLimit-Reset on each response): what is left is spent evenly until the\n"
+                                 "reset, so the server does not have to refuse.\n"
+                                 "\n"
                                  "Exit status: 0 synced, 2 usage error or run not found, 3 network or server\n"
                                  "error, 4 database error.\n";
 
 struct progress {
 	int tty;
 	double last;
+	struct rm_http *http; /* for the flow state */
 };
+
+/* "4 in flight, quota 35% left" or "4 in flight". */
+static void flow_state(const struct rm_http *h, char *buf, size_t n)
+{
+	const struct rm_flow *f = rm_http_flow(h);
+	int len = snprintf(buf, n, "%d in flight", rm_http_concurrency(h));
+	if (f->quota_known && len > 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, ", quota %.0f%% left", f->remaining / 10);
+}
 
 static void on_progress(void *arg, const struct rm_sync_progress *p)
 {
@@ -64,7 +83,23 @@ static void on_progress(void *arg, const struct rm_sync_progress *p)
 	fprintf(stderr, " rows, %.0f rows/s", rate);
 	if (p->total > p->rows && rate > 0)
 		fprintf(stderr, ", ETA %.0f s", (double)(p->total - p->rows) / rate);
-	fputs("   ", stderr);
+	char state[64];
+	flow_state(pr->http, state, sizeof(state));
+	fprintf(stderr, " (%s)   ", state);
+}
+
+/* --stats: what the client did and where the quota stands. */
+static void print_stats(const struct rm_http *h)
+{
+	const struct rm_flow *f = rm_http_flow(h);
+	char state[64];
+	flow_state(h, state, sizeof(state));
+	fprintf(stderr,
+	        "sync: %llu responses, %llu refused (429); windows in flight: %s, peak %d, halved %llu times; "
+	        "%.1f s waited for the quota\n",
+	        (unsigned long long)f->responses, (unsigned long long)f->refused, f->pinned ? "fixed" : "adaptive",
+	        f->peak, (unsigned long long)f->cuts, f->paced);
+	fprintf(stderr, "sync: now %s\n", state);
 }
 
 /* Splits "a/b/c" into up to three parts; returns how many. */
@@ -134,6 +169,8 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 {
 	static const struct option longopts[] = {
 	    {"jobs", required_argument, NULL, 'j'},
+	    {"max-jobs", required_argument, NULL, 'J'},
+	    {"stats", no_argument, NULL, 'T'},
 	    {"page-size", required_argument, NULL, 'p'},
 	    {"retry-max", required_argument, NULL, 'r'},
 	    {"retry-wait", required_argument, NULL, 'w'},
@@ -151,7 +188,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_wandb_opts wo = {.retry_max = -1};
 	const char *state = NULL, *since = NULL;
 	int64_t *bounds = NULL, v;
-	int c, code = RM_EXIT_USAGE;
+	int c, code = RM_EXIT_USAGE, stats = 0;
 	rm_sync_opts_default(&o);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -161,8 +198,16 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 				rm_cmd_usage_error(&cmd_sync, "--jobs wants 1..64");
 				goto out;
 			}
-			o.jobs = (int)v;
+			wo.jobs = (int)v; /* pins the client's limit: every request, not only windows */
 			break;
+		case 'J':
+			if (rm_parse_int(optarg, 1, &v) || v > 64) {
+				rm_cmd_usage_error(&cmd_sync, "--max-jobs wants 1..64");
+				goto out;
+			}
+			wo.max_jobs = (int)v;
+			break;
+		case 'T': stats = 1; break;
 		case 'p':
 			if (rm_parse_int(optarg, 1, &v) || v > 100000) {
 				rm_cmd_usage_error(&cmd_sync, "--page-size wants 1..100000");
@@ -227,6 +272,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 		code = rm_exit_code(err.code);
 		goto close;
 	}
+	pr.http = rm_wandb_http(w);
 	for (int i = optind; i < argc; i++) {
 		char *copy = rm_xstrdup(argv[i]), *parts[4];
 		int n = split_path(copy, parts), rc;
@@ -261,6 +307,8 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 		if (rc && !code)
 			code = rc;
 	}
+	if (stats)
+		print_stats(rm_wandb_http(w));
 close:
 	rm_wandb_close(w);
 	rm_store_close(st);

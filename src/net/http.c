@@ -19,6 +19,7 @@ struct rm_http {
 	struct rm_http_req *active;  /* in the multi handle */
 	int running;                 /* easy handles in the multi */
 	uint64_t rng;
+	struct rm_flow flow;
 };
 
 static double rand01(struct rm_http *h)
@@ -37,6 +38,7 @@ void rm_http_opts_default(struct rm_http_opts *o)
 	o->backoff_max = 60;
 	o->max_response = 256u << 20;
 	o->max_connections = 16;
+	o->max_jobs = 16;
 }
 
 double rm_http_backoff(const struct rm_http_opts *o, int attempt, double retry_after, double u)
@@ -71,10 +73,12 @@ struct rm_http *rm_http_new(const struct rm_http_opts *o)
 	struct rm_http *h = rm_xcalloc(1, sizeof(*h));
 	h->o = *o;
 	h->multi = curl_multi_init();
-	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)o->max_connections);
 	h->headers = curl_slist_append(NULL, "Content-Type: application/json");
 	h->headers = curl_slist_append(h->headers, "Accept: application/json");
 	h->rng = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h;
+	rm_flow_init(&h->flow, o->jobs, o->max_jobs);
+	int conns = o->max_connections > h->flow.max ? o->max_connections : h->flow.max;
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)(o->jobs > conns ? o->jobs : conns));
 	return h;
 }
 
@@ -122,11 +126,14 @@ static size_t on_header(char *line, size_t size, size_t n, void *arg)
 		return len;
 	*colon = '\0';
 	const char *v = colon + 1;
-	/* Retry-After wins over RateLimit-Reset (both in seconds here). */
-	if (!strcasecmp(buf, "Retry-After"))
+	char *end;
+	if (!strcasecmp(buf, "Retry-After")) {
 		r->retry_after = rm_http_parse_retry_after(v, (double)time(NULL));
-	else if (!strcasecmp(buf, "RateLimit-Reset") && r->retry_after < 0)
-		r->retry_after = rm_http_parse_retry_after(v, (double)time(NULL));
+	} else if (!strcasecmp(buf, "RateLimit-Reset") || !strcasecmp(buf, "RateLimit-Remaining")) {
+		double x = strtod(v, &end);
+		if (end != v && x >= 0 && x < 1e9)
+			*(!strcasecmp(buf, "RateLimit-Reset") ? &r->rl_reset : &r->rl_remaining) = x;
+	}
 	return len;
 }
 
@@ -138,6 +145,7 @@ static void launch(struct rm_http *h, struct rm_http_req *r)
 	r->status = 0;
 	r->resp_len = 0;
 	r->retry_after = -1;
+	r->rl_remaining = r->rl_reset = -1;
 	r->limit = h->o.max_response;
 	r->too_big = 0;
 	if (r->resp)
@@ -166,6 +174,31 @@ static void launch(struct rm_http *h, struct rm_http_req *r)
 	r->next = h->active;
 	h->active = r;
 	h->running++;
+	double now = rm_monotonic();
+	r->flow_seq = rm_flow_sent(&h->flow, now, r->held_since > 0 ? now - r->held_since : 0);
+	r->held_since = 0;
+}
+
+static void queue_waiting(struct rm_http *h, struct rm_http_req *r)
+{
+	struct rm_http_req **p = &h->waiting;
+	while (*p && (*p)->due <= r->due)
+		p = &(*p)->next;
+	r->next = *p;
+	*p = r;
+}
+
+/* Holds r back when the quota wants the next request later; 1 if held. */
+static int hold(struct rm_http *h, struct rm_http_req *r, double now)
+{
+	double at = rm_flow_next(&h->flow, now);
+	if (at <= now)
+		return 0;
+	if (!r->held_since)
+		r->held_since = now;
+	r->due = at;
+	queue_waiting(h, r);
+	return 1;
 }
 
 void rm_http_start(struct rm_http *h, struct rm_http_req *r)
@@ -174,7 +207,19 @@ void rm_http_start(struct rm_http *h, struct rm_http_req *r)
 	r->ok = 0;
 	r->code = RM_OK;
 	r->err[0] = '\0';
-	launch(h, r);
+	r->held_since = 0;
+	if (!hold(h, r, rm_monotonic()))
+		launch(h, r);
+}
+
+int rm_http_concurrency(const struct rm_http *h)
+{
+	return rm_flow_concurrency(&h->flow);
+}
+
+const struct rm_flow *rm_http_flow(const struct rm_http *h)
+{
+	return &h->flow;
 }
 
 void rm_http_cancel_all(struct rm_http *h)
@@ -215,14 +260,12 @@ void rm_http_req_release(struct rm_http_req *r)
 static void wait_retry(struct rm_http *h, struct rm_http_req *r)
 {
 	r->due = rm_monotonic() + rm_http_backoff(&h->o, r->attempts, r->retry_after, rand01(h));
-	struct rm_http_req **p = &h->waiting;
-	while (*p && (*p)->due <= r->due)
-		p = &(*p)->next;
-	r->next = *p;
-	*p = r;
+	queue_waiting(h, r);
 }
 
-int rm_http_retry(struct rm_http *h, struct rm_http_req *r, const char *why)
+/* Queues r again after its backoff (the server's Retry-After when
+ * retry_after >= 0); 0 when the retries are used up. */
+static int retry(struct rm_http *h, struct rm_http_req *r, const char *why, double retry_after)
 {
 	if (r->attempts > h->o.retry_max) {
 		snprintf(r->err, sizeof(r->err), "%s (gave up after %d attempts)", why, r->attempts);
@@ -231,9 +274,14 @@ int rm_http_retry(struct rm_http *h, struct rm_http_req *r, const char *why)
 		return 0;
 	}
 	r->ok = 0;
-	r->retry_after = -1;
+	r->retry_after = retry_after;
 	wait_retry(h, r);
 	return 1;
+}
+
+int rm_http_retry(struct rm_http *h, struct rm_http_req *r, const char *why)
+{
+	return retry(h, r, why, -1); /* a 200 with a bad body: no server advice */
 }
 
 static int retryable_status(long s)
@@ -272,6 +320,14 @@ static int retryable_curl(CURLcode c)
 static int finish(struct rm_http *h, struct rm_http_req *r, CURLcode c)
 {
 	curl_easy_getinfo((CURL *)r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_off_t us = 0;
+	curl_easy_getinfo((CURL *)r->easy, CURLINFO_TOTAL_TIME_T, &us);
+	rm_flow_response(&h->flow, rm_monotonic(), r->flow_seq, c == CURLE_OK ? r->status : 0,
+	                 c == CURLE_OPERATION_TIMEDOUT, (double)us / 1e6, r->rl_remaining, r->rl_reset, h->running,
+	                 r->cls);
+	/* RateLimit-Reset says when a 429's quota returns; other statuses back off. */
+	if (r->status == 429 && r->retry_after < 0 && r->rl_reset >= 0)
+		r->retry_after = r->rl_reset;
 	for (struct rm_http_req **p = &h->active; *p; p = &(*p)->next)
 		if (*p == r) {
 			*p = r->next;
@@ -297,7 +353,7 @@ static int finish(struct rm_http *h, struct rm_http_req *r, CURLcode c)
 		snprintf(why, sizeof(why), "HTTP %ld", r->status);
 		again = retryable_status(r->status);
 	}
-	if (again && rm_http_retry(h, r, why))
+	if (again && retry(h, r, why, r->retry_after))
 		return 0;
 	if (!again) {
 		snprintf(r->err, sizeof(r->err), "%s", why);
@@ -315,7 +371,8 @@ struct rm_http_req *rm_http_wait(struct rm_http *h)
 			struct rm_http_req *r = h->waiting;
 			h->waiting = r->next;
 			r->next = NULL;
-			launch(h, r);
+			if (!hold(h, r, now))
+				launch(h, r);
 		}
 		if (!h->running && !h->waiting)
 			return NULL;

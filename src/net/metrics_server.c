@@ -172,7 +172,7 @@ int rm_metrics_server_start(const char *spec, const char *path, struct rm_metric
                             struct rm_err *err)
 {
 	char bound[96];
-	int fd;
+	int fd = -1;
 	if (listen_on(spec, &fd, bound, sizeof(bound), err))
 		return err->code;
 	struct rm_metrics_server *s = rm_xcalloc(1, sizeof(*s));

@@ -37,7 +37,7 @@ struct engine {
 void rm_sync_opts_default(struct rm_sync_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->jobs = 4;
+	o->jobs = 0; /* the client's: adaptive unless its opts pin it */
 	o->page_size = 1000;
 	o->max_rounds = 3;
 }
@@ -111,7 +111,10 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
                        double t0, int64_t total)
 {
 	struct rm_http *http = rm_wandb_http(e->w);
-	int jobs = o->jobs > 0 ? o->jobs : 1, nslots = 2 * jobs;
+	/* Windows in flight: o->jobs, else the client's limit, read anew each
+	 * time a window can start; slots for twice the most it may reach. */
+	const struct rm_flow *flow = rm_http_flow(http);
+	int most = o->jobs > 0 ? o->jobs : flow->pinned ? flow->pinned : flow->max, nslots = 2 * most;
 	int64_t page = o->page_size > 0 ? o->page_size : 1000;
 	int64_t nwin = (stop - cursor + page - 1) / page, launched = 0, committed = 0;
 	struct window *slots = rm_xcalloc((size_t)nslots, sizeof(*slots));
@@ -127,12 +130,14 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			res->cancelled = 1;
 			break;
 		}
+		int jobs = o->jobs > 0 ? o->jobs : rm_http_concurrency(http);
 		while (launched < nwin && inflight < jobs && launched < committed + nslots) {
 			struct window *win = &slots[launched % nslots];
 			win->lo = cursor + launched * page;
 			win->hi = win->lo + page < stop ? win->lo + page : stop;
 			win->body = rm_wandb_history_body(entity, project, name, win->lo, win->hi);
-			win->req = (struct rm_http_req){.body = win->body, .body_len = strlen(win->body), .user = win};
+			win->req = (struct rm_http_req){
+			    .body = win->body, .body_len = strlen(win->body), .user = win, .cls = 1};
 			win->state = 1;
 			rm_http_start(http, &win->req);
 			launched++;

@@ -172,6 +172,9 @@ int rm_wandb_open(struct rm_wandb **out, const struct rm_wandb_opts *o, struct r
 		ho.backoff_max = o->backoff_max;
 	if (o->max_connections > 0)
 		ho.max_connections = o->max_connections;
+	ho.jobs = o->jobs;
+	if (o->max_jobs > 0)
+		ho.max_jobs = o->max_jobs;
 	w->http = rm_http_new(&ho);
 	*out = w;
 	return RM_OK;

@@ -153,6 +153,58 @@ grep -q "VERDICT" "$tmp/out" || fail "diagnosis after sync"
 grep -q "runmon: warning: not synced, diagnosing what is stored" "$tmp/err2" || fail "sync warning: $(cat "$tmp/err2")"
 grep -q "VERDICT" "$tmp/out2" || fail "diagnosis without sync"
 
+# 11. An advertised quota (10 requests a second, the RateLimit headers on
+# every response): paced, the run completes with <= 1% refused (here: none
+# of 42), the pacing shows in --stats.
+slow=${RUNMON_TEST_SLOW:-1}
+qspec="acme/llm/q:steps=20000"
+start quota --run "$qspec" --quota 10/1 --stats "$tmp/quota.stats"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/q.db" sync --page-size 500 --stats acme/llm/q)" = 0 ] \
+	|| fail "quota: $(cat "$tmp/err")"
+same "$tmp/q.db" q "$qspec"
+grep -q "^requests 42 refused 0 " "$tmp/quota.stats" || fail "quota: $(cat "$tmp/quota.stats")"
+grep -q "^sync: 42 responses, 0 refused (429); windows in flight: adaptive" "$tmp/err" || fail "stats: $(cat "$tmp/err")"
+waited=$(sed -n 's/.* \([0-9.]*\) s waited for the quota$/\1/p' "$tmp/err")
+awk "BEGIN { exit !($waited > 0) }" || fail "no pacing under a quota: $(cat "$tmp/err")"
+# kill -9 under the quota, then resume: no gap, no duplicate, still paced.
+"$runmon" --db "$tmp/qk.db" sync --page-size 500 acme/llm/q >/dev/null 2>&1 &
+victim=$!
+sleep "$(awk "BEGIN { print 1.5 * $slow }")"
+kill -9 $victim 2>/dev/null || true
+wait $victim 2>/dev/null || true
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/qk.db" sync --page-size 500 acme/llm/q)" = 0 ] || fail "resume: $(cat "$tmp/err")"
+same "$tmp/qk.db" q "$qspec"
+# The restarted sync knows nothing of the window the killed one spent: its
+# first requests may be refused, then it waits for the reset.
+refused=$(sed -n 's/.* refused \([0-9]*\) .*/\1/p' "$tmp/quota.stats")
+[ "$refused" -le 8 ] || fail "refused after a resume: $(cat "$tmp/quota.stats")"
+
+# 12. Latency and no quota: windows in flight climb above the old fixed 4
+# (seen by the server, too); --jobs pins them; --max-jobs caps them.
+lspec="acme/llm/l:steps=60000"
+# 200 ms: well above what a loaded machine adds to a window's round trip.
+start lat --run "$lspec" --latency-ms $((200 * slow)) --stats "$tmp/lat.stats"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/l.db" sync --stats acme/llm/l)" = 0 ] || fail "latency: $(cat "$tmp/err")"
+same "$tmp/l.db" l "$lspec"
+peak=$(sed -n 's/.*adaptive, peak \([0-9]*\),.*/\1/p' "$tmp/err")
+[ "$peak" -gt 4 ] || fail "adaptive peak $peak: $(cat "$tmp/err")"
+served=$(sed -n 's/.*max_inflight \([0-9]*\)$/\1/p' "$tmp/lat.stats")
+[ "$served" -gt 4 ] || fail "the server saw at most $served at once"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/l2.db" sync --stats --max-jobs 3 acme/llm/l)" = 0 ] || fail "max-jobs"
+grep -q "adaptive, peak [1-3]," "$tmp/err" || fail "--max-jobs 3: $(cat "$tmp/err")"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/l3.db" sync --stats --jobs 6 acme/llm/l)" = 0 ] || fail "jobs"
+grep -q "windows in flight: fixed, peak 6, halved 0 times" "$tmp/err" || fail "--jobs 6: $(cat "$tmp/err")"
+
+# 13. A burst of 429s halves the windows in flight; Retry-After is waited
+# out (1.5 s here, though --retry-wait says 0.1 s).
+start burst --run "$spec1" --fault 429:2 --retry-after 1.5
+t0=$(date +%s.%N)
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/b.db" sync --stats --retry-wait 0.1 acme/llm/r1)" = 0 ] || fail "burst: $(cat "$tmp/err")"
+t1=$(date +%s.%N)
+same "$tmp/b.db" r1 "$spec1"
+grep -q "2 refused (429); windows in flight: adaptive, peak [0-9]*, halved [1-9]" "$tmp/err" || fail "not halved: $(cat "$tmp/err")"
+awk "BEGIN { exit !($t1 - $t0 >= 1.5) }" || fail "Retry-After 1.5 s not waited ($t0 .. $t1)"
+
 # 10. The key appears nowhere: outputs, logs, database files.
 for f in "$tmp"/*.db "$tmp"/out* "$tmp"/err* "$tmp"/*.log; do
 	if grep -q "$KEY" "$f" 2>/dev/null; then fail "API key found in $f"; fi
