@@ -652,6 +652,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		if (wandb_alert) {
 			rm_error("%s", err.msg);
 			rm_store_close(wt.st);
+			rm_metrics_server_stop(wt.server);
+			rm_metrics_free(wt.metrics);
+			free(wandb_dir);
+			free(bounds);
 			return rm_exit_code(err.code);
 		}
 		wt.w = NULL; /* no key: local runs only, said once */
