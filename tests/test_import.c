@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "import_internal.h"
 #include "runmon/import.h"
@@ -25,17 +26,56 @@ static int imp(const char *db, const struct rm_import_opts *o, const char *f1, c
 	return rc;
 }
 
-/* Found by fuzz_textimport: a rank too large for an integer is a bad line. */
+/* Found by fuzz_textimport: a rank too large for an integer is a bad line;
+ * so are negative and fractional ranks and micro-batches. */
 static void rank_out_of_range(void **state)
 {
-	const char *db = tu_tmp_path("rank.db");
-	static const char text[] = "step,rank,bucket,max_len\n0,0,3,1800\n1,5e86,2,1200\n";
-	const char *f = tu_write_file("rank.csv", text, sizeof(text) - 1);
-	struct rm_import_opts o = {.run_name = "r", .format = RM_FMT_SIDECAR_CSV};
+	static const struct {
+		const char *row, *why;
+	} cases[] = {
+	    {"1,5e86,0,2,1200", "rank.csv:3: rank 5e+86 is not a whole number >= 0"},
+	    {"1,-1,0,2,1200", "rank.csv:3: rank -1 is not a whole number >= 0"},
+	    {"1,0,1.5,2,1200", "rank.csv:3: micro 1.5 is not a whole number >= 0"},
+	    {"1,0,-2,2,1200", "rank.csv:3: micro -2 is not a whole number >= 0"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256];
+		int len =
+		    snprintf(text, sizeof(text), "step,rank,micro,bucket,max_len\n0,0,0,3,1800\n%s\n", cases[i].row);
+		const char *db = tu_tmp_path("rank.db");
+		unlink(db);
+		const char *f = tu_write_file("rank.csv", text, (size_t)len);
+		struct rm_import_opts o = {.run_name = "r", .format = RM_FMT_SIDECAR_CSV};
+		struct rm_import_report rep;
+		struct rm_err err;
+		assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_E_INPUT);
+		if (!strstr(err.msg, cases[i].why))
+			fail_msg("%s: got '%s'", cases[i].row, err.msg);
+	}
+}
+
+/* Micro-batches of one step and rank are rows of their own, and a step's
+ * composition sums them. */
+static void micro_batches_keyed(void **state)
+{
+	(void)state;
+	const char *db = tu_tmp_path("micro.db");
+	static const char text[] = "{\"step\":1,\"rank\":0,\"micro\":0,\"lens\":[10,12]}\n"
+	                           "{\"step\":1,\"rank\":0,\"micro\":1,\"lens\":[100]}\n"
+	                           "{\"step\":1,\"rank\":1,\"micro\":0,\"lens\":[5]}\n"
+	                           "{\"step\":1,\"rank\":1,\"micro\":1,\"lens\":[6]}\n";
+	const char *f = tu_write_file("micro.jsonl", text, sizeof(text) - 1);
+	struct rm_import_opts o = {.run_name = "r"};
 	struct rm_import_report rep;
 	struct rm_err err;
-	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_E_INPUT);
-	assert_non_null(strstr(err.msg, "rank.csv:3: rank 5e+86 is not an integer"));
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_OK);
+	assert_int_equal(rep.r[0].batches, 4);
+	assert_int_equal(rep.r[0].replaced, 0);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 4);
+	assert_int_equal(tu_q_int(db, "SELECT n FROM step_batch WHERE step = 1"), 5);
+	assert_int_equal(tu_q_int(db, "SELECT max_len FROM step_batch WHERE step = 1"), 100);
+	rm_import_report_release(&rep);
 }
 
 /* Batch statistics no batch can have are bad lines, named by line (issue
@@ -704,6 +744,7 @@ int main(void)
 	    cmocka_unit_test(bucket_of_boundaries),
 	    cmocka_unit_test(cumulative_counters),
 	    cmocka_unit_test(rank_out_of_range),
+	    cmocka_unit_test(micro_batches_keyed),
 	    cmocka_unit_test(implausible_batches),
 	    cmocka_unit_test(chart_export_many_runs),
 	    cmocka_unit_test(two_writers_interleaved),

@@ -45,7 +45,8 @@ enum rm_batch_field {
 
 struct rm_batch {
 	int64_t step;
-	int64_t rank;
+	int64_t rank;         /* data-parallel rank */
+	int64_t micro;        /* micro-batch within the step (gradient accumulation) */
 	double v[RM_B_COUNT]; /* counts and lengths in tokens */
 	uint32_t have;        /* 1 << enum rm_batch_field */
 };

@@ -29,6 +29,7 @@ enum target {
 	T_TOKENS,
 	T_PADDED,
 	T_RANK,
+	T_MICRO, /* micro-batch within the step */
 	T_LENS,
 	T_CUM_TOKENS, /* cumulative counters, differenced into per-batch amounts */
 	T_CUM_N,
@@ -130,7 +131,8 @@ int bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, ui
              struct rm_err *err);
 
 struct track {
-	int64_t rank; /* batch rank, or -1 for step rows */
+	int64_t rank;  /* batch rank, or -1 for step rows */
+	int64_t micro; /* batch micro-batch */
 	int64_t prev;
 	int has_prev;
 	uint64_t *seen; /* bit per step seen in this file */

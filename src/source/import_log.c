@@ -689,7 +689,7 @@ static enum line_kind log_row(struct log_reader *r, struct mapper *m, char *line
 	set = mark_eval(&r->ll, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
 	for (int t = T_BUCKET; t <= T_CUM_N; t++)
-		useful |= HAS_T(set, t) && t != T_RANK && HAS_T(set, T_STEP);
+		useful |= HAS_T(set, t) && t != T_RANK && t != T_MICRO && HAS_T(set, T_STEP);
 	if (!useful || HAS_T(set, T_SUMMARY))
 		return LINE_NONE;
 	if (HAS_T(set, T_STEP)) {

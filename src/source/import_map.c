@@ -97,7 +97,7 @@ static const struct {
 
 /* Batch statistics, in enum target order from T_BUCKET. */
 static const char *const batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
-                                          "padded_tokens", "rank", "lens"};
+                                          "padded_tokens", "rank", "micro",   "lens"};
 
 static int is_sidecar(enum rm_format f)
 {
@@ -165,7 +165,7 @@ char *mapper_composition(const struct mapper *m)
 	size_t len = 0;
 	buf[0] = 0;
 	for (int t = T_BUCKET; t <= T_CUM_N; t++) {
-		if (t == T_RANK || !m->locked[t])
+		if (t == T_RANK || t == T_MICRO || !m->locked[t])
 			continue;
 		const char *field = target_field((enum target)t);
 		int same = !strcmp(m->locked[t], field) ||
@@ -624,12 +624,12 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		}
 		if (rc == 0)
 			continue;
-		if (t == T_RANK) { /* found by fuzz_textimport: a cast of 5e86 is undefined */
-			if (!(fabs(v) < 9007199254740992.0 && v == floor(v))) {
-				snprintf(why, whylen, "rank %g is not an integer", v);
+		if (t == T_RANK || t == T_MICRO) { /* fuzz_textimport: a cast of 5e86 is undefined */
+			if (!(v >= 0 && v < 9007199254740992.0 && v == floor(v))) {
+				snprintf(why, whylen, "%s %g is not a whole number >= 0", batch_names[t - T_BUCKET], v);
 				return -1;
 			}
-			rec->b.rank = (int64_t)v;
+			*(t == T_RANK ? &rec->b.rank : &rec->b.micro) = (int64_t)v;
 			continue;
 		}
 		if (t == T_N && v != floor(v) && !key_is(pick[t]->key, pick[t]->klen, "n"))

@@ -164,15 +164,16 @@ int sink_open(struct sink *k, struct rm_store *st, const struct rm_import_opts *
 	return rc;
 }
 
-static struct track *track_for(struct sink *k, int64_t rank)
+static struct track *track_for(struct sink *k, int64_t rank, int64_t micro)
 {
 	for (size_t i = 0; i < k->ntracks; i++)
-		if (k->tracks[i].rank == rank)
+		if (k->tracks[i].rank == rank && k->tracks[i].micro == micro)
 			return &k->tracks[i];
 	k->tracks = rm_xrealloc(k->tracks, (k->ntracks + 1) * sizeof(*k->tracks));
 	struct track *t = &k->tracks[k->ntracks++];
 	memset(t, 0, sizeof(*t));
 	t->rank = rank;
+	t->micro = micro;
 	t->max_step = -1;
 	return t;
 }
@@ -197,10 +198,10 @@ static int track_seen(struct track *t, int64_t step)
 	return was;
 }
 
-static void note_step(struct sink *k, int64_t rank, int64_t step, uint64_t line)
+static void note_step(struct sink *k, int64_t rank, int64_t micro, int64_t step, uint64_t line)
 {
 	struct rm_import_result *res = k->res;
-	struct track *t = track_for(k, rank);
+	struct track *t = track_for(k, rank, micro);
 	res->step_rows++;
 	if (t->has_prev && step < t->prev) {
 		if (res->restarts < RM_IMPORT_NOTED)
@@ -251,7 +252,7 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 			k->low = rec->step;
 			k->has_low = 1;
 		}
-		note_step(k, -1, rec->step, line);
+		note_step(k, -1, 0, rec->step, line);
 		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
 			return rc;
 		res->steps++;
@@ -267,7 +268,7 @@ int sink_put(struct sink *k, struct record *rec, const struct eval_kv *ev, size_
 			res->over_bounds += (uint64_t)over;
 		}
 		if (!rec->has_step_row)
-			note_step(k, b->rank, rec->step, line);
+			note_step(k, b->rank, b->micro, rec->step, line);
 		if ((rc = rm_store_put_batch(k->st, k->run_id, b, err)))
 			return rc;
 		res->batches++;

@@ -28,9 +28,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " ON CONFLICT(run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr,"
                 " epoch = excluded.epoch, grad_norm = excluded.grad_norm, runtime = excluded.runtime,"
                 " ts = excluded.ts, nan_mask = excluded.nan_mask",
-    [ST_BATCH] = "INSERT INTO batches(run_id, step, rank, bucket, n, min_len, max_len, mean_len,"
-                 " tokens, padded_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-                 " ON CONFLICT(run_id, step, rank) DO UPDATE SET bucket = excluded.bucket,"
+    [ST_BATCH] = "INSERT INTO batches(run_id, step, rank, micro, bucket, n, min_len, max_len, mean_len,"
+                 " tokens, padded_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                 " ON CONFLICT(run_id, step, rank, micro) DO UPDATE SET bucket = excluded.bucket,"
                  " n = excluded.n, min_len = excluded.min_len, max_len = excluded.max_len,"
                  " mean_len = excluded.mean_len, tokens = excluded.tokens,"
                  " padded_tokens = excluded.padded_tokens",
@@ -325,12 +325,13 @@ int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batc
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_int64(s, 2, b->step);
 	sqlite3_bind_int64(s, 3, b->rank);
+	sqlite3_bind_int64(s, 4, b->micro);
 	for (int f = 0; f < RM_B_COUNT; f++) {
 		int have = (b->have >> f) & 1;
 		if (have && f != RM_B_MEAN_LEN && isfinite(b->v[f]))
-			sqlite3_bind_int64(s, 4 + f, (sqlite3_int64)llround(b->v[f]));
+			sqlite3_bind_int64(s, 5 + f, (sqlite3_int64)llround(b->v[f]));
 		else
-			bind_opt(s, 4 + f, have, b->v[f]);
+			bind_opt(s, 5 + f, have, b->v[f]);
 	}
 	return run(st, s, err, "cannot write batch");
 }
@@ -761,7 +762,7 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 	size_t cap = count_rows(db, "batches", run_id, since);
 	int rc = sqlite3_prepare_v2(db,
 	                            "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL FROM batches"
-	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
+	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank, micro",
 	                            -1, &s, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
@@ -778,7 +779,7 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 		double ml = col_opt(s, 2);
 		out->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
 		size_t i = out->nb;
-		if (i > 0 && out->bstep[i - 1] == step) { /* another rank of the same step */
+		if (i > 0 && out->bstep[i - 1] == step) { /* another rank or micro-batch of the step */
 			i--;
 			if (bucket != RM_BUCKET_NONE && (raw[i] == RM_BUCKET_NONE || bucket < raw[i]))
 				raw[i] = bucket;
@@ -1047,7 +1048,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 	            " COALESCE(s.runtime - (SELECT p.runtime FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1),"
 	            "          s.ts - (SELECT p.ts FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1))"
 	            " FROM batches b LEFT JOIN steps s ON s.run_id = b.run_id AND s.step = b.step"
-	            " WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank",
+	            " WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank, b.micro",
 	            err);
 	if (!s)
 		return RM_E_STORE;
