@@ -48,6 +48,37 @@ static void migration_from_first_version(void **state)
 	assert_true(tu_q_dbl(db, "SELECT loss FROM step_batches WHERE step = 5") == 1.5);
 }
 
+/* Batches written under version 7 (keyed by step and rank) keep every row
+ * and column when 008 re-keys them by micro-batch too, and the views that
+ * read them still work. */
+static void migration_adds_micro(void **state)
+{
+	(void)state;
+	const char *db = tu_tmp_path("v7.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open_version(&st, db, 7, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	struct rm_step s = {.step = 3, .v = {[RM_S_LOSS] = 2.5}, .have = 1u << RM_S_LOSS};
+	assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+	rm_store_close(st);
+	tu_exec(db, "INSERT INTO batches(run_id, step, rank, bucket, n, min_len, max_len, mean_len, tokens,"
+	            " padded_tokens) VALUES (1, 3, 0, 2, 4, 10, 40, 25.0, 100, 60), (1, 3, 1, 1, 2, 5, 7, 6.0, 12, 2)");
+
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_schema_version(st), rm_store_latest_version());
+	struct rm_batch b = {.step = 3, .rank = 1, .micro = 1, .v = {[RM_B_N] = 1}, .have = 1u << RM_B_N};
+	assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+	rm_store_close(st);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 3);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(rank || ':' || micro || ':' || bucket || ':' || n || ':'"
+	                                  " || min_len || ':' || max_len || ':' || mean_len || ':' || tokens || ':'"
+	                                  " || padded_tokens, ' ') FROM batches WHERE micro = 0"),
+	                    "0:0:2:4:10:40:25.0:100:60 1:0:1:2:5:7:6.0:12:2");
+	assert_int_equal(tu_q_int(db, "SELECT n FROM step_batches WHERE step = 3"), 7);
+}
+
 static void newer_schema_is_refused(void **state)
 {
 	const char *db = tu_tmp_path("future.db");
@@ -247,6 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(fresh_database_is_at_latest_version),
 	    cmocka_unit_test(migration_from_first_version),
+	    cmocka_unit_test(migration_adds_micro),
 	    cmocka_unit_test(newer_schema_is_refused),
 	    cmocka_unit_test(not_a_database),
 	    cmocka_unit_test(upsert_replaces_and_is_idempotent),

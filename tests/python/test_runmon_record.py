@@ -379,6 +379,46 @@ class HuggingFace(unittest.TestCase):
         joined = con.execute("SELECT step, n FROM step_batches WHERE loss IS NOT NULL ORDER BY step").fetchall()
         self.assertEqual(joined, [(2, 16), (4, 16), (6, 16)])
 
+    @need_runmon
+    def test_diagnose_flags_a_homogeneous_order_and_passes_a_shuffled_one(self):
+        import random
+
+        import tiny_train
+
+        verdicts = {}
+        for how in ("homogeneous", "interleaved"):
+            rng = random.Random(7)
+            lens = tiny_train.lengths_of(rng, 2 * 2 * 2000 * 8 * 2)
+            glob = tiny_train.order(rng, tiny_train.batches_by_bucket(rng, lens, 8), lens, how)
+            out = os.path.join(self.dir, how)
+            history = []
+            for rank in range(2):  # rank r takes every other pair of micro-batches of the global order
+                mine = [glob[(i // 2 * 2 + rank) * 2 + i % 2] for i in range(2 * 2000)]
+                batches = [{"attention_mask": tiny_train.Mask([lens[j] for j in bt])} for bt in mine]
+                args = types.SimpleNamespace(output_dir=out, process_index=rank, gradient_accumulation_steps=2,
+                                             logging_steps=1)
+
+                def loss(inputs):
+                    bl = inputs["attention_mask"].lens
+                    return 0.35 + 0.5 * (sum(bl) / len(bl) / 500) ** 0.5 + rng.gauss(0, 0.03)
+
+                t = FakeTrainer(args, batches, loss)
+                runmon_record.attach(t)
+                t.train()
+                history.append(t.state.log_history)
+            state = os.path.join(out, "trainer_state.json")
+            with open(state, "w") as f:  # the logged loss: the mean over ranks
+                json.dump({"log_history": [dict(a, loss=round((a["loss"] + b["loss"]) / 2, 5))
+                                           for a, b in zip(*history)]}, f)
+            db = os.path.join(out, "d.db")
+            runmon("--db", db, "import", "--run", how, state,
+                   *[os.path.join(out, f"runmon-batches-rank{r}.jsonl") for r in range(2)])
+            d = json.loads(runmon("--db", db, "diagnose", "--json", how, check=False).stdout)
+            verdicts[how] = (d["verdict"]["hypothesis"], d["severity"])
+        self.assertEqual(verdicts["homogeneous"][0], "homogeneous batching")
+        self.assertIn(verdicts["homogeneous"][1], ("warn", "critical"))
+        self.assertIn(verdicts["interleaved"][1], ("ok", "info"))
+
     def test_callback_without_transformers(self):
         sys.modules.pop("transformers")
         sys.modules["transformers"] = None  # import fails, as when it is not installed
