@@ -777,6 +777,153 @@ static void per_sequence_sum_hint(void **state)
 	}
 }
 
+/* A data-parallel simulated run, one batch row per rank and micro-batch. */
+static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
+                           struct rm_diagnosis *d)
+{
+	struct rm_sim_opts o;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = 4000;
+	o.ranks = ranks;
+	o.micro = micro;
+	o.rank_mode = mode;
+	struct rm_sim_series ss;
+	rm_sim_series_make(&o, &ss);
+	size_t S = (size_t)ranks * (size_t)micro;
+	assert_int_equal(ss.s.nb, 4000 * S);
+	for (size_t i = 0; i < ss.s.nb; i++) { /* (step, rank, micro) order */
+		assert_int_equal(ss.bstep[i], (int64_t)(i / S));
+		assert_int_equal(ss.brank[i], (int)(i % S) / micro);
+	}
+	struct rm_detect_opts opt;
+	rm_detect_opts_default(&opt);
+	rm_detect_all(&ss.s, &opt, d);
+	rm_sim_series_release(&ss);
+}
+
+/* Issue 23: each shape of a data-parallel run is named, and healthy orders
+ * raise no alarm (tests/bench/rank_rates gives the rates over 100 seeds). */
+static void rank_shapes(void **state)
+{
+	(void)state;
+	static const struct {
+		enum rm_sim_strategy strat;
+		enum rm_sim_rank_mode mode;
+		int ranks, micro;
+		enum rm_mix_shape shape;
+		int alarm;
+	} cases[] = {
+	    {RM_SIM_CHUNKED, RM_SIM_LOCKSTEP, 4, 1, RM_MIX_LOCKSTEP, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_SHARDED, 4, 1, RM_MIX_LOCKSTEP, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANK_STREAKS, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_INDEPENDENT, 2, 2, RM_MIX_RANK_STREAKS, 1},
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
+	    {RM_SIM_INTERLEAVED, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
+	    /* every batch of a step from one bucket, the steps in random order: the
+	     * micro-batches of a step are no streak */
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_LOCKSTEP, 2, 2, RM_MIX_LOCKSTEP, 0},
+	    {RM_SIM_MIXED, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct rm_diagnosis d;
+			diagnose_ranks(cases[i].strat, cases[i].mode, cases[i].ranks, cases[i].micro, seed, &d);
+			if (d.mixture.shape != cases[i].shape || (d.severity >= RM_SEV_WARN) != cases[i].alarm)
+				fail_msg("case %zu (%s, %s, %dx%d) seed %llu: shape %s, severity %s", i,
+				         rm_sim_strategy_name(cases[i].strat), rm_sim_rank_mode_name(cases[i].mode),
+				         cases[i].ranks, cases[i].micro, (unsigned long long)seed,
+				         rm_mix_shape_name(d.mixture.shape), rm_severity_name(d.severity));
+			if (cases[i].alarm)
+				assert_int_equal(d.rank[0].h, RM_H_HOMOGENEOUS);
+			if (cases[i].shape == RM_MIX_RANK_STREAKS) {
+				assert_true(d.mixture.drifts);
+				assert_true(d.mixture.persistence >= 10);
+				assert_int_equal(d.mixture.ranks_flagged, d.mixture.ranks_tested);
+				assert_true(d.mixture.concordance < d.mixture.concordance_expected + 0.1);
+			}
+			if (cases[i].shape == RM_MIX_RANDOM) {
+				assert_false(d.mixture.drifts);
+				/* ~1 for a random order of the steps, below for an interleaved one */
+				for (int w = 0; w < d.mixture.windows; w++)
+					if (!(d.mixture.ratio[w] < 1.5))
+						fail_msg("case %zu seed %llu: window %lld ratio %.2f", i,
+						         (unsigned long long)seed, (long long)d.mixture.window[w],
+						         d.mixture.ratio[w]);
+			}
+			assert_true(d.split.mixed);
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* By hand: two ranks, each with two micro-batches per step. The runs are
+ * counted per slot and their moments added; a step whose micro-batches
+ * share a bucket is no run of two. */
+static void runs_per_slot(void **state)
+{
+	(void)state;
+	enum { T = 200, S = 4 };
+	static int64_t step[T], bstep[T * S];
+	static double loss[T];
+	static int bucket[T * S], brank[T * S];
+	uint64_t x = 7;
+	for (int t = 0; t < T; t++) {
+		step[t] = t;
+		loss[t] = 1 + 0.01 * (t % 7);
+		for (int j = 0; j < S; j++) {
+			bstep[t * S + j] = t;
+			brank[t * S + j] = j / 2;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			bucket[t * S + j] =
+			    j % 2 ? bucket[t * S + j - 1] : (int)((x >> 33) % 3); /* micro 1 repeats micro 0 */
+		}
+	}
+	struct rm_series s = {.n = T,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = T * S,
+	                      .bstep = bstep,
+	                      .brank = brank,
+	                      .nranks = 2,
+	                      .bucket = bucket};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	struct rm_runs_result r;
+	rm_detect_runs(&s, &o, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.sequences, 4);
+	double runs = 0, mean = 0, var = 0;
+	for (int q = 0; q < S; q++) {
+		size_t c[RM_MAX_BUCKETS] = {0};
+		int prev = -1;
+		for (int t = 0; t < T; t++) {
+			int b = bucket[t * S + q];
+			runs += b != prev;
+			prev = b;
+			c[b]++;
+		}
+		double m, v;
+		rm_runs_moments(c, 3, &m, &v);
+		mean += m;
+		var += v;
+	}
+	assert_true(fabs(r.runs - runs) < 1e-9);
+	assert_true(fabs(r.expected - mean) < 1e-9);
+	assert_true(fabs(r.var - var) < 1e-9);
+	assert_false(r.flagged); /* random across steps, whatever repeats within one */
+	/* one rank and no micro-batches: the series as it always was */
+	struct rm_series one = {.n = T, .step = step, .loss = loss, .nb = T, .bstep = step, .bucket = bucket};
+	rm_detect_runs(&one, &o, &r);
+	assert_int_equal(r.sequences, 1);
+	struct rm_diagnosis d;
+	rm_detect_all(&one, &o, &d);
+	assert_false(d.mixture.ok);
+	assert_false(d.split.mixed);
+	rm_diagnosis_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -802,6 +949,8 @@ int main(void)
 	    cmocka_unit_test(length_free_loss_not_coupled),
 	    cmocka_unit_test(per_sequence_sum_hint),
 	    cmocka_unit_test(cumulative_counters_only),
+	    cmocka_unit_test(rank_shapes),
+	    cmocka_unit_test(runs_per_slot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

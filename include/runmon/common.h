@@ -20,8 +20,9 @@
 #define RM_PRINTF(fmt, args)
 #endif
 
-#define RM_MAX_BUCKETS      32 /* dense buckets the detectors count (more labels are grouped) */
-#define RM_BUCKET_LABEL_LEN 40 /* a bucket label kept for display, with its NUL */
+#define RM_MAX_BUCKETS      32   /* dense buckets the detectors count (more labels are grouped) */
+#define RM_MAX_RANKS        1024 /* data-parallel ranks told apart; higher ones share the last */
+#define RM_BUCKET_LABEL_LEN 40   /* a bucket label kept for display, with its NUL */
 
 /* Status of a core call. RM_OK is zero so `if (rc)` reads naturally. */
 enum rm_status {

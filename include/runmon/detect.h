@@ -30,8 +30,10 @@ struct rm_series {
 	const double *loss;  /* NaN when not finite */
 	const double *lr;    /* NaN when not logged; may be NULL */
 	const double *epoch; /* NaN when not logged; may be NULL */
-	size_t nb;
+	size_t nb;           /* batches: one per step, or one per rank and micro-batch of each step */
 	const int64_t *bstep;
+	const int *brank;         /* rank of each batch (0..nranks-1); NULL: one rank */
+	int nranks;               /* 1 + the highest rank */
 	const int *bucket;        /* -1 unknown */
 	const double *max_len;    /* NaN unknown; may be NULL */
 	int64_t checkpoint_every; /* steps between checkpoint saves, 0 unknown */
@@ -70,11 +72,13 @@ struct rm_bucket_runs {
 struct rm_run_span {
 	int bucket;
 	int64_t first_step, last_step;
-	size_t length; /* batches */
+	size_t length; /* batches (of one rank and micro-batch slot: steps) */
+	int rank;      /* the rank whose run it is; -1 with one batch per step */
 };
 
 struct rm_runs_result {
 	int ok;                           /* enough batches with buckets to test */
+	int sequences;                    /* slots (rank x micro-batch) tested, 1 with one batch per step */
 	size_t n;                         /* batches with a bucket */
 	int k;                            /* buckets seen */
 	double runs, expected, var, z, p; /* p: one-sided, fewer runs */
@@ -97,8 +101,9 @@ struct rm_split_result {
 	double offset[RM_MAX_BUCKETS]; /* additive, or log-ratio when log_scale */
 	double level[RM_MAX_BUCKETS];  /* loss level relative to the trend: offset, or ratio exp(offset) */
 	double weight[RM_MAX_BUCKETS]; /* loss points attributed to the bucket */
-	double eta2, f, df1, df2, p;
-	int modes; /* Gaussian-mixture modes of the detrended loss (BIC) */
+	double eta2, f, df1, df2, p;   /* eta2: the R^2 of the fit on shares when steps mix buckets */
+	int mixed;                     /* some step holds several batches (ranks, micro-batches) */
+	int modes;                     /* Gaussian-mixture modes of the detrended loss (BIC) */
 	double mode_mean[4], mode_weight[4], bic[4];
 	int mode_of_bucket[RM_MAX_BUCKETS];
 	double bucket_purity[RM_MAX_BUCKETS]; /* share of the bucket's points in its mode */
@@ -179,6 +184,44 @@ struct rm_resets_result {
 	int period_alias;   /* the period was the bucket order's */
 	int flagged;
 };
+
+/* 6. Composition as a mixture: several batches per step (data-parallel
+ * ranks, micro-batches). See detect_mixture.c. */
+#define RM_MIX_WINDOWS 6
+enum rm_mix_shape {
+	RM_MIX_NONE,         /* one batch per step, or too few steps */
+	RM_MIX_RANDOM,       /* the mixture stays at the run's proportions */
+	RM_MIX_LOCKSTEP,     /* the ranks of a step draw one bucket together */
+	RM_MIX_RANK_STREAKS, /* each rank streaks through buckets on its own; the step mixes them */
+	RM_MIX_DRIFT         /* no rank streaks, yet the mixture drifts */
+};
+struct rm_mixture_result {
+	int ok;
+	int ranks;         /* ranks seen */
+	size_t steps;      /* steps with batches */
+	double per_step;   /* batches per step (ranks x micro-batches), mean */
+	double multi_rank; /* share of steps with batches from 2+ ranks */
+	/* Steps whose batches all hold one bucket, against chance: the sum
+	 * over buckets of share^m for a step of m batches drawn independently. */
+	double concordance, concordance_expected, concordance_z;
+	/* The runs test on each rank's own sequence. */
+	int ranks_tested, ranks_flagged;
+	double rank_z_min, rank_z_median, rank_z_max;
+	/* Windows of w steps: the chi-square of the window's bucket counts
+	 * against the run's proportions, as a ratio to its expectation in a
+	 * random order of the same steps; the ratio's z over the windows; the
+	 * mean total-variation distance of the window's shares from the run's
+	 * proportions, and what a random order of the steps gives. */
+	int windows;
+	int64_t window[RM_MIX_WINDOWS];
+	double ratio[RM_MIX_WINDOWS], ratio_z[RM_MIX_WINDOWS], tv[RM_MIX_WINDOWS], tv_random[RM_MIX_WINDOWS];
+	int worst;          /* the window with the largest ratio z, -1 none */
+	double persistence; /* steps: where the autocorrelation of the step's share vector falls below 1/e */
+	int drifts;         /* the mixture departs from the proportions beyond chance (some window) */
+	enum rm_mix_shape shape;
+	enum rm_severity severity; /* of the rank-streak or drift shape */
+};
+const char *rm_mix_shape_name(enum rm_mix_shape s);
 
 /* 5. Continuous length coupling (no buckets needed): how much of the
  * detrended log loss the batch's log length explains, and how ordered the
@@ -276,6 +319,7 @@ struct rm_diagnosis {
 	struct rm_ladder_result ladder;
 	struct rm_resets_result resets;
 	struct rm_length_result length;
+	struct rm_mixture_result mixture;
 	int resets_by_length; /* resets measured on the length-adjusted loss (no bucket ids) */
 	struct rm_ranked rank[RM_H_COUNT];
 	struct rm_padding_result cost; /* filled by rm_analyze_run, not the detectors */

@@ -11,7 +11,7 @@
 #include "runmon/detect.h"
 #include "runmon/store.h"
 
-#define RM_DIAGNOSIS_SCHEMA "runmon.diagnosis/2"
+#define RM_DIAGNOSIS_SCHEMA "runmon.diagnosis/3"
 
 struct rm_render_ctx {
 	const struct rm_run_info *run;

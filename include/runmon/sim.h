@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runmon/detect.h"
+
 struct rm_lengths;
 
 enum rm_sim_strategy {
@@ -28,6 +30,16 @@ int rm_sim_strategy_parse(const char *name, enum rm_sim_strategy *out);
 
 enum rm_sim_spikes { RM_SIM_SPIKES_NONE, RM_SIM_SPIKES_BUCKET, RM_SIM_SPIKES_CHECKPOINT };
 
+/* How data-parallel ranks draw their batches. */
+enum rm_sim_rank_mode {
+	RM_SIM_LOCKSTEP,    /* every rank (and micro-batch) of a step draws the step's bucket */
+	RM_SIM_SHARDED,     /* one global order, dealt to the ranks in turn */
+	RM_SIM_INDEPENDENT, /* each rank its own order (a per-rank sampler), at its own phase */
+	RM_SIM_RANK_MODES
+};
+const char *rm_sim_rank_mode_name(enum rm_sim_rank_mode m);
+int rm_sim_rank_mode_parse(const char *name, enum rm_sim_rank_mode *out);
+
 struct rm_sim_opts {
 	enum rm_sim_strategy strategy;
 	int64_t steps;
@@ -43,23 +55,40 @@ struct rm_sim_opts {
 	int cumulative;                   /* record only cumulative token and sequence counters on the loss rows */
 	const struct rm_lengths *lengths; /* draw lengths from this distribution (a dataset's), not the
 	                                   * log-normal; NULL: the log-normal */
+	int ranks, micro;                 /* data-parallel ranks and micro-batches per rank (default 1) */
+	enum rm_sim_rank_mode rank_mode;
 };
+/* Batches per step: ranks x micro. */
+int rm_sim_slots(const struct rm_sim_opts *o);
 void rm_sim_opts_default(struct rm_sim_opts *o);
 
 struct rm_sim_step {
 	int64_t step;
+	int rank, micro;
 	int bucket;
 	int n;                /* sequences */
 	int min_len, max_len; /* tokens */
 	double mean_len;
 	int64_t tokens, padded; /* real and padding tokens */
-	double loss;            /* this step's loss */
+	double loss;            /* this step's loss (the mean over its batches) */
 	double lr, epoch;
 	double runtime; /* seconds since start */
 };
 
-/* Simulates o->steps steps into *out (owned by the caller, free()). */
+/* Simulates o->steps steps into *out (owned by the caller, free()): one
+ * entry per batch, rm_sim_slots(o) per step in (step, rank, micro) order. */
 void rm_simulate(const struct rm_sim_opts *o, struct rm_sim_step **out);
+
+/* A simulated run as the detectors read it: the loss of each step and a
+ * batch row per rank and micro-batch. rm_sim_series_release frees it. */
+struct rm_sim_series {
+	struct rm_series s;
+	int64_t *step, *bstep;
+	double *loss, *max_len;
+	int *bucket, *brank;
+};
+void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out);
+void rm_sim_series_release(struct rm_sim_series *ss);
 
 struct rm_store;
 struct rm_err;

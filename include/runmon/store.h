@@ -152,8 +152,11 @@ struct rm_store_series {
 	double *lr;         /* NaN when not logged */
 	double *epoch;      /* NaN when not logged */
 
-	size_t nb; /* steps with batch composition */
-	int64_t *bstep;
+	size_t nb;                /* batch rows: one per step, rank and micro-batch, in that order */
+	int64_t *bstep;           /* a step repeats once per rank and micro-batch */
+	int *brank;               /* data-parallel rank of each (ranks from RM_MAX_RANKS - 1 up share it) */
+	int nranks;               /* 1 + the highest rank */
+	int multi;                /* some step has more than one batch row */
 	int *bucket;              /* dense bucket (see map), -1 when unknown */
 	struct rm_bucket_map map; /* stored ids and labels of the dense buckets */
 	double *max_len;          /* tokens; NaN when unknown (mean_len when only that is known) */

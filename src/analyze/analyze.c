@@ -96,6 +96,8 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .epoch = ss.epoch,
 	    .nb = ss.nb,
 	    .bstep = ss.bstep,
+	    .brank = ss.brank,
+	    .nranks = ss.nranks,
 	    .bucket = ss.bucket,
 	    .max_len = ss.max_len,
 	    .checkpoint_every = o->checkpoint_every,

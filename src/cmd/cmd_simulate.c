@@ -39,6 +39,14 @@ static const char usage_text[] = "usage: runmon simulate [options]\n"
                                  "  --cumulative        record only cumulative counters on the loss rows\n"
                                  "                      (elapsed_tokens, elapsed_examples): no per-batch\n"
                                  "                      composition; with --out, no batches.jsonl\n"
+                                 "  --ranks R           data-parallel ranks, each with its own batch per step\n"
+                                 "                      (default 1); the step's loss is the mean over them\n"
+                                 "  --rank-mode M       how ranks draw batches: lockstep (every rank the step's\n"
+                                 "                      bucket), sharded (one global order dealt in turn;\n"
+                                 "                      default) or independent (a sampler per rank, each at\n"
+                                 "                      its own phase; bucketed strategies only)\n"
+                                 "  --micro M           micro-batches per rank and step (gradient accumulation,\n"
+                                 "                      default 1)\n"
                                  "  --db PATH           database file\n";
 
 static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
@@ -59,6 +67,9 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"db", required_argument, NULL, 'D'},
 	    {"lengths-from", required_argument, NULL, 'L'},
 	    {"lengths-column", required_argument, NULL, 'C'},
+	    {"ranks", required_argument, NULL, 'R'},
+	    {"rank-mode", required_argument, NULL, 'M'},
+	    {"micro", required_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -138,6 +149,26 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 		case 'o': out = optarg; break;
 		case 'L': lengths_from = optarg; break;
 		case 'C': lo.column = optarg; break;
+		case 'R':
+			if (rm_parse_int(optarg, 1, &v) || v > 1024) {
+				rm_cmd_usage_error(&cmd_simulate, "--ranks wants 1..1024");
+				goto out;
+			}
+			o.ranks = (int)v;
+			break;
+		case 'M':
+			if (rm_sim_rank_mode_parse(optarg, &o.rank_mode)) {
+				rm_cmd_usage_error(&cmd_simulate, "--rank-mode wants lockstep, sharded or independent");
+				goto out;
+			}
+			break;
+		case 'm':
+			if (rm_parse_int(optarg, 1, &v) || v > 64) {
+				rm_cmd_usage_error(&cmd_simulate, "--micro wants 1..64");
+				goto out;
+			}
+			o.micro = (int)v;
+			break;
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': code = rm_cmd_help(&cmd_simulate); goto out;
 		default: rm_cmd_usage_error(&cmd_simulate, "bad option"); goto out;
@@ -177,6 +208,15 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 				fprintf(stderr, "%s%lld", i ? "," : " ", (long long)fit.bound[i]);
 			fputc('\n', stderr);
 		}
+	}
+	if (o.rank_mode == RM_SIM_INDEPENDENT && (o.strategy == RM_SIM_MIXED || o.strategy == RM_SIM_HF_MEGABATCH)) {
+		rm_cmd_usage_error(&cmd_simulate, "--rank-mode independent wants a bucketed strategy (not %s)",
+		                   rm_sim_strategy_name(o.strategy));
+		goto out;
+	}
+	if ((double)o.steps * rm_sim_slots(&o) > 200e6) {
+		rm_cmd_usage_error(&cmd_simulate, "--steps x --ranks x --micro wants at most 200000000 batches");
+		goto out;
 	}
 	if (out) {
 		if (rm_sim_write_files(out, &o, &err)) {

@@ -57,6 +57,30 @@ int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM
 	return k;
 }
 
+int batch_slots(const struct rm_series *s, int *slot)
+{
+	/* micro: the batch's place among its rank's batches of the step */
+	int R = s->brank && s->nranks > 1 ? s->nranks : 1, M = 1;
+	for (int pass = 0; pass < 2; pass++) {
+		int micro = 0;
+		for (size_t t = 0; t < s->nb; t++) {
+			int rank = R > 1 ? s->brank[t] : 0;
+			if (t > 0 && s->bstep[t] == s->bstep[t - 1] && (R == 1 || s->brank[t - 1] == rank))
+				micro++;
+			else
+				micro = 0;
+			if (pass == 0 && micro + 1 > M)
+				M = micro + 1;
+			if (pass == 1)
+				slot[t] = rank * M + (micro < M ? micro : M - 1);
+		}
+		if (pass == 0 && (int64_t)R * M > RM_MAX_SLOTS)
+			M = RM_MAX_SLOTS / R > 0 ? RM_MAX_SLOTS / R
+			                         : 1; /* beyond: the last micro slot takes the rest */
+	}
+	return R * M;
+}
+
 void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
 {
 	int k = p->k;
@@ -90,21 +114,29 @@ static double *pick(const double *src, const char *keep, size_t n, size_t m)
 	return out;
 }
 
-/* How ordered the lengths are: the autocorrelation of batch log length. */
+/* How ordered the lengths are: the autocorrelation of batch log length
+ * (of a step's mean log length when a step has several batches: the
+ * sequence of a step's batches alternates ranks). */
 static void length_order(struct rm_prepared *p)
 {
 	p->len_run = 1;
 	if (!p->blog)
 		return;
 	double *v = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(double));
-	size_t m = 0;
+	size_t m = 0, within = 0;
 	p->len_min = INFINITY;
 	p->len_max = -INFINITY;
 	for (size_t t = 0; t < p->nb; t++)
 		if (!isnan(p->blog[t])) {
-			v[m++] = p->blog[t];
 			p->len_min = fmin(p->len_min, p->blog[t]);
 			p->len_max = fmax(p->len_max, p->blog[t]);
+			if (p->multi && m > 0 && p->bstep[t] == p->bstep[t - 1] && !isnan(p->blog[t - 1])) {
+				v[m - 1] = (v[m - 1] * (double)within + p->blog[t]) / (double)(within + 1);
+				within++;
+				continue;
+			}
+			v[m++] = p->blog[t];
+			within = 1;
 		}
 	p->len_min = exp(p->len_min);
 	p->len_max = exp(p->len_max);
@@ -134,6 +166,21 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	p->k = dense_buckets(s, dense, p->bucket_id);
 	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
 	int64_t *bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
+	for (size_t t = 1; t < s->nb && !p->multi; t++)
+		p->multi = s->bstep[t] == s->bstep[t - 1];
+	if (s->brank && s->nranks > 1) {
+		p->brank = p->own_brank = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->brank));
+		p->nranks = s->nranks;
+	} else {
+		p->nranks = 1;
+	}
+	int *slot = NULL;
+	p->nslots = 1;
+	if (p->multi) {
+		slot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
+		p->nslots = batch_slots(s, slot);
+		p->bslot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
+	}
 	if (s->max_len)
 		p->blog = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(float));
 	size_t known = 0;
@@ -147,22 +194,32 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 			p->blog[p->nb] = ok ? (float)log(len) : NAN;
 			known += (size_t)ok;
 		}
+		if (p->own_brank)
+			p->own_brank[p->nb] = s->brank[t];
+		if (p->bslot)
+			p->bslot[p->nb] = slot[t];
 		p->bseq[p->nb] = dense[b];
 		bstep[p->nb++] = s->bstep[t];
 	}
+	free(slot);
 	if (!known) {
 		free(p->blog);
 		p->blog = NULL;
 	}
-	length_order(p);
 	/* The series' own arrays serve when nothing was left out (the usual
 	 * case), which saves a copy of each on a long run. */
 	if (p->nb == s->nb) {
 		free(bstep);
 		p->bstep = s->bstep;
+		if (p->brank) { /* the series' ranks serve as well */
+			free(p->own_brank);
+			p->brank = s->brank;
+			p->own_brank = NULL;
+		}
 	} else {
 		p->bstep = p->own_bstep = bstep;
 	}
+	length_order(p);
 	char *keep = rm_xmalloc(s->n ? s->n : 1);
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -239,6 +296,8 @@ void prepared_release(struct rm_prepared *p)
 	free(p->dom);
 	free(p->onehot);
 	free(p->bseq);
+	free(p->own_brank);
+	free(p->bslot);
 	free(p->blog);
 
 	free(p->bfrom);

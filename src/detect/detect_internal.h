@@ -25,6 +25,12 @@ struct rm_prepared {
 	int with_batches; /* points covering at least one batch */
 	size_t nb;        /* batches with a bucket */
 	int *bseq;        /* their dense buckets, in step order */
+	const int *brank; /* their ranks; NULL when one rank */
+	int *own_brank;   /* brank when prepare copied it */
+	int nranks;
+	int *bslot; /* their rank x micro-batch slots (see batch_slots); NULL when one batch per step */
+	int nslots;
+	int multi; /* some step has several batches (ranks, micro-batches) */
 	const int64_t *bstep;
 	float *blog;                     /* log length of each of those batches, NaN unknown; NULL when none is known */
 	size_t len_batches;              /* batches with a known length */
@@ -36,6 +42,12 @@ struct rm_prepared {
 };
 
 #define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */
+
+/* Each batch's slot: rank x micro-batch, a sequence of its own across
+ * steps (one slot when each step has one batch). Fills slot[0..nb) and
+ * returns the slots. Ranks beyond RM_MAX_SLOTS share the last micro slot. */
+#define RM_MAX_SLOTS 65536
+int batch_slots(const struct rm_series *s, int *slot);
 
 /* Maps bucket ids to dense indexes 0..k-1 in id order (dense[id] = -1 for
  * ids not seen); fills id[dense] and returns k (at most RM_MAX_BUCKETS). */
@@ -54,6 +66,7 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
                    const struct rm_detect_opts *o, struct rm_resets_result *r);
 void detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
+void detect_mixture(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r);
 void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
 /* Infers a period of the spikes (spike[j] per point) into r's period_*. */
 void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);

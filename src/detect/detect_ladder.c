@@ -240,17 +240,22 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	size_t budget = 20000000 / (p->n + p->nb + 1);
 	r->perms = budget >= 99 ? 99 : budget < 19 ? 19 : (int)budget;
 	struct rm_rng rng = {o->seed};
-	int *bseq = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
+	int *bseq = NULL;
+	if (!p->multi || p->one_each) {
+		bseq = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
+		memcpy(bseq, p->bseq, p->nb * sizeof(int));
+	}
 	double *ys = rm_xmalloc(p->n * sizeof(double));
-	memcpy(bseq, p->bseq, p->nb * sizeof(int));
 	/* When each point covers one batch (the trainer logs every step), a
 	 * table of offset differences replaces the share arithmetic. */
 	float *share = NULL;
 	int *dom = NULL;
 	double *base = NULL;
 	if (!p->one_each) {
-		share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
-		dom = rm_xmalloc(p->n * sizeof(int));
+		if (!p->multi) {
+			share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
+			dom = rm_xmalloc(p->n * sizeof(int));
+		}
 		base = rm_xmalloc(p->n * sizeof(double));
 		for (size_t j = 0; j < p->n; j++)
 			base[j] = offset_at(sp, p->share, p->k, j);
@@ -261,16 +266,32 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 			double d = sp->offset[a] - sp->offset[b];
 			delta[a][b] = sp->log_scale ? exp(d) : d;
 		}
+	/* Steps of several batches (ranks, micro-batches): whole steps are
+	 * shuffled, each keeping its mixture, which is the order the test is
+	 * about and costs a point's worth, not a batch's. */
+	int *perm = NULL;
+	if (p->multi && !p->one_each) {
+		perm = rm_xmalloc(p->n * sizeof(int));
+		for (size_t j = 0; j < p->n; j++)
+			perm[j] = (int)j;
+	}
 	int ge = 0;
 	double sum = 0;
 	for (int it = 0; it < r->perms; it++) {
-		rm_rng_shuffle_int(&rng, bseq, p->nb);
-		if (p->one_each) {
+		if (perm) {
+			rm_rng_shuffle_int(&rng, perm, p->n);
+			for (size_t j = 0; j < p->n; j++) {
+				double d = p->dom[j] >= 0 && p->dom[perm[j]] >= 0 ? base[perm[j]] - base[j] : 0;
+				ys[j] = sp->log_scale ? p->y[j] * exp(d) : p->y[j] + d;
+			}
+		} else if (p->one_each) {
+			rm_rng_shuffle_int(&rng, bseq, p->nb);
 			for (size_t j = 0; j < p->n; j++) {
 				double f = delta[bseq[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
 				ys[j] = sp->log_scale ? p->y[j] * f : p->y[j] + f;
 			}
 		} else {
+			rm_rng_shuffle_int(&rng, bseq, p->nb);
 			prepared_shares(p, bseq, share, dom);
 			for (size_t j = 0; j < p->n; j++) {
 				double d = p->dom[j] >= 0 ? offset_at(sp, share, p->k, j) - base[j] : 0;
@@ -285,6 +306,7 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	r->perm_mean = sum / r->perms;
 	r->p = (1.0 + ge) / (1.0 + r->perms);
 	r->flagged = r->count >= 1 && r->p < o->alpha * 5 && r->count > 2 * r->perm_mean;
+	free(perm);
 	free(bseq);
 	free(share);
 	free(dom);

@@ -37,6 +37,36 @@ static int cmp_span(const void *a, const void *b)
 	return (x->length < y->length) - (x->length > y->length);
 }
 
+/* Where one slot's current run stands. */
+struct rank_run {
+	int prev; /* dense bucket of the run, -1 before the slot's first batch */
+	int rank; /* of the run, -1 with one slot */
+	size_t len;
+	int64_t first, last; /* steps */
+	size_t count[RM_MAX_BUCKETS];
+	size_t runs;
+};
+
+static void close_run(struct rm_runs_result *r, const struct rank_run *q, const int *id, size_t *runs_of,
+                      struct rm_run_span *top, int *ntop)
+{
+	runs_of[q->prev]++;
+	struct rm_bucket_runs *pb = &r->per[q->prev];
+	if (q->len > pb->longest)
+		pb->longest = q->len;
+	struct rm_run_span span = {id[q->prev], q->first, q->last, q->len, q->rank};
+	if (*ntop < RM_MAX_LIST || q->len > top[*ntop - 1].length) {
+		top[*ntop < RM_MAX_LIST ? (*ntop)++ : *ntop - 1] = span;
+		qsort(top, (size_t)*ntop, sizeof(*top), cmp_span);
+	}
+}
+
+/* With several batches per step, each slot (a rank's first micro-batch,
+ * its second, ...) is a sequence of its own across steps, and runs never
+ * cross slots: a step's micro-batches are averaged into one loss, so two
+ * of them from one bucket are no streak. Under random order the slots are
+ * independent, so the runs, their expectation and variance add up (one
+ * slot: the test above as it was). */
 void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r)
 {
 	size_t count[RM_MAX_BUCKETS] = {0}, runs_of[RM_MAX_BUCKETS] = {0};
@@ -44,61 +74,69 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 	memset(r, 0, sizeof(*r));
 	int dense[RM_BUCKET_IDS];
 	k = dense_buckets(s, dense, id);
-	size_t n = 0, runs = 0, cur_len = 0;
-	int prev = -1;
-	int64_t cur_first = 0, prev_step = 0;
+	int *slot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
+	int nslots = batch_slots(s, slot);
+	struct rank_run *rk = rm_xcalloc((size_t)nslots, sizeof(*rk));
+	for (int i = 0; i < nslots; i++)
+		rk[i].prev = -1;
+	size_t n = 0, runs = 0;
 	struct rm_run_span top[RM_MAX_LIST + 1];
 	int ntop = 0;
-	for (size_t t = 0; t <= s->nb; t++) {
-		int b = -1;
-		if (t < s->nb) {
-			int raw = s->bucket[t];
-			if (raw < 0 || raw >= RM_BUCKET_IDS || dense[raw] < 0)
-				continue;
-			b = dense[raw];
-		}
-		if (b != prev || t == s->nb) {
-			if (prev >= 0) { /* close the run of prev */
-				runs_of[prev]++;
-				struct rm_bucket_runs *pb = &r->per[prev];
-				if (cur_len > pb->longest)
-					pb->longest = cur_len;
-				struct rm_run_span span = {id[prev], cur_first, prev_step, cur_len};
-				if (ntop < RM_MAX_LIST || cur_len > top[ntop - 1].length) {
-					top[ntop < RM_MAX_LIST ? ntop++ : ntop - 1] = span;
-					qsort(top, (size_t)ntop, sizeof(*top), cmp_span);
-				}
-			}
-			if (t == s->nb)
-				break;
+	for (size_t t = 0; t < s->nb; t++) {
+		int raw = s->bucket[t];
+		if (raw < 0 || raw >= RM_BUCKET_IDS || dense[raw] < 0)
+			continue;
+		int b = dense[raw];
+		struct rank_run *q = &rk[slot[t]];
+		if (b != q->prev) {
+			if (q->prev >= 0)
+				close_run(r, q, id, runs_of, top, &ntop);
+			q->rank = nslots > 1 && s->brank ? s->brank[t] : -1;
+			q->runs++;
 			runs++;
-			cur_len = 0;
-			cur_first = s->bstep[t];
+			q->len = 0;
+			q->first = s->bstep[t];
 		}
-		cur_len++;
+		q->len++;
+		q->count[b]++;
 		count[b]++;
 		n++;
-		prev = b;
-		prev_step = s->bstep[t];
+		q->prev = b;
+		q->last = s->bstep[t];
 	}
+	for (int i = 0; i < nslots; i++)
+		if (rk[i].prev >= 0)
+			close_run(r, &rk[i], id, runs_of, top, &ntop);
+	free(slot);
 	r->n = n;
 	r->k = k;
-	if (n < 20 || k < 2)
+	if (n < 20 || k < 2) {
+		free(rk);
 		return;
+	}
 	r->ok = 1;
 	r->runs = (double)runs;
-	rm_runs_moments(count, k, &r->expected, &r->var);
+	for (int i = 0; i < nslots; i++) {
+		double mean, var;
+		rm_runs_moments(rk[i].count, k, &mean, &var);
+		r->expected += mean;
+		r->var += var;
+		r->sequences += rk[i].runs > 0;
+	}
+	free(rk);
 	r->z = r->var > 0 ? (r->runs - r->expected) / sqrt(r->var) : 0;
 	r->p = 0.5 * erfc(-r->z / M_SQRT2);
 	for (int i = 0; i < k; i++) {
 		struct rm_bucket_runs *pb = &r->per[i];
 		double p = (double)count[i] / (double)n, L = (double)pb->longest;
+		double per_rank = (double)n / (double)(r->sequences ? r->sequences : 1); /* a slot's batches */
 		pb->bucket = id[i];
 		pb->steps = count[i];
 		pb->share = p;
 		pb->mean_run = runs_of[i] ? (double)count[i] / (double)runs_of[i] : 0;
-		pb->expected_mean_run = p < 1 ? 1 / (1 - p) : (double)n;
-		double lambda = pow(p, L) * (1 + ((double)n - L) * (1 - p));
+		pb->expected_mean_run = p < 1 ? 1 / (1 - p) : per_rank;
+		/* the longest of the slots' longest runs: slots times the chance of one */
+		double lambda = pow(p, L) * (1 + (per_rank - L) * (1 - p)) * (double)(r->sequences ? r->sequences : 1);
 		pb->p_longest = -expm1(-lambda);
 	}
 	memcpy(r->worst, top, (size_t)ntop * sizeof(*top));

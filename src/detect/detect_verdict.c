@@ -146,6 +146,17 @@ void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 			hb->severity = RM_SEV_WARN;
 		hb->score = fmax(hb->score, evidence(len->p, 0));
 	}
+	/* Several ranks per step: when each rank streaks on its own, the step
+	 * mixes their buckets and the runs say less than the mixture does; its
+	 * drift decides. Ranks in lockstep stay as above: every rank's streak
+	 * is the step's. */
+	const struct rm_mixture_result *mx = &d->mixture;
+	if (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT) {
+		if (mx->shape == RM_MIX_RANK_STREAKS || mx->severity > hb->severity)
+			hb->severity = mx->severity;
+		if (mx->worst >= 0)
+			hb->score = fmax(hb->score, fmin(300, mx->ratio_z[mx->worst]));
+	}
 	/* Resets that cluster by bucket while the order is healthy: the data of
 	 * those buckets, not the batching. */
 	struct rm_ranked *hr = &h[RM_H_BUCKET_RESETS];
@@ -360,6 +371,8 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 		ladder_thread(&job);
 	detect_length(&p, &d->split, &d->length);
 	rm_detect_runs(s, o, &d->runs);
+	detect_mixture(&p, o, &d->mixture);
+	d->split.mixed = p.multi;
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */
 	d->resets_by_length = s->derived_bounds && d->length.adjusted;

@@ -18,14 +18,46 @@ static int top_enriched(const struct rm_resets_result *re)
 	return best;
 }
 
+/* Each rank streaks (or the mixture drifts) while the steps mix buckets:
+ * how far and how long the mixture strays from the run's proportions. */
+static void drift_summary(const struct rm_diagnosis *d, char *buf, size_t n)
+{
+	const struct rm_mixture_result *mx = &d->mixture;
+	int w = mx->worst;
+	char far[200] = "";
+	if (w >= 0)
+		snprintf(far, sizeof(far),
+		         ": windows of %lld steps stray from the run's proportions by a total variation of %.2f where a"
+		         " random order of the steps gives %.2f",
+		         (long long)mx->window[w], mx->tv[w], mx->tv_random[w]);
+	if (mx->shape == RM_MIX_RANK_STREAKS)
+		snprintf(buf, n,
+		         "each rank streaks, the global step mixes them: %d of %d ranks run in same-bucket streaks"
+		         " (median z = %.1f) while ranks agree on %.0f%% of steps (chance %.0f%%); %s%s",
+		         mx->ranks_flagged, mx->ranks_tested, mx->rank_z_median, 100 * mx->concordance,
+		         100 * mx->concordance_expected,
+		         mx->drifts ? "the composition drifts" : "the mixture stays near its proportions",
+		         mx->drifts ? far : "");
+	else
+		snprintf(buf, n, "the mixture of buckets drifts%s", far);
+	if (mx->drifts && mx->persistence >= 2) {
+		size_t len = strlen(buf);
+		snprintf(buf + len, n - len, ", for ~%.0f steps at a time", mx->persistence);
+	}
+}
+
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 {
 	const struct rm_ranked *top = &d->rank[0];
 	const struct rm_runs_result *ru = &d->runs;
 	const struct rm_resets_result *re = &d->resets;
 	const struct rm_length_result *len = &d->length;
+	const struct rm_mixture_result *mx = &d->mixture;
 	if (top->severity < RM_SEV_WARN) {
-		if (d->resets_by_length && len->coupled)
+		if (top->h == RM_H_HOMOGENEOUS && top->severity == RM_SEV_INFO &&
+		    (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT))
+			drift_summary(d, buf, n);
+		else if (d->resets_by_length && len->coupled)
 			snprintf(buf, n,
 			         "healthy order: batch lengths come in no streaks (lag-1 autocorrelation %.2f), and the"
 			         " loss level follows length (R^2 = %.2f, slope %.2f on log length): read the"
@@ -56,14 +88,18 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		else if (d->split.flagged)
 			snprintf(buf, n,
 			         "healthy order: buckets are interleaved (runs z = %.1f), so the per-bucket loss"
-			         " split (eta^2 = %.2f) is information, not an alarm; watch the bucket-adjusted loss",
-			         ru->z, d->split.eta2);
+			         " split (%s = %.2f) is information, not an alarm; watch the bucket-adjusted loss",
+			         ru->z, d->split.mixed ? "R^2 on bucket shares" : "eta^2", d->split.eta2);
 		else
 			snprintf(buf, n, "healthy: no homogeneous batching, no clustered resets");
 		return;
 	}
 	switch (top->h) {
 	case RM_H_HOMOGENEOUS:
+		if (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT) {
+			drift_summary(d, buf, n);
+			break;
+		}
 		if (d->ladder.ramp && !ru->flagged)
 			snprintf(buf, n,
 			         "length ramps: max_len falls in %.0f%% of consecutive batches with a period of %d"
@@ -71,10 +107,10 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
 		else
 			snprintf(buf, n,
-			         "homogeneous batching: %.0f same-bucket runs where random order gives %.0f"
+			         "homogeneous batching%s: %.0f same-bucket runs where random order gives %.0f"
 			         " (z = %.1f)%s%s",
-			         ru->runs, ru->expected, ru->z,
-			         d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
+			         mx->shape == RM_MIX_LOCKSTEP ? ", ranks in lockstep on one bucket" : "", ru->runs,
+			         ru->expected, ru->z, d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
 			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
 		break;
 	case RM_H_BUCKET_RESETS: {
@@ -149,8 +185,20 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 			ADD("nothing to fix; plot the bucket-adjusted loss rather than the raw loss");
 		return n;
 	}
+	const struct rm_mixture_result *mx = &d->mixture;
 	switch (top->h) {
 	case RM_H_HOMOGENEOUS:
+		if (mx->shape == RM_MIX_RANK_STREAKS) {
+			ADD("interleave per rank: give each rank's sampler stride scheduling over the buckets, so each"
+			    " rank's batches (and so every step) hold the buckets in their overall proportions");
+			ADD("or draw one global interleaved order and shard it across ranks, so ranks do not each"
+			    " walk their own bucket streaks");
+			ADD("meanwhile, read the bucket-adjusted loss: it removes the mixture's level");
+			break;
+		}
+		if (mx->shape == RM_MIX_LOCKSTEP)
+			ADD("the ranks share one bucket per step because a bucket-chunked global order is sharded"
+			    " across them: interleave the global order before sharding");
 		if (d->ladder.ramp)
 			ADD("group_by_length sorts each megabatch by length: turn it off, or shuffle batch order"
 			    " after grouping");

@@ -1,5 +1,5 @@
 /*
- * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/2,
+ * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/3,
  * documented in the README) and as finding rows for the store. Every
  * number the text report shows is here; non-finite numbers become null.
  */
@@ -28,6 +28,7 @@ static json_t *runs_json(const struct rm_runs_result *r)
 	                      "flagged", r->flagged);
 	if (!r->ok)
 		return o;
+	json_object_set_new(o, "sequences", json_integer(r->sequences));
 	json_object_set_new(o, "runs", num(r->runs));
 	json_object_set_new(o, "expected", num(r->expected));
 	json_object_set_new(o, "variance", num(r->var));
@@ -42,13 +43,49 @@ static json_t *runs_json(const struct rm_runs_result *r)
 		                                num(b->mean_run), "expected_mean_run", num(b->expected_mean_run),
 		                                "longest", (json_int_t)b->longest, "p_longest", num(b->p_longest)));
 	}
-	for (int i = 0; i < r->nworst; i++)
-		json_array_append_new(worst, json_pack("{s:i, s:I, s:I, s:I}", "bucket", r->worst[i].bucket,
-		                                       "first_step", (json_int_t)r->worst[i].first_step, "last_step",
-		                                       (json_int_t)r->worst[i].last_step, "length",
-		                                       (json_int_t)r->worst[i].length));
+	for (int i = 0; i < r->nworst; i++) {
+		json_t *w = json_pack("{s:i, s:I, s:I, s:I}", "bucket", r->worst[i].bucket, "first_step",
+		                      (json_int_t)r->worst[i].first_step, "last_step",
+		                      (json_int_t)r->worst[i].last_step, "length", (json_int_t)r->worst[i].length);
+		if (r->worst[i].rank >= 0)
+			json_object_set_new(w, "rank", json_integer(r->worst[i].rank));
+		json_array_append_new(worst, w);
+	}
 	json_object_set_new(o, "per_bucket", per);
 	json_object_set_new(o, "longest_runs", worst);
+	return o;
+}
+
+static json_t *mixture_json(const struct rm_mixture_result *m)
+{
+	json_t *o = json_pack("{s:b, s:s}", "ok", m->ok, "shape", rm_mix_shape_name(m->shape));
+	if (!m->ok)
+		return o;
+	json_object_set_new(o, "severity", json_string(rm_severity_name(m->severity)));
+	json_object_set_new(o, "ranks", json_integer(m->ranks));
+	json_object_set_new(o, "steps", json_integer((json_int_t)m->steps));
+	json_object_set_new(o, "batches_per_step", num(m->per_step));
+	json_object_set_new(o, "multi_rank_share", num(m->multi_rank));
+	json_object_set_new(o, "concordance",
+	                    m->ranks > 1 && m->concordance_expected > 0
+	                        ? json_pack("{s:o, s:o, s:o}", "observed", num(m->concordance), "expected",
+	                                    num(m->concordance_expected), "z", num(m->concordance_z))
+	                        : json_null());
+	json_object_set_new(o, "ranks_tested", json_integer(m->ranks_tested));
+	json_object_set_new(o, "ranks_streaking", json_integer(m->ranks_flagged));
+	json_object_set_new(o, "rank_z",
+	                    m->ranks_tested ? json_pack("{s:o, s:o, s:o}", "min", num(m->rank_z_min), "median",
+	                                                num(m->rank_z_median), "max", num(m->rank_z_max))
+	                                    : json_null());
+	json_t *w = json_array();
+	for (int i = 0; i < m->windows; i++)
+		json_array_append_new(w, json_pack("{s:I, s:o, s:o, s:o, s:o}", "steps", (json_int_t)m->window[i],
+		                                   "chi2_ratio", num(m->ratio[i]), "z", num(m->ratio_z[i]), "tv",
+		                                   num(m->tv[i]), "tv_random", num(m->tv_random[i])));
+	json_object_set_new(o, "windows", w);
+	json_object_set_new(o, "worst_window", m->worst >= 0 ? json_integer(m->window[m->worst]) : json_null());
+	json_object_set_new(o, "drifts", json_boolean(m->drifts));
+	json_object_set_new(o, "persistence_steps", num(m->persistence));
 	return o;
 }
 
@@ -58,6 +95,7 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 	if (s->ok) {
 		json_object_set_new(o, "scale", json_string(s->log_scale ? "log" : "linear"));
 		json_object_set_new(o, "eta2", num(s->eta2));
+		json_object_set_new(o, "mixed", json_boolean(s->mixed));
 		json_object_set_new(o, "f", num(s->f));
 		json_object_set_new(o, "df1", num(s->df1));
 		json_object_set_new(o, "df2", num(s->df2));
@@ -279,6 +317,7 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_object_set_new(o, "runs_test", runs_json(&d->runs));
 	json_object_set_new(o, "split", split_json(&d->split, &d->curves));
 	json_object_set_new(o, "length", length_json(&d->length, d->resets_by_length));
+	json_object_set_new(o, "mixture", mixture_json(&d->mixture));
 	json_object_set_new(o, "ladder", ladder_json(&d->ladder));
 	json_object_set_new(o, "resets", resets_json(&d->resets));
 	json_object_set_new(o, "cost", cost_json(&d->cost));
@@ -313,6 +352,11 @@ size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **
 		        b = d->runs.nworst ? d->runs.worst[0].last_step : -1;
 		add_row(rows, &n, "same_bucket_runs", RM_SEV_WARN, a, b, d->runs.z, d->runs.p, runs_json(&d->runs));
 	}
+	const struct rm_mixture_result *m = &d->mixture;
+	if (m->ok && m->shape != RM_MIX_RANDOM) /* lockstep, rank streaks, drift: the shape of the ranks */
+		add_row(rows, &n, "batch_mixture",
+		        m->shape == RM_MIX_LOCKSTEP ? (d->runs.flagged ? RM_SEV_WARN : RM_SEV_INFO) : m->severity,
+		        d->first_step, d->last_step, m->worst >= 0 ? m->ratio_z[m->worst] : NAN, NAN, mixture_json(m));
 	if (d->split.ok && d->split.flagged) {
 		struct rm_curves cv = d->curves;
 		for (int i = 0; i < cv.k; i++)

@@ -148,12 +148,42 @@ static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 	}
 	if (r->nworst) {
 		fputs("  longest runs:", fp);
-		for (int i = 0; i < r->nworst && i < 5; i++)
+		for (int i = 0; i < r->nworst && i < 5; i++) {
 			fprintf(fp, "%s bucket %s at steps %lld..%lld (%zu)", i ? "," : "",
 			        rm_tx(rm_bucket_label(d, r->worst[i].bucket)), (long long)r->worst[i].first_step,
 			        (long long)r->worst[i].last_step, r->worst[i].length);
+			if (r->worst[i].rank >= 0)
+				fprintf(fp, " on rank %d", r->worst[i].rank);
+		}
 		fputc('\n', fp);
 	}
+}
+
+/* Several batches per step: how the ranks draw and how the mixture moves. */
+static void mixture_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_mixture_result *m = &d->mixture;
+	if (!m->ok)
+		return;
+	fprintf(fp, "\nRanks and micro-batches: %s\n", rm_mix_shape_name(m->shape));
+	fprintf(fp, "  %zu steps, %.1f batches per step from %d rank%s\n", m->steps, m->per_step, m->ranks,
+	        m->ranks == 1 ? "" : "s");
+	if (m->ranks > 1 && m->concordance_expected > 0)
+		fprintf(fp, "  ranks draw one bucket together on %.1f%% of steps, %.1f%% by chance (z = %.1f)\n",
+		        100 * m->concordance, 100 * m->concordance_expected, m->concordance_z);
+	if (m->ranks_tested)
+		fprintf(fp, "  runs test per rank: %d of %d streak (z from %.1f to %.1f, median %.1f)\n",
+		        m->ranks_flagged, m->ranks_tested, m->rank_z_min, m->rank_z_max, m->rank_z_median);
+	if (m->windows) {
+		fputs("  window (steps)  chi2 / random      z    TV  TV random\n", fp);
+		for (int i = 0; i < m->windows; i++)
+			fprintf(fp, "  %14lld  %13.2f  %5.1f  %.2f  %9.2f%s\n", (long long)m->window[i], m->ratio[i],
+			        m->ratio_z[i], m->tv[i], m->tv_random[i],
+			        i == m->worst && m->drifts ? "  <- worst" : "");
+	}
+	fprintf(fp, "  the mixture %s; its share vector decorrelates after ~%.0f steps\n",
+	        m->drifts ? "drifts from the run's proportions beyond chance" : "stays near the run's proportions",
+	        m->persistence);
 }
 
 static void split_section(FILE *fp, const struct rm_diagnosis *d)
@@ -167,8 +197,9 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	} else {
 		fmt_p(p, sizeof(p), s->p);
 		fprintf(fp,
-		        "  eta^2 = %.3f of the detrended %sloss is explained by bucket: F(%.0f, %.0f) = %.4g, p %s\n",
-		        s->eta2, s->log_scale ? "log " : "", s->df1, s->df2, s->f, p);
+		        "  %s = %.3f of the detrended %sloss is explained by bucket%s: F(%.0f, %.0f) = %.4g, p %s\n",
+		        s->mixed ? "R^2" : "eta^2", s->eta2, s->log_scale ? "log " : "",
+		        s->mixed ? " shares (a regression on each step's mixture)" : "", s->df1, s->df2, s->f, p);
 		fprintf(fp, "  %d mode%s in the detrended loss (Gaussian mixture, BIC)%s\n", s->modes,
 		        s->modes == 1 ? "" : "s",
 		        s->trimodal  ? ": a trimodal split lining up with bucket groups"
@@ -191,8 +222,11 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
 		else
 			snprintf(lev, sizeof(lev), "-");
-		fprintf(fp, "  %*s  %-10s %4d  %9.4f  ", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
-		        s->ok ? s->mode_of_bucket[i] + 1 : 0, cv->bucket_mean[i]);
+		char mean[24] = "        -"; /* no step of this bucket alone (steps that mix buckets) */
+		if (isfinite(cv->bucket_mean[i]))
+			snprintf(mean, sizeof(mean), "%9.4f", cv->bucket_mean[i]);
+		fprintf(fp, "  %*s  %-10s %4d  %s  ", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
+		        s->ok ? s->mode_of_bucket[i] + 1 : 0, mean);
 		spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
 		fputs("  ", fp);
 		spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
@@ -416,6 +450,7 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		      " again.\n",
 		      fp);
 	runs_section(fp, d);
+	mixture_section(fp, d);
 	split_section(fp, d);
 	length_section(fp, d);
 	ladder_section(fp, d);

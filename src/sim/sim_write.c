@@ -28,18 +28,22 @@ struct reported {
 	int64_t tokens_seen, seqs_seen;
 };
 
-static size_t report_rows(const struct rm_sim_step *st, int64_t n, int k, struct reported *out)
+/* st holds S batches per step; the step's fields are on its first. */
+static size_t report_rows(const struct rm_sim_step *st, int64_t n, int S, int k, struct reported *out)
 {
 	size_t m = 0;
 	double acc = 0;
 	int64_t tokens = 0, seqs = 0;
 	for (int64_t t = 0; t < n; t++) {
-		acc += st[t].loss;
-		tokens += st[t].tokens;
-		seqs += st[t].n;
+		const struct rm_sim_step *x = &st[t * S];
+		acc += x->loss;
+		for (int j = 0; j < S; j++) {
+			tokens += x[j].tokens;
+			seqs += x[j].n;
+		}
 		if ((t + 1) % k)
 			continue;
-		out[m++] = (struct reported){st[t].step, acc / k, st[t].lr, st[t].epoch, st[t].runtime, tokens, seqs};
+		out[m++] = (struct reported){x->step, acc / k, x->lr, x->epoch, x->runtime, tokens, seqs};
 		acc = 0;
 	}
 	return m;
@@ -62,10 +66,14 @@ static char *config_json(const struct rm_sim_opts *o)
 {
 	int64_t spe = o->steps_per_epoch > 0 ? o->steps_per_epoch : (o->steps / 3 > 0 ? o->steps / 3 : 1);
 	static const char *const spikes[] = {"none", "bucket", "checkpoint"};
+	char ranks[128] = "";
+	if (rm_sim_slots(o) > 1)
+		snprintf(ranks, sizeof(ranks), ", \"ranks\": %d, \"micro\": %d, \"rank_mode\": \"%s\"",
+		         o->ranks > 1 ? o->ranks : 1, o->micro > 1 ? o->micro : 1, rm_sim_rank_mode_name(o->rank_mode));
 	return rm_xasprintf("{\"save_steps\": %lld, \"steps_per_epoch\": %lld, \"logging_steps\": %d,"
-	                    " \"simulated\": {\"strategy\": \"%s\", \"seed\": %llu, \"spikes\": \"%s\"}}",
+	                    " \"simulated\": {\"strategy\": \"%s\", \"seed\": %llu, \"spikes\": \"%s\"%s}}",
 	                    (long long)o->save_every, (long long)spe, o->log_every < 1 ? 1 : o->log_every,
-	                    rm_sim_strategy_name(o->strategy), (unsigned long long)o->seed, spikes[o->spikes]);
+	                    rm_sim_strategy_name(o->strategy), (unsigned long long)o->seed, spikes[o->spikes], ranks);
 }
 
 int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts *o, struct rm_err *err)
@@ -73,10 +81,10 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 	struct rm_sim_step *steps;
 	struct rm_run_key key = {"sim", "", "", name};
 	int64_t run;
-	int k = o->log_every < 1 ? 1 : o->log_every, rc;
+	int k = o->log_every < 1 ? 1 : o->log_every, rc, S = rm_sim_slots(o);
 	rm_simulate(o, &steps);
 	struct reported *rows = rm_xmalloc((size_t)(o->steps / k + 1) * sizeof(*rows));
-	size_t m = report_rows(steps, o->steps, k, rows);
+	size_t m = report_rows(steps, o->steps, S, k, rows);
 	char *config = config_json(o);
 	if ((rc = rm_store_begin(st, err)))
 		goto out;
@@ -102,10 +110,12 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 		if ((rc = rm_store_put_batch(st, run, &b, err)))
 			goto fail;
 	}
-	for (int64_t t = 0; t < o->steps && !o->cumulative; t++) {
+	for (int64_t t = 0; t < o->steps * S && !o->cumulative; t++) {
 		const struct rm_sim_step *x = &steps[t];
 		struct rm_batch b = {
 		    .step = x->step,
+		    .rank = x->rank,
+		    .micro = x->micro,
 		    .v = {x->bucket, x->n, x->min_len, x->max_len, x->mean_len, (double)x->tokens, (double)x->padded},
 		    .have = o->no_bucket ? 0x7e : 0x7f};
 		if ((rc = rm_store_put_batch(st, run, &b, err)))
@@ -127,7 +137,7 @@ out:
 int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_err *err)
 {
 	struct rm_sim_step *steps;
-	int k = o->log_every < 1 ? 1 : o->log_every, rc = RM_OK;
+	int k = o->log_every < 1 ? 1 : o->log_every, rc = RM_OK, S = rm_sim_slots(o);
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return rm_err_set(err, RM_E_IO, "cannot create directory '%s': %s", dir, strerror(errno));
 	char *hpath = rm_xasprintf("%s/history.jsonl", dir), *bpath = rm_xasprintf("%s/batches.jsonl", dir);
@@ -141,7 +151,7 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 	FILE *h = ho.fp, *b = bo.fp;
 	rm_simulate(o, &steps);
 	struct reported *rows = rm_xmalloc((size_t)(o->steps / k + 1) * sizeof(*rows));
-	size_t m = report_rows(steps, o->steps, k, rows);
+	size_t m = report_rows(steps, o->steps, S, k, rows);
 	const double t0 = SIM_T0;
 	for (size_t i = 0; i < m; i++) {
 		fprintf(h,
@@ -154,12 +164,13 @@ int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_e
 			        (long long)rows[i].tokens_seen, (long long)rows[i].seqs_seen);
 		fputs("}\n", h);
 	}
-	for (int64_t t = 0; t < o->steps && !o->cumulative; t++) {
+	for (int64_t t = 0; t < o->steps * S && !o->cumulative; t++) {
 		const struct rm_sim_step *x = &steps[t];
+		fprintf(b, "{\"step\": %lld, ", (long long)x->step);
+		if (S > 1)
+			fprintf(b, "\"rank\": %d, \"micro\": %d, ", x->rank, x->micro);
 		if (!o->no_bucket)
-			fprintf(b, "{\"step\": %lld, \"bucket\": %d, ", (long long)x->step, x->bucket);
-		else
-			fprintf(b, "{\"step\": %lld, ", (long long)x->step);
+			fprintf(b, "\"bucket\": %d, ", x->bucket);
 		fprintf(b,
 		        "\"n\": %d, \"min_len\": %d, \"max_len\": %d, \"mean_len\": %.1f, \"tokens\": %lld,"
 		        " \"padded_tokens\": %lld}\n",

@@ -47,6 +47,8 @@ void rm_sim_opts_default(struct rm_sim_opts *o)
 	o->log_every = 1;
 	o->save_every = 500;
 	o->tokens_per_batch = 65536;
+	o->ranks = o->micro = 1;
+	o->rank_mode = RM_SIM_SHARDED;
 }
 
 /* Loss level by sequence length: short ~0.55, medium ~1.1, long 1.6-2.2. */
@@ -186,10 +188,11 @@ static int pick(struct gen *g, const double *q)
 	return g->k - 1;
 }
 
-/* The bucket sequence of a bucketed strategy. */
-static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int *seq)
+/* The bucket sequence of a bucketed strategy: n batches, epochs of
+ * `epoch` batches. */
+static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int64_t n, int64_t epoch,
+                         int *seq)
 {
-	int64_t n = o->steps, epoch = o->steps_per_epoch;
 	double credit[64] = {0};
 	int cur = 0, left = 0;
 	for (int64_t t = 0; t < n; t++) {
@@ -234,6 +237,60 @@ static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const doubl
 	}
 }
 
+static const char *const mode_names[RM_SIM_RANK_MODES] = {"lockstep", "sharded", "independent"};
+
+const char *rm_sim_rank_mode_name(enum rm_sim_rank_mode m)
+{
+	return mode_names[m];
+}
+
+int rm_sim_rank_mode_parse(const char *name, enum rm_sim_rank_mode *out)
+{
+	for (int i = 0; i < RM_SIM_RANK_MODES; i++)
+		if (!strcmp(name, mode_names[i])) {
+			*out = (enum rm_sim_rank_mode)i;
+			return 0;
+		}
+	return -1;
+}
+
+int rm_sim_slots(const struct rm_sim_opts *o)
+{
+	return (o->ranks > 1 ? o->ranks : 1) * (o->micro > 1 ? o->micro : 1);
+}
+
+/* The bucket of every batch, steps x slots in (step, rank, micro) order:
+ * lockstep, every slot of a step draws the step's bucket; sharded, one
+ * global order dealt out in turn; independent, each rank its own order of
+ * steps x micro batches, started at its own phase. */
+static void slot_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int *seq)
+{
+	int64_t n = o->steps, epoch = o->steps_per_epoch;
+	int R = o->ranks > 1 ? o->ranks : 1, M = o->micro > 1 ? o->micro : 1, S = R * M;
+	if (S == 1 || o->rank_mode == RM_SIM_LOCKSTEP) {
+		int *step_seq = S == 1 ? seq : rm_xmalloc((size_t)n * sizeof(int));
+		bucket_order(g, o, q, n, epoch, step_seq);
+		for (int64_t t = 0; t < n && S > 1; t++)
+			for (int j = 0; j < S; j++)
+				seq[t * S + j] = step_seq[t];
+		if (S > 1)
+			free(step_seq);
+	} else if (o->rank_mode == RM_SIM_SHARDED) {
+		bucket_order(g, o, q, n * S, epoch * S, seq);
+	} else {
+		int64_t per = n * M;
+		int *own = rm_xmalloc((size_t)per * sizeof(int));
+		for (int r = 0; r < R; r++) {
+			bucket_order(g, o, q, per, epoch * M, own);
+			int64_t phase = (int64_t)rm_rng_below(&g->rng, (uint64_t)per);
+			for (int64_t t = 0; t < n; t++)
+				for (int m = 0; m < M; m++)
+					seq[t * S + r * M + m] = own[(t * M + m + phase) % per];
+		}
+		free(own);
+	}
+}
+
 void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 {
 	struct rm_sim_opts o = *o0;
@@ -253,61 +310,72 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 	if (o.log_every < 1)
 		o.log_every = 1;
 	int64_t n = o.steps;
-	struct rm_sim_step *st = rm_xcalloc((size_t)(n ? n : 1), sizeof(*st));
+	int S = rm_sim_slots(&o), M = o.micro > 1 ? o.micro : 1;
+	size_t N = (size_t)n * (size_t)S;
+	struct rm_sim_step *st = rm_xcalloc(N ? N : 1, sizeof(*st));
 	double q[64], len[4096];
-	int *seq = rm_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+	int *seq = rm_xmalloc((N ? N : 1) * sizeof(int));
 	bucket_shares(&g, &o, q);
 	int bucketed = o.strategy != RM_SIM_MIXED && o.strategy != RM_SIM_HF_MEGABATCH;
 	if (bucketed)
-		bucket_order(&g, &o, q, seq);
+		slot_order(&g, &o, q, seq);
 	/* HF megabatches: 50 batches of a fixed size, sorted longest first. */
 	const int mega = 50, per = 16;
 	double *pool = rm_xmalloc(mega * per * sizeof(double));
 	double runtime = 0;
 	for (int64_t t = 0; t < n; t++) {
-		int cnt;
-		if (bucketed) {
-			int b = seq[t];
-			cnt = (int)fmax(1, floor((double)o.tokens_per_batch / (double)g.b[b + 1]));
-			if (cnt > 4096)
-				cnt = 4096;
-			for (int i = 0; i < cnt; i++)
-				len[i] = draw_len_in(&g, b);
-		} else if (o.strategy == RM_SIM_MIXED) {
-			/* Random lengths until the padded batch would pass the budget. */
-			double hi = 0;
-			cnt = 0;
-			for (;;) {
-				double v = draw_len(&g);
-				if (cnt > 0 && (cnt + 1) * fmax(hi, v) > (double)o.tokens_per_batch)
-					break;
-				len[cnt++] = v;
-				hi = fmax(hi, v);
-				if (cnt == 4096)
-					break;
-			}
-		} else {
-			int slot = (int)(t % mega);
-			if (slot == 0) {
-				for (int i = 0; i < mega * per; i++)
-					pool[i] = draw_len(&g);
-				/* descending sort (insertion sort is fine for 800) */
-				for (int i = 1; i < mega * per; i++) {
-					double v = pool[i];
-					int j = i;
-					while (j > 0 && pool[j - 1] < v) {
-						pool[j] = pool[j - 1];
-						j--;
-					}
-					pool[j] = v;
+		double level = 0, work = 0;
+		for (int j = 0; j < S; j++) {
+			size_t i = (size_t)t * (size_t)S + (size_t)j;
+			int cnt;
+			if (j > 0 && !bucketed && o.rank_mode == RM_SIM_LOCKSTEP) {
+				cnt = st[i - 1].n; /* the step's lengths again */
+			} else if (bucketed) {
+				int b = seq[i];
+				cnt = (int)fmax(1, floor((double)o.tokens_per_batch / (double)g.b[b + 1]));
+				if (cnt > 4096)
+					cnt = 4096;
+				for (int x = 0; x < cnt; x++)
+					len[x] = draw_len_in(&g, b);
+			} else if (o.strategy == RM_SIM_MIXED) {
+				/* Random lengths until the padded batch would pass the budget. */
+				double hi = 0;
+				cnt = 0;
+				for (;;) {
+					double v = draw_len(&g);
+					if (cnt > 0 && (cnt + 1) * fmax(hi, v) > (double)o.tokens_per_batch)
+						break;
+					len[cnt++] = v;
+					hi = fmax(hi, v);
+					if (cnt == 4096)
+						break;
 				}
+			} else {
+				int slot = (int)(i % (size_t)mega);
+				if (slot == 0) {
+					for (int x = 0; x < mega * per; x++)
+						pool[x] = draw_len(&g);
+					/* descending sort (insertion sort is fine for 800) */
+					for (int x = 1; x < mega * per; x++) {
+						double v = pool[x];
+						int y = x;
+						while (y > 0 && pool[y - 1] < v) {
+							pool[y] = pool[y - 1];
+							y--;
+						}
+						pool[y] = v;
+					}
+				}
+				cnt = per;
+				memcpy(len, pool + slot * per, per * sizeof(double));
 			}
-			cnt = per;
-			memcpy(len, pool + slot * per, per * sizeof(double));
+			level += compose(&st[i], len, cnt, &g) / S; /* the step's loss: the mean over its batches */
+			st[i].step = t;
+			st[i].rank = j / M;
+			st[i].micro = j % M;
+			work += (double)(st[i].tokens + st[i].padded);
 		}
-		struct rm_sim_step *s = &st[t];
-		double level = compose(s, len, cnt, &g);
-		s->step = t;
+		struct rm_sim_step *s = &st[(size_t)t * (size_t)S];
 		double epoch = (double)t / (double)o.steps_per_epoch;
 		double trend = (1 + 1.2 * exp(-(double)t / fmax(1, (double)n / 4))) * pow(0.92, floor(epoch));
 		double loss = level * trend * (1 + 0.05 * rm_rng_normal(&g.rng));
@@ -315,17 +383,63 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 			loss *= 1.8;
 		if (o.spikes == RM_SIM_SPIKES_CHECKPOINT && o.save_every > 0 && t % o.save_every == 1)
 			loss *= 1.8;
-		s->loss = loss;
 		double warm = fmax(1, (double)n / 50);
-		s->lr =
+		double lr =
 		    3e-4 * ((double)t < warm ? ((double)t + 1) / warm
 		                             : 0.5 * (1 + cos(M_PI * ((double)t - warm) / fmax(1, (double)n - warm))));
-		s->epoch = epoch;
-		runtime += (double)(s->tokens + s->padded) / 30000.0;
-		s->runtime = runtime;
+		runtime += work / (S / M) / 30000.0; /* ranks work in parallel */
+		for (int j = 0; j < S; j++) {
+			s[j].loss = loss;
+			s[j].lr = lr;
+			s[j].epoch = epoch;
+			s[j].runtime = runtime;
+		}
 	}
 	free(pool);
 	free(seq);
 	free(g.cum);
 	*out = st;
+}
+
+void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
+{
+	struct rm_sim_step *x;
+	rm_simulate(o, &x);
+	size_t T = (size_t)o->steps, S = (size_t)rm_sim_slots(o), N = T * S;
+	memset(out, 0, sizeof(*out));
+	out->step = rm_xmalloc((T ? T : 1) * sizeof(int64_t));
+	out->loss = rm_xmalloc((T ? T : 1) * sizeof(double));
+	out->bstep = rm_xmalloc((N ? N : 1) * sizeof(int64_t));
+	out->max_len = rm_xmalloc((N ? N : 1) * sizeof(double));
+	out->bucket = rm_xmalloc((N ? N : 1) * sizeof(int));
+	out->brank = rm_xmalloc((N ? N : 1) * sizeof(int));
+	for (size_t i = 0; i < N; i++) {
+		out->bstep[i] = x[i].step;
+		out->bucket[i] = x[i].bucket;
+		out->brank[i] = x[i].rank;
+		out->max_len[i] = x[i].max_len;
+		out->step[i / S] = x[i].step;
+		out->loss[i / S] = x[i].loss;
+	}
+	free(x);
+	out->s = (struct rm_series){.n = T,
+	                            .step = out->step,
+	                            .loss = out->loss,
+	                            .nb = N,
+	                            .bstep = out->bstep,
+	                            .brank = out->brank,
+	                            .nranks = o->ranks > 1 ? o->ranks : 1,
+	                            .bucket = out->bucket,
+	                            .max_len = out->max_len};
+}
+
+void rm_sim_series_release(struct rm_sim_series *ss)
+{
+	free(ss->step);
+	free(ss->loss);
+	free(ss->bstep);
+	free(ss->max_len);
+	free(ss->bucket);
+	free(ss->brank);
+	memset(ss, 0, sizeof(*ss));
 }

@@ -672,6 +672,37 @@ static size_t count_rows(sqlite3 *db, const char *table, int64_t run_id, int64_t
 	return n;
 }
 
+/* About how many batch rows the run has from step `since`: its step span
+ * times the rows of its first step. Three primary-key lookups, where
+ * COUNT(*) (and MIN with MAX in one query) scan every row: 8M rows for a
+ * run of 1M steps on 8 ranks. The step range comes back in lo, hi (hi < lo
+ * when there is none). */
+static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, int64_t *lo, int64_t *hi)
+{
+	static const char *const sql[3] = {
+	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1",
+	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step DESC LIMIT 1",
+	    "SELECT COUNT(*) FROM batches WHERE run_id = ?1 AND step = ?2"};
+	int64_t v[3] = {0, -1, 0};
+	*lo = since;
+	*hi = -1;
+	for (int i = 0; i < 3; i++) {
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(db, sql[i], -1, &s, NULL) != SQLITE_OK)
+			return 0;
+		sqlite3_bind_int64(s, 1, run_id);
+		sqlite3_bind_int64(s, 2, i == 2 ? v[0] : since);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			v[i] = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		if (i == 1 && v[1] < v[0])
+			break;
+	}
+	*lo = v[0];
+	*hi = v[1];
+	return *hi < *lo ? 0 : (size_t)(*hi - *lo + 1) * (size_t)(v[2] > 0 ? v[2] : 1);
+}
+
 /* Grows the parallel arrays of a series to hold cap entries. */
 #define GROW(arr, cap) ((arr) = rm_xrealloc((arr), (cap) * sizeof(*(arr))))
 
@@ -715,9 +746,6 @@ static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_stor
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Batch composition per step. Ranks of a step are merged here rather
- * than by GROUP BY, which costs four times the plain ordered scan; the
- * bucket is the lowest any rank used, as in the step_batch view. */
 /* Dense buckets for the loaded batches, with the run's text labels. */
 static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct rm_store_series *out)
 {
@@ -756,14 +784,18 @@ static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct r
 	return rc;
 }
 
+/* Batch composition: one entry per stored row, in (step, rank, micro)
+ * order, so that a data-parallel step keeps what each rank and micro-batch
+ * drew (the detectors read the mixture; see detect_mixture.c). */
 static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
 {
 	sqlite3_stmt *s;
 	size_t cap = count_rows(db, "batches", run_id, since);
-	int rc = sqlite3_prepare_v2(db,
-	                            "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL FROM batches"
-	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank, micro",
-	                            -1, &s, NULL);
+	int rc =
+	    sqlite3_prepare_v2(db,
+	                       "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL, rank FROM batches"
+	                       " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank, micro",
+	                       -1, &s, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
@@ -772,32 +804,34 @@ static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_st
 	GROW(out->bstep, cap + 1);
 	GROW(raw, cap + 1);
 	GROW(out->max_len, cap + 1);
+	GROW(out->brank, cap + 1);
+	int64_t top_rank = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t step = sqlite3_column_int64(s, 0);
 		int64_t bucket =
 		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
+		int64_t rank = sqlite3_column_int64(s, 4);
 		out->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
 		size_t i = out->nb;
-		if (i > 0 && out->bstep[i - 1] == step) { /* another rank or micro-batch of the step */
-			i--;
-			if (bucket != RM_BUCKET_NONE && (raw[i] == RM_BUCKET_NONE || bucket < raw[i]))
-				raw[i] = bucket;
-			out->max_len[i] = isnan(out->max_len[i]) ? ml : fmax(out->max_len[i], ml);
-			continue;
-		}
 		if (out->nb == cap) {
 			cap = cap ? cap * 2 : 4096;
 			GROW(out->bstep, cap);
 			GROW(raw, cap);
 			GROW(out->max_len, cap);
+			GROW(out->brank, cap);
 		}
+		out->multi |= i > 0 && out->bstep[i - 1] == step; /* another rank or micro-batch of the step */
 		out->nb++;
 		out->bstep[i] = step;
 		raw[i] = bucket;
 		out->max_len[i] = ml;
+		out->brank[i] = rank >= 0 && rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
+		if (rank > top_rank)
+			top_rank = rank;
 	}
 	sqlite3_finalize(s);
+	out->nranks = top_rank < RM_MAX_RANKS ? (int)top_rank + 1 : RM_MAX_RANKS;
 	if (rc == SQLITE_DONE)
 		rc = map_buckets(db, run_id, raw, out);
 	free(raw);
@@ -889,6 +923,7 @@ void rm_store_series_release(struct rm_store_series *s)
 	free(s->bstep);
 	free(s->bucket);
 	free(s->max_len);
+	free(s->brank);
 	rm_bucket_map_release(&s->map);
 
 	free(s->bounds);
@@ -1026,21 +1061,12 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 {
 	enum { BLOCKS = 10 };
 	memset(out, 0, sizeof(*out));
-	size_t total = count_rows(st->db, "batches", run_id, since), cap = 0;
+	int64_t lo, hi;
+	size_t total = estimate_batch_rows(st->db, run_id, since, &lo, &hi), cap = 0;
 	out->stride = total > max_batches && max_batches ? (int64_t)((total + max_batches - 1) / max_batches) : 1;
 	/* Ten evenly spaced blocks of consecutive steps: range scans on the
 	 * primary key read only the sample. */
-	int64_t lo = since, hi = -1;
-	sqlite3_stmt *s = prepare(st, "SELECT MIN(step), MAX(step) FROM batches WHERE run_id = ?1 AND step >= ?2", err);
-	if (!s)
-		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, since);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
-		lo = sqlite3_column_int64(s, 0);
-		hi = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
+	sqlite3_stmt *s;
 	if (hi < lo)
 		return RM_OK;
 	s = prepare(st,

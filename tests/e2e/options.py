@@ -34,7 +34,7 @@ VALUES = {
     "k": "4", "max-len": "8192", "tokens-per-batch": "16384", "column": "seq_len",
     "length-key": "seq_len", "count-key": "n_seqs", "pattern": "step:{step} loss:{loss}",
     "list-column": "input_ids", "split": "train", "lengths-from": "lengths.txt", "lengths-column": "seq_len",
-    "metrics": "127.0.0.1:9464", "metrics-path": "/metrics",
+    "metrics": "127.0.0.1:9464", "metrics-path": "/metrics", "ranks": "4", "rank-mode": "independent", "micro": "2",
 }
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",
