@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runmon/store.h"
+#include "store/store_internal.h"
 #include "testutil.h"
 
 static const struct rm_run_key key = {"file", "", "", "r1"};
@@ -77,6 +78,57 @@ static void migration_adds_micro(void **state)
 	                                  " || padded_tokens, ' ') FROM batches WHERE micro = 0"),
 	                    "0:0:2:4:10:40:25.0:100:60 1:0:1:2:5:7:6.0:12:2");
 	assert_int_equal(tu_q_int(db, "SELECT n FROM step_batches WHERE step = 3"), 7);
+}
+
+/* A run's batch rows, one per step, rank and micro-batch, come back in
+ * that order with their ranks, whether read in one scan or in two halves
+ * on two connections (as runs of 2M rows and more are). */
+static void batches_load_in_halves(void **state)
+{
+	(void)state;
+	const char *db = tu_tmp_path("halves.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	assert_int_equal(rm_store_begin(st, &err), 0);
+	for (int t = 0; t < 301; t++) {
+		struct rm_step s = {.step = t, .v = {[RM_S_LOSS] = 1 + t % 5}, .have = 1u << RM_S_LOSS};
+		assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+		for (int r = 0; r < 3; r++)
+			for (int m = 0; m < 2; m++) {
+				struct rm_batch b = {.step = t,
+				                     .rank = r,
+				                     .micro = m,
+				                     .v = {[RM_B_BUCKET] = (t / 7 + r) % 4, [RM_B_MAX_LEN] = 100 + t},
+				                     .have = 1u << RM_B_BUCKET | 1u << RM_B_MAX_LEN};
+				assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+			}
+	}
+	assert_int_equal(rm_store_commit(st, &err), 0);
+	struct rm_store_series one, two;
+	assert_int_equal(rm_store_load_series(st, run, 0, &one, &err), 0);
+	size_t saved = rm_store_split_rows;
+	rm_store_split_rows = 10;
+	assert_int_equal(rm_store_load_series(st, run, 0, &two, &err), 0);
+	rm_store_split_rows = saved;
+	assert_int_equal(one.nb, 301 * 6);
+	assert_int_equal(two.nb, one.nb);
+	assert_true(one.multi && two.multi);
+	assert_int_equal(one.nranks, 3);
+	assert_int_equal(two.nranks, 3);
+	for (size_t i = 0; i < one.nb; i++) {
+		assert_int_equal(one.bstep[i], (int64_t)(i / 6));
+		assert_int_equal(one.brank[i], (int)(i % 6) / 2);
+		assert_int_equal(two.bstep[i], one.bstep[i]);
+		assert_int_equal(two.brank[i], one.brank[i]);
+		assert_int_equal(two.bucket[i], one.bucket[i]);
+		assert_true(two.max_len[i] == one.max_len[i]);
+	}
+	rm_store_series_release(&one);
+	rm_store_series_release(&two);
+	rm_store_close(st);
 }
 
 static void newer_schema_is_refused(void **state)
@@ -279,6 +331,7 @@ int main(void)
 	    cmocka_unit_test(fresh_database_is_at_latest_version),
 	    cmocka_unit_test(migration_from_first_version),
 	    cmocka_unit_test(migration_adds_micro),
+	    cmocka_unit_test(batches_load_in_halves),
 	    cmocka_unit_test(newer_schema_is_refused),
 	    cmocka_unit_test(not_a_database),
 	    cmocka_unit_test(upsert_replaces_and_is_idempotent),

@@ -700,7 +700,11 @@ static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, in
 	}
 	*lo = v[0];
 	*hi = v[1];
-	return *hi < *lo ? 0 : (size_t)(*hi - *lo + 1) * (size_t)(v[2] > 0 ? v[2] : 1);
+	if (*hi < *lo)
+		return 0;
+	/* a starting size, not a bound: steps may be sparse (found by fuzz_diagnose: steps 0 and 2^61) */
+	double est = ((double)*hi - (double)*lo + 1) * (double)(v[2] > 0 ? v[2] : 1);
+	return est < 16777216 ? (size_t)est : 16777216;
 }
 
 /* Grows the parallel arrays of a series to hold cap entries. */
@@ -784,62 +788,139 @@ static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct r
 	return rc;
 }
 
-/* Batch composition: one entry per stored row, in (step, rank, micro)
- * order, so that a data-parallel step keeps what each rank and micro-batch
- * drew (the detectors read the mixture; see detect_mixture.c). */
-static int load_batches(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
+size_t rm_store_split_rows = 2000000;
+
+/* The batch rows of steps [from, to), as load_batches needs them. */
+struct batch_part {
+	int64_t run_id, from, to;
+	size_t nb, cap;
+	int64_t *bstep, *raw;
+	double *max_len;
+	int *brank;
+	size_t tokens_only;
+	int multi;
+	int64_t top_rank;
+	sqlite3 *db;
+	int rc;
+};
+
+static void *scan_batches(void *arg)
 {
+	struct batch_part *p = arg;
 	sqlite3_stmt *s;
-	size_t cap = count_rows(db, "batches", run_id, since);
-	int rc =
-	    sqlite3_prepare_v2(db,
+	p->rc =
+	    sqlite3_prepare_v2(p->db,
 	                       "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL, rank FROM batches"
-	                       " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank, micro",
+	                       " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
 	                       -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, since);
-	int64_t *raw = NULL;
-	GROW(out->bstep, cap + 1);
-	GROW(raw, cap + 1);
-	GROW(out->max_len, cap + 1);
-	GROW(out->brank, cap + 1);
-	int64_t top_rank = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	if (p->rc != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, p->run_id);
+	sqlite3_bind_int64(s, 2, p->from);
+	sqlite3_bind_int64(s, 3, p->to);
+	GROW(p->bstep, p->cap + 1);
+	GROW(p->raw, p->cap + 1);
+	GROW(p->max_len, p->cap + 1);
+	GROW(p->brank, p->cap + 1);
+	while ((p->rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t step = sqlite3_column_int64(s, 0);
 		int64_t bucket =
 		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
 		int64_t rank = sqlite3_column_int64(s, 4);
-		out->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
-		size_t i = out->nb;
-		if (out->nb == cap) {
-			cap = cap ? cap * 2 : 4096;
-			GROW(out->bstep, cap);
-			GROW(raw, cap);
-			GROW(out->max_len, cap);
-			GROW(out->brank, cap);
+		p->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
+		size_t i = p->nb;
+		if (p->nb == p->cap) {
+			p->cap = p->cap ? p->cap * 2 : 4096;
+			GROW(p->bstep, p->cap);
+			GROW(p->raw, p->cap);
+			GROW(p->max_len, p->cap);
+			GROW(p->brank, p->cap);
 		}
-		out->multi |= i > 0 && out->bstep[i - 1] == step; /* another rank or micro-batch of the step */
-		out->nb++;
-		out->bstep[i] = step;
-		raw[i] = bucket;
-		out->max_len[i] = ml;
-		out->brank[i] = rank >= 0 && rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
-		if (rank > top_rank)
-			top_rank = rank;
+		p->multi |= i > 0 && p->bstep[i - 1] == step; /* another rank or micro-batch of the step */
+		p->nb++;
+		p->bstep[i] = step;
+		p->raw[i] = bucket;
+		p->max_len[i] = ml;
+		p->brank[i] = rank >= 0 && rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
+		if (rank > p->top_rank)
+			p->top_rank = rank;
 	}
 	sqlite3_finalize(s);
-	out->nranks = top_rank < RM_MAX_RANKS ? (int)top_rank + 1 : RM_MAX_RANKS;
+	return NULL;
+}
+
+/* Appends b's rows to a's. */
+static void join_parts(struct batch_part *a, struct batch_part *b)
+{
+	size_t n = a->nb + b->nb;
+	GROW(a->bstep, n + 1);
+	GROW(a->raw, n + 1);
+	GROW(a->max_len, n + 1);
+	GROW(a->brank, n + 1);
+	memcpy(a->bstep + a->nb, b->bstep, b->nb * sizeof(*a->bstep));
+	memcpy(a->raw + a->nb, b->raw, b->nb * sizeof(*a->raw));
+	memcpy(a->max_len + a->nb, b->max_len, b->nb * sizeof(*a->max_len));
+	memcpy(a->brank + a->nb, b->brank, b->nb * sizeof(*a->brank));
+	a->nb = n;
+	a->tokens_only += b->tokens_only;
+	a->multi |= b->multi;
+	a->top_rank = b->top_rank > a->top_rank ? b->top_rank : a->top_rank;
+	free(b->bstep);
+	free(b->raw);
+	free(b->max_len);
+	free(b->brank);
+}
+
+/* Batch composition: one entry per stored row, in (step, rank, micro)
+ * order, so that a data-parallel step keeps what each rank and micro-batch
+ * drew (the detectors read the mixture; see detect_mixture.c). A run of
+ * many rows (8M for 1M steps on 8 ranks) is read in two halves at once,
+ * the second on a connection of its own. */
+static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t since, struct rm_store_series *out)
+{
+	int64_t lo, hi;
+	size_t rows = estimate_batch_rows(db, run_id, since, &lo, &hi); /* parts grow when it is short */
+	struct batch_part a = {.run_id = run_id, .from = since, .to = INT64_MAX, .cap = rows, .db = db};
+	struct batch_part b = {.run_id = run_id, .to = INT64_MAX};
+	pthread_t th;
+	int split = rows >= rm_store_split_rows && hi > lo &&
+	            sqlite3_open_v2(path, &b.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
+	if (split) {
+		b.from = a.to = lo + (hi - lo + 1) / 2;
+		a.cap = b.cap = rows / 2 + 1;
+		split = pthread_create(&th, NULL, scan_batches, &b) == 0;
+		if (!split) {
+			a.to = INT64_MAX;
+			a.cap = rows;
+		}
+	}
+	scan_batches(&a);
+	if (split) {
+		pthread_join(th, NULL);
+		if (a.rc == SQLITE_DONE && b.rc != SQLITE_DONE)
+			a.rc = b.rc;
+		join_parts(&a, &b);
+	}
+	if (b.db)
+		sqlite3_close(b.db);
+	out->bstep = a.bstep;
+	out->max_len = a.max_len;
+	out->brank = a.brank;
+	out->nb = a.nb;
+	out->tokens_only = a.tokens_only;
+	out->multi = a.multi;
+	out->nranks = a.top_rank < RM_MAX_RANKS ? (int)a.top_rank + 1 : RM_MAX_RANKS;
+	int rc = a.rc;
 	if (rc == SQLITE_DONE)
-		rc = map_buckets(db, run_id, raw, out);
-	free(raw);
+		rc = map_buckets(db, run_id, a.raw, out);
+	free(a.raw);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 struct batch_job {
 	sqlite3 *db;
+	const char *path;
 	int64_t run_id, since;
 	struct rm_store_series *out;
 	int rc;
@@ -849,7 +930,7 @@ struct batch_job {
 static void *batch_thread(void *arg)
 {
 	struct batch_job *j = arg;
-	j->rc = load_batches(j->db, j->run_id, j->since, j->out);
+	j->rc = load_batches(j->db, j->path, j->run_id, j->since, j->out);
 	if (j->rc)
 		snprintf(j->msg, sizeof(j->msg), "%s", sqlite3_errmsg(j->db));
 	return NULL;
@@ -864,7 +945,7 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, str
 	/* Steps and batches are read at once, on two connections: each is a
 	 * long scan, and the second core is otherwise idle. (WAL lets both
 	 * read while a writer commits; they may see a step more or less.) */
-	struct batch_job job = {.run_id = run_id, .since = since, .out = out};
+	struct batch_job job = {.path = st->path, .run_id = run_id, .since = since, .out = out};
 	pthread_t th;
 	int threaded =
 	    sqlite3_open_v2(st->path, &job.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
@@ -873,7 +954,7 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, str
 	if (threaded) {
 		pthread_join(th, NULL);
 	} else {
-		job.rc = load_batches(st->db, run_id, since, out);
+		job.rc = load_batches(st->db, st->path, run_id, since, out);
 		if (job.rc)
 			snprintf(job.msg, sizeof(job.msg), "%s", sqlite3_errmsg(st->db));
 	}

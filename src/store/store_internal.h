@@ -5,6 +5,8 @@
 #ifndef RUNMON_STORE_INTERNAL_H
 #define RUNMON_STORE_INTERNAL_H
 
+#include <stddef.h>
+
 struct rm_migration {
 	int version;      /* user_version after applying it */
 	const char *name; /* file name without .sql */
@@ -13,5 +15,9 @@ struct rm_migration {
 
 extern const struct rm_migration rm_migrations[];
 extern const int rm_migrations_count;
+
+/* Batch rows from which a run's batches are read in two halves at once
+ * (default 2M); tests lower it to read small runs that way. */
+extern size_t rm_store_split_rows;
 
 #endif

@@ -226,8 +226,12 @@ class Recorder(unittest.TestCase):
         )
         module_dir = os.path.dirname(runmon_record.__file__)
         for attempt in range(5):  # each kill lands somewhere else; the file grows across restarts
+            before = os.path.getsize(path) if os.path.exists(path) else 0
             p = subprocess.Popen([sys.executable, "-c", writer, path, module_dir])
-            time.sleep(0.15 + 0.07 * attempt)
+            deadline = time.monotonic() + 30  # a loaded machine starts Python slowly
+            while time.monotonic() < deadline and (not os.path.exists(path) or os.path.getsize(path) < before + 4096):
+                time.sleep(0.005)
+            time.sleep(0.003 * attempt)
             p.send_signal(signal.SIGKILL)
             p.wait()
             with open(path, "rb") as f:
