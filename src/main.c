@@ -6,6 +6,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -202,6 +205,14 @@ static int finish(int code)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+	/* Arrays of 1 MiB and more get pages of their own, returned when freed.
+	 * glibc otherwise raises this threshold after the first such free, and a
+	 * diagnosis's short-lived arrays (a batch row's worth each, 8M rows on
+	 * a run of 1M steps x 8 ranks) then stay resident: 427 against 392 MiB
+	 * of peak RSS there. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	struct rm_ctx ctx = {0};
 	char *db_default = NULL;
 	int i = 1, code;

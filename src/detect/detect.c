@@ -57,28 +57,33 @@ int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM
 	return k;
 }
 
-int batch_slots(const struct rm_series *s, int *slot)
+int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks)
 {
-	/* micro: the batch's place among its rank's batches of the step */
-	int R = s->brank && s->nranks > 1 ? s->nranks : 1, M = 1;
-	for (int pass = 0; pass < 2; pass++) {
-		int micro = 0;
-		for (size_t t = 0; t < s->nb; t++) {
-			int rank = R > 1 ? s->brank[t] : 0;
-			if (t > 0 && s->bstep[t] == s->bstep[t - 1] && (R == 1 || s->brank[t - 1] == rank))
-				micro++;
-			else
-				micro = 0;
-			if (pass == 0 && micro + 1 > M)
-				M = micro + 1;
-			if (pass == 1)
-				slot[t] = rank * M + (micro < M ? micro : M - 1);
-		}
-		if (pass == 0 && (int64_t)R * M > RM_MAX_SLOTS)
-			M = RM_MAX_SLOTS / R > 0 ? RM_MAX_SLOTS / R
-			                         : 1; /* beyond: the last micro slot takes the rest */
+	it->bstep = bstep;
+	it->brank = brank;
+	it->R = brank && nranks > 1 ? nranks : 1;
+	it->M = 1;
+	it->micro = 0;
+	/* M: the most micro-batches a rank has in one step */
+	for (size_t t = 1, micro = 0; t < nb; t++) {
+		micro = bstep[t] == bstep[t - 1] && (it->R == 1 || brank[t - 1] == brank[t]) ? micro + 1 : 0;
+		if ((int)micro + 1 > it->M)
+			it->M = (int)micro + 1;
 	}
-	return R * M;
+	if ((int64_t)it->R * it->M > RM_MAX_SLOTS)
+		it->M = RM_MAX_SLOTS / it->R > 0 ? RM_MAX_SLOTS / it->R
+		                                 : 1; /* beyond: the last micro slot takes the rest */
+	return it->R * it->M;
+}
+
+int slots_next(struct slots *it, size_t t)
+{
+	int rank = it->R > 1 ? it->brank[t] : 0;
+	if (t > 0 && it->bstep[t] == it->bstep[t - 1] && (it->R == 1 || it->brank[t - 1] == rank))
+		it->micro++;
+	else
+		it->micro = 0;
+	return rank * it->M + (it->micro < it->M ? it->micro : it->M - 1);
 }
 
 void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
@@ -122,20 +127,28 @@ static void length_order(struct rm_prepared *p)
 	p->len_run = 1;
 	if (!p->blog)
 		return;
-	double *v = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(double));
+	size_t cap = p->nb; /* one value per step: fewer than batches when steps hold several */
+	if (p->multi) {
+		cap = p->nb ? 1 : 0;
+		for (size_t t = 1; t < p->nb; t++)
+			cap += p->bstep[t] != p->bstep[t - 1];
+	}
+	double *v = rm_xmalloc((cap ? cap : 1) * sizeof(double));
 	size_t m = 0, within = 0;
 	p->len_min = INFINITY;
 	p->len_max = -INFINITY;
+	int64_t last = 0; /* the step of v[m - 1] */
 	for (size_t t = 0; t < p->nb; t++)
 		if (!isnan(p->blog[t])) {
 			p->len_min = fmin(p->len_min, p->blog[t]);
 			p->len_max = fmax(p->len_max, p->blog[t]);
-			if (p->multi && m > 0 && p->bstep[t] == p->bstep[t - 1] && !isnan(p->blog[t - 1])) {
+			if (p->multi && m > 0 && p->bstep[t] == last) {
 				v[m - 1] = (v[m - 1] * (double)within + p->blog[t]) / (double)(within + 1);
 				within++;
 				continue;
 			}
 			v[m++] = p->blog[t];
+			last = p->bstep[t];
 			within = 1;
 		}
 	p->len_min = exp(p->len_min);
@@ -164,25 +177,28 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	int dense[RM_BUCKET_IDS];
 	memset(p, 0, sizeof(*p));
 	p->k = dense_buckets(s, dense, p->bucket_id);
-	p->bseq = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bseq));
-	int64_t *bstep = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->bstep));
+	/* The series' own steps and ranks serve when no batch is left out (the
+	 * usual case), which saves a copy of each on a long run. */
+	size_t kept = 0;
+	for (size_t t = 0; t < s->nb; t++)
+		kept += s->bucket[t] >= 0 && s->bucket[t] < RM_BUCKET_IDS && dense[s->bucket[t]] >= 0;
+	int copy = kept != s->nb, identity = 1;
+	for (int i = 0; i < p->k && identity; i++)
+		identity = p->bucket_id[i] == i;
+	/* buckets 0..k-1 all seen, none left out: the series' buckets are the dense ones */
+	int *bseq = copy || !identity ? (p->own_bseq = rm_xmalloc((kept ? kept : 1) * sizeof(int))) : NULL;
+	p->bseq = bseq ? bseq : s->bucket;
+	int64_t *bstep = copy ? rm_xmalloc((kept ? kept : 1) * sizeof(*bstep)) : NULL;
+	p->bstep = copy ? (p->own_bstep = bstep) : s->bstep;
 	for (size_t t = 1; t < s->nb && !p->multi; t++)
 		p->multi = s->bstep[t] == s->bstep[t - 1];
+	p->nranks = 1;
 	if (s->brank && s->nranks > 1) {
-		p->brank = p->own_brank = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(*p->brank));
 		p->nranks = s->nranks;
-	} else {
-		p->nranks = 1;
-	}
-	int *slot = NULL;
-	p->nslots = 1;
-	if (p->multi) {
-		slot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
-		p->nslots = batch_slots(s, slot);
-		p->bslot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
+		p->brank = copy ? (p->own_brank = rm_xmalloc((kept ? kept : 1) * sizeof(int))) : s->brank;
 	}
 	if (s->max_len)
-		p->blog = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(float));
+		p->blog = rm_xmalloc((kept ? kept : 1) * sizeof(float));
 	size_t known = 0;
 	for (size_t t = 0; t < s->nb; t++) {
 		int b = s->bucket[t];
@@ -194,30 +210,18 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 			p->blog[p->nb] = ok ? (float)log(len) : NAN;
 			known += (size_t)ok;
 		}
-		if (p->own_brank)
-			p->own_brank[p->nb] = s->brank[t];
-		if (p->bslot)
-			p->bslot[p->nb] = slot[t];
-		p->bseq[p->nb] = dense[b];
-		bstep[p->nb++] = s->bstep[t];
+		if (copy) {
+			if (p->own_brank)
+				p->own_brank[p->nb] = s->brank[t];
+			bstep[p->nb] = s->bstep[t];
+		}
+		if (bseq)
+			bseq[p->nb] = dense[b];
+		p->nb++;
 	}
-	free(slot);
 	if (!known) {
 		free(p->blog);
 		p->blog = NULL;
-	}
-	/* The series' own arrays serve when nothing was left out (the usual
-	 * case), which saves a copy of each on a long run. */
-	if (p->nb == s->nb) {
-		free(bstep);
-		p->bstep = s->bstep;
-		if (p->brank) { /* the series' ranks serve as well */
-			free(p->own_brank);
-			p->brank = s->brank;
-			p->own_brank = NULL;
-		}
-	} else {
-		p->bstep = p->own_bstep = bstep;
 	}
 	length_order(p);
 	char *keep = rm_xmalloc(s->n ? s->n : 1);
@@ -295,9 +299,8 @@ void prepared_release(struct rm_prepared *p)
 	free(p->share);
 	free(p->dom);
 	free(p->onehot);
-	free(p->bseq);
+	free(p->own_bseq);
 	free(p->own_brank);
-	free(p->bslot);
 	free(p->blog);
 
 	free(p->bfrom);

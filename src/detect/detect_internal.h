@@ -24,12 +24,11 @@ struct rm_prepared {
 	char *onehot;     /* the point's batches are all of bucket dom */
 	int with_batches; /* points covering at least one batch */
 	size_t nb;        /* batches with a bucket */
-	int *bseq;        /* their dense buckets, in step order */
+	const int *bseq;  /* their dense buckets, in step order */
+	int *own_bseq;    /* bseq when prepare made it (the series' buckets serve when already dense) */
 	const int *brank; /* their ranks; NULL when one rank */
 	int *own_brank;   /* brank when prepare copied it */
 	int nranks;
-	int *bslot; /* their rank x micro-batch slots (see batch_slots); NULL when one batch per step */
-	int nslots;
 	int multi; /* some step has several batches (ranks, micro-batches) */
 	const int64_t *bstep;
 	float *blog;                     /* log length of each of those batches, NaN unknown; NULL when none is known */
@@ -44,10 +43,17 @@ struct rm_prepared {
 #define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */
 
 /* Each batch's slot: rank x micro-batch, a sequence of its own across
- * steps (one slot when each step has one batch). Fills slot[0..nb) and
- * returns the slots. Ranks beyond RM_MAX_SLOTS share the last micro slot. */
+ * steps (one slot when each step has one batch). slots_init returns the
+ * slots; slots_next gives the slot of batch t, called for t = 0, 1, ... in
+ * turn. Ranks beyond RM_MAX_SLOTS share the last micro slot. */
 #define RM_MAX_SLOTS 65536
-int batch_slots(const struct rm_series *s, int *slot);
+struct slots {
+	const int64_t *bstep;
+	const int *brank;
+	int R, M, micro;
+};
+int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks);
+int slots_next(struct slots *it, size_t t);
 
 /* Maps bucket ids to dense indexes 0..k-1 in id order (dense[id] = -1 for
  * ids not seen); fills id[dense] and returns k (at most RM_MAX_BUCKETS). */

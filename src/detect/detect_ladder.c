@@ -154,10 +154,14 @@ static void ramps(const struct rm_prepared *p, const struct rm_series *s, const 
 	size_t maxlag = s->nb / 4 < RAMP_MAXLAG ? s->nb / 4 : RAMP_MAXLAG;
 	if (!s->max_len || maxlag < 10)
 		return;
-	size_t from = s->nb > RAMP_WINDOW ? s->nb - RAMP_WINDOW : 0, n = 0;
-	double *x = rm_xmalloc((s->nb - from) * sizeof(double)), desc = 0, pairs = 0;
+	/* With several ranks, rank 0's batches: consecutive batch rows of a
+	 * step belong to other ranks, a rank's own order is what ramps. */
+	int ranked = s->brank && s->nranks > 1;
+	size_t window = RAMP_WINDOW * (ranked ? (size_t)s->nranks : 1);
+	size_t from = s->nb > window ? s->nb - window : 0, n = 0;
+	double *x = rm_xmalloc((s->nb - from + 1) * sizeof(double)), desc = 0, pairs = 0;
 	for (size_t t = from; t < s->nb; t++) {
-		if (!isfinite(s->max_len[t]))
+		if (!isfinite(s->max_len[t]) || (ranked && s->brank[t] != 0))
 			continue;
 		x[n] = s->max_len[t];
 		if (n > 0) {

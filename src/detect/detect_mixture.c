@@ -115,14 +115,16 @@ static int cmp_double(const void *a, const void *b)
  * (see detect_runs.c), summed over them. */
 static void rank_runs(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r)
 {
-	int R = p->nranks, S = p->nslots;
+	int R = p->nranks;
+	struct slots it;
+	int S = slots_init(&it, p->bstep, p->brank, p->nb, p->nranks);
 	size_t *count = rm_xcalloc((size_t)S * RM_MAX_BUCKETS, sizeof(size_t));
 	size_t *runs = rm_xcalloc((size_t)S, sizeof(size_t));
 	int *prev = rm_xmalloc((size_t)S * sizeof(int)), *rank_of = rm_xmalloc((size_t)S * sizeof(int));
 	for (int i = 0; i < S; i++)
 		prev[i] = rank_of[i] = -1;
 	for (size_t t = 0; t < p->nb; t++) {
-		int q = p->bslot[t], b = p->bseq[t];
+		int q = slots_next(&it, t), b = p->bseq[t];
 		runs[q] += b != prev[q];
 		prev[q] = b;
 		rank_of[q] = p->brank[t];
@@ -247,14 +249,16 @@ static double share_acf(const float *d, size_t T, size_t k, size_t h, double ss)
 	return num / ss;
 }
 
-static void persistence(const struct steps *st, struct rm_mixture_result *r)
+/* Turns st->c into the centred share vectors (the windows are done with
+ * the counts by then: no second T x k array) and finds their persistence. */
+static void persistence(struct steps *st, struct rm_mixture_result *r)
 {
 	size_t k = (size_t)st->k, T = st->T;
-	float *d = rm_xmalloc(T * k * sizeof(float));
+	float *d = st->c;
 	double ss = 0;
 	for (size_t t = 0; t < T; t++)
 		for (size_t b = 0; b < k; b++) {
-			d[t * k + b] = (float)(st->c[t * k + b] / st->m[t] - st->P[b]);
+			d[t * k + b] = (float)(d[t * k + b] / st->m[t] - st->P[b]);
 			ss += (double)d[t * k + b] * d[t * k + b];
 		}
 	if (ss > 0) {
@@ -263,7 +267,6 @@ static void persistence(const struct steps *st, struct rm_mixture_result *r)
 			lag = lag < 4 ? lag + 1 : lag + lag / 2;
 		r->persistence = (double)lag;
 	}
-	free(d);
 }
 
 void detect_mixture(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r)

@@ -74,8 +74,8 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 	memset(r, 0, sizeof(*r));
 	int dense[RM_BUCKET_IDS];
 	k = dense_buckets(s, dense, id);
-	int *slot = rm_xmalloc((s->nb ? s->nb : 1) * sizeof(int));
-	int nslots = batch_slots(s, slot);
+	struct slots it;
+	int nslots = slots_init(&it, s->bstep, s->brank, s->nb, s->nranks);
 	struct rank_run *rk = rm_xcalloc((size_t)nslots, sizeof(*rk));
 	for (int i = 0; i < nslots; i++)
 		rk[i].prev = -1;
@@ -83,11 +83,11 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 	struct rm_run_span top[RM_MAX_LIST + 1];
 	int ntop = 0;
 	for (size_t t = 0; t < s->nb; t++) {
-		int raw = s->bucket[t];
+		int raw = s->bucket[t], slot = slots_next(&it, t);
 		if (raw < 0 || raw >= RM_BUCKET_IDS || dense[raw] < 0)
 			continue;
 		int b = dense[raw];
-		struct rank_run *q = &rk[slot[t]];
+		struct rank_run *q = &rk[slot];
 		if (b != q->prev) {
 			if (q->prev >= 0)
 				close_run(r, q, id, runs_of, top, &ntop);
@@ -107,7 +107,6 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 	for (int i = 0; i < nslots; i++)
 		if (rk[i].prev >= 0)
 			close_run(r, &rk[i], id, runs_of, top, &ntop);
-	free(slot);
 	r->n = n;
 	r->k = k;
 	if (n < 20 || k < 2) {

@@ -672,39 +672,40 @@ static size_t count_rows(sqlite3 *db, const char *table, int64_t run_id, int64_t
 	return n;
 }
 
-/* About how many batch rows the run has from step `since`: its step span
- * times the rows of its first step. Three primary-key lookups, where
- * COUNT(*) (and MIN with MAX in one query) scan every row: 8M rows for a
- * run of 1M steps on 8 ranks. The step range comes back in lo, hi (hi < lo
- * when there is none). */
+/* About how many batch rows the run has from step `since`: the rows of
+ * its first step, times the steps of its range at the spacing of its first
+ * two (a run logged every K steps has batch rows every K steps). Indexed
+ * lookups, where COUNT(*) (and MIN with MAX in one query) scan every row:
+ * 8M rows for a run of 1M steps on 8 ranks. The step range comes back in
+ * lo, hi (hi < lo when there is none). */
 static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, int64_t *lo, int64_t *hi)
 {
-	static const char *const sql[3] = {
+	static const char *const sql[4] = {
 	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1",
 	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step DESC LIMIT 1",
-	    "SELECT COUNT(*) FROM batches WHERE run_id = ?1 AND step = ?2"};
-	int64_t v[3] = {0, -1, 0};
+	    "SELECT COUNT(*) FROM batches WHERE run_id = ?1 AND step = ?2",
+	    "SELECT step FROM batches WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT 1"};
+	int64_t v[4] = {0, -1, 0, 0};
 	*lo = since;
 	*hi = -1;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		sqlite3_stmt *s;
 		if (sqlite3_prepare_v2(db, sql[i], -1, &s, NULL) != SQLITE_OK)
 			return 0;
 		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, i == 2 ? v[0] : since);
+		sqlite3_bind_int64(s, 2, i >= 2 ? v[0] : since);
+		v[i] = i == 3 ? v[1] : v[i]; /* no second step: the first is the last */
 		if (sqlite3_step(s) == SQLITE_ROW)
 			v[i] = sqlite3_column_int64(s, 0);
 		sqlite3_finalize(s);
 		if (i == 1 && v[1] < v[0])
-			break;
+			return 0;
 	}
 	*lo = v[0];
 	*hi = v[1];
-	if (*hi < *lo)
-		return 0;
-	/* a starting size, not a bound: steps may be sparse (found by fuzz_diagnose: steps 0 and 2^61) */
-	double est = ((double)*hi - (double)*lo + 1) * (double)(v[2] > 0 ? v[2] : 1);
-	return est < 16777216 ? (size_t)est : 16777216;
+	double gap = v[3] > v[0] ? (double)v[3] - (double)v[0] : 1;
+	double est = (((double)v[1] - (double)v[0]) / gap + 1) * (double)(v[2] > 0 ? v[2] : 1);
+	return est < 16777216 ? (size_t)est : 16777216; /* a starting size, not a bound */
 }
 
 /* Grows the parallel arrays of a series to hold cap entries. */
@@ -850,27 +851,32 @@ static void *scan_batches(void *arg)
 	return NULL;
 }
 
+/* a followed by b, array by array, each half freed once copied: the peak
+ * is the halves and one joined array, not the halves and all of them. */
+#define JOIN(x, y, n)                                                                                                  \
+	do {                                                                                                           \
+		void *joined = rm_xmalloc(((n) + 1) * sizeof(*(x)));                                                   \
+		memcpy(joined, (x), a->nb * sizeof(*(x)));                                                             \
+		memcpy((char *)joined + a->nb * sizeof(*(x)), (y), b->nb * sizeof(*(x)));                              \
+		free(x);                                                                                               \
+		free(y);                                                                                               \
+		(x) = joined;                                                                                          \
+	} while (0)
+
 /* Appends b's rows to a's. */
 static void join_parts(struct batch_part *a, struct batch_part *b)
 {
 	size_t n = a->nb + b->nb;
-	GROW(a->bstep, n + 1);
-	GROW(a->raw, n + 1);
-	GROW(a->max_len, n + 1);
-	GROW(a->brank, n + 1);
-	memcpy(a->bstep + a->nb, b->bstep, b->nb * sizeof(*a->bstep));
-	memcpy(a->raw + a->nb, b->raw, b->nb * sizeof(*a->raw));
-	memcpy(a->max_len + a->nb, b->max_len, b->nb * sizeof(*a->max_len));
-	memcpy(a->brank + a->nb, b->brank, b->nb * sizeof(*a->brank));
+	JOIN(a->bstep, b->bstep, n);
+	JOIN(a->raw, b->raw, n);
+	JOIN(a->max_len, b->max_len, n);
+	JOIN(a->brank, b->brank, n);
 	a->nb = n;
 	a->tokens_only += b->tokens_only;
 	a->multi |= b->multi;
 	a->top_rank = b->top_rank > a->top_rank ? b->top_rank : a->top_rank;
-	free(b->bstep);
-	free(b->raw);
-	free(b->max_len);
-	free(b->brank);
 }
+#undef JOIN
 
 /* Batch composition: one entry per stored row, in (step, rank, micro)
  * order, so that a data-parallel step keeps what each rank and micro-batch
@@ -1162,7 +1168,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 	int64_t span = hi - lo + 1, width = out->stride > 1 ? span / out->stride / BLOCKS + 1 : span;
 	int rc = SQLITE_DONE;
 	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == SQLITE_DONE; blk++) {
-		int64_t a = lo + span * blk / BLOCKS;
+		int64_t a = lo + (int64_t)((double)span / BLOCKS * blk); /* span may be near 2^62 (fuzz_diagnose) */
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_int64(s, 2, out->stride > 1 ? a : lo);

@@ -105,8 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO steps(run_id, step, loss, runtime) VALUES (?1, ?2, ?3, ?4)",
 	                       -1, &ps, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
-	                       "INSERT OR REPLACE INTO batches(run_id, step, rank, bucket, n, min_len, max_len, tokens)"
-	                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	                       "INSERT OR REPLACE INTO batches(run_id, step, rank, bucket, n, min_len, max_len, tokens,"
+	                       " micro) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	                       -1, &pb, NULL) != SQLITE_OK)
 		abort();
 	int64_t step = 0;
@@ -136,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bind_num(pb, 6, value(r[4], 8));
 			bind_num(pb, 7, value(r[5], 32));
 			bind_num(pb, 8, value(r[6], 64));
+			sqlite3_bind_int(pb, 9, (flags >> 4) & 3); /* micro-batches: several rows a step and rank */
 			sqlite3_step(pb);
 			sqlite3_reset(pb);
 		}
