@@ -258,6 +258,23 @@ static void *ladder_thread(void *arg)
 	return NULL;
 }
 
+/* The order of the batches: the runs test and the mixture, which need no
+ * loss fit. */
+struct order_job {
+	const struct rm_prepared *p;
+	const struct rm_series *s;
+	const struct rm_detect_opts *o;
+	struct rm_diagnosis *d;
+};
+
+static void *order_thread(void *arg)
+{
+	struct order_job *j = arg;
+	rm_detect_runs(j->s, j->o, &j->d->runs);
+	detect_mixture(j->p, j->o, &j->d->mixture);
+	return NULL;
+}
+
 /* Largest-triangle-three-buckets downsampling (S. Steinarsson, 2013):
  * keeps the point of each bucket that spans the largest triangle with its
  * neighbours, so peaks and resets stay visible. */
@@ -360,18 +377,22 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->nonfinite = s->n - p.n;
 	d->batches = p.nb;
 	d->has_buckets = p.k >= 2;
+	/* The batch order (runs, mixture) needs no loss fit: it runs beside the
+	 * split. The ladder's permutation test, the longest detector, runs on
+	 * the second core while this one does the length coupling and the
+	 * resets. All only read p and the split. */
+	struct order_job ojob = {&p, s, o, d};
+	pthread_t oth;
+	int othreaded = pthread_create(&oth, NULL, order_thread, &ojob) == 0;
+	if (!othreaded)
+		order_thread(&ojob);
 	detect_split(&p, &d->split);
-	/* The ladder's permutation test is the longest detector: it runs on the
-	 * second core while this one does the length coupling, the runs test and the resets. All
-	 * only read p and the split. */
 	struct ladder_job job = {&p, s, &d->split, o, &d->ladder};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, ladder_thread, &job) == 0;
 	if (!threaded)
 		ladder_thread(&job);
 	detect_length(&p, &d->split, &d->length);
-	rm_detect_runs(s, o, &d->runs);
-	detect_mixture(&p, o, &d->mixture);
 	d->split.mixed = p.multi;
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */
@@ -379,6 +400,8 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	detect_resets(&p, d->resets_by_length ? d->length.adjusted : d->split.adjusted, s, o, &d->resets);
 	if (threaded)
 		pthread_join(th, NULL);
+	if (othreaded)
+		pthread_join(oth, NULL);
 	detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	plot(&p, &d->split, d->length.adjusted, &d->plot);
