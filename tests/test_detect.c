@@ -335,9 +335,37 @@ static void same_seed_same_answer(void **state)
 	diagnose(RM_SIM_CHUNKED, 9, 5000, RM_SIM_SPIKES_BUCKET, 1, &a);
 	diagnose(RM_SIM_CHUNKED, 9, 5000, RM_SIM_SPIKES_BUCKET, 1, &b);
 	assert_true(a.ladder.p == b.ladder.p && a.ladder.perm_mean == b.ladder.perm_mean);
+	assert_int_equal(a.ladder.perms, b.ladder.perms); /* shuffles on two threads, counted in order */
 	assert_true(a.resets.spikes == b.resets.spikes && a.split.eta2 == b.split.eta2);
 	rm_diagnosis_release(&a);
 	rm_diagnosis_release(&b);
+}
+
+/* The ladder's permutation test stops once p cannot reach the flagging
+ * level (Besag-Clifford): with no ladder every shuffle reaches the count,
+ * so it stops at the fourth of 99; a staircase run goes on. */
+static void ladder_sequential_stop(void **state)
+{
+	struct rm_diagnosis d;
+	diagnose(RM_SIM_INTERLEAVED, 3, 4000, RM_SIM_SPIKES_NONE, 1, &d);
+	assert_int_equal(d.ladder.count, 0);
+	assert_int_equal(d.ladder.perms, 4);
+	assert_true(d.ladder.p == 1.0);
+	rm_diagnosis_release(&d);
+	int flagged = 0, stopped = 0;
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		diagnose(RM_SIM_CHUNKED, seed, 4000, RM_SIM_SPIKES_NONE, 1, &d);
+		if (d.ladder.flagged) {
+			assert_int_equal(d.ladder.perms, 99); /* every shuffle run: it may still be flagged */
+			assert_true(d.ladder.p < 0.05);
+			flagged++;
+		} else {
+			assert_true(d.ladder.p >= 0.05);
+			stopped += d.ladder.perms < 99;
+		}
+		rm_diagnosis_release(&d);
+	}
+	assert_true(flagged >= 1 && stopped >= 1); /* 2 and 6 over these seeds */
 }
 
 static void names_are_complete(void **state)
@@ -937,6 +965,7 @@ int main(void)
 	    cmocka_unit_test(interval_logging),
 	    cmocka_unit_test(no_batch_composition),
 	    cmocka_unit_test(same_seed_same_answer),
+	    cmocka_unit_test(ladder_sequential_stop),
 	    cmocka_unit_test(names_are_complete),
 	    cmocka_unit_test(period_exact_and_jittered),
 	    cmocka_unit_test(period_aliasing_with_the_order),

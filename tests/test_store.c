@@ -101,7 +101,9 @@ static void batches_load_in_halves(void **state)
 				struct rm_batch b = {.step = t,
 				                     .rank = r,
 				                     .micro = m,
-				                     .v = {[RM_B_BUCKET] = (t / 7 + r) % 4, [RM_B_MAX_LEN] = 100 + t},
+				                     /* bucket 9 only in the second half */
+				                     .v = {[RM_B_BUCKET] = t >= 250 && r == 2 ? 9 : (t / 7 + r) % 4,
+				                           [RM_B_MAX_LEN] = 100 + t},
 				                     .have = 1u << RM_B_BUCKET | 1u << RM_B_MAX_LEN};
 				assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
 			}
@@ -118,6 +120,9 @@ static void batches_load_in_halves(void **state)
 	assert_true(one.multi && two.multi);
 	assert_int_equal(one.nranks, 3);
 	assert_int_equal(two.nranks, 3);
+	assert_int_equal(one.map.k, 5);
+	assert_int_equal(two.map.k, 5);
+	assert_string_equal(two.map.label[4], "9"); /* the longest batches */
 	for (size_t i = 0; i < one.nb; i++) {
 		assert_int_equal(one.bstep[i], (int64_t)(i / 6));
 		assert_int_equal(one.brank[i], (int)(i % 6) / 2);

@@ -41,6 +41,26 @@ struct rm_bucket_texts {
 	char *const *label;
 };
 
+/* Distinct bucket ids as a scan meets them, each with a small index (in
+ * the order first met) and the count and max_len sum the map orders by. */
+struct rm_bucket_ids {
+	struct rm_bucket_slot *slot; /* open addressing: a hostile file may hold millions of ids */
+	size_t cap, n;
+	int64_t *id; /* per index */
+	double *sum;
+	size_t *known, *seen;
+	int last;
+};
+/* Counts a batch of bucket id (RM_BUCKET_NONE: none) and max_len (NaN
+ * unknown); returns the id's index, -1 for none. */
+int rm_bucket_ids_add(struct rm_bucket_ids *t, int64_t id, double max_len);
+/* Adds from's ids and counts to into; remap[i] is into's index of from's i. */
+void rm_bucket_ids_merge(struct rm_bucket_ids *into, const struct rm_bucket_ids *from, int *remap);
+void rm_bucket_ids_release(struct rm_bucket_ids *t);
+/* Builds the map from the ids met; dense_of[i] (t->n of them) becomes the
+ * dense bucket of index i. */
+void rm_bucket_map_from_ids(struct rm_bucket_map *m, const struct rm_bucket_ids *t, const struct rm_bucket_texts *texts,
+                            int *dense_of);
 /* Builds the map from n batches' ids (RM_BUCKET_NONE for none) and max_len
  * (NaN unknown), then rewrites dense_out[i] (may be NULL) with each batch's
  * dense bucket, -1 for none. */

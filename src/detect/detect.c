@@ -207,7 +207,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 		if (p->blog) {
 			double len = s->max_len[t];
 			int ok = isfinite(len) && len > 0;
-			p->blog[p->nb] = ok ? (float)log(len) : NAN;
+			p->blog[p->nb] = ok ? logf((float)len) : NAN;
 			known += (size_t)ok;
 		}
 		if (copy) {

@@ -17,6 +17,7 @@
  * autocorrelation peak of max_len.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,188 @@ static void ramps(const struct rm_prepared *p, const struct rm_series *s, const 
 	r->ramp = r->ramp_period > 0 && r->ramp_desc_share >= 0.7;
 }
 
+/* The ladder's permutation test. Shuffle i is done by worker i % 2, each
+ * with its own order array and random stream, so the counts do not depend
+ * on which thread ran or how fast; the test reads the shuffles 0..L-1 in
+ * index order, L where the sequential stop falls. */
+struct shuffles {
+	const struct rm_prepared *p;
+	const struct rm_split_result *sp;
+	int g, perms, stop;
+	size_t count; /* ladders in the run's own order */
+	uint64_t seed;
+	double delta[RM_MAX_BUCKETS][RM_MAX_BUCKETS]; /* offset change, bucket b to a */
+	double *bare, *moved; /* whole steps shuffled: loss without its offset, and the offset */
+	double *base;         /* each point's offset under its own shares */
+	pthread_mutex_t lock;
+	size_t *counts; /* per shuffle, once done */
+	char *done;
+	int halt; /* shuffles from here on are not needed */
+	int counted, ge;
+	double sum;
+};
+
+/* Reads the finished prefix of shuffles; halts at the sequential stop. */
+static void shuffles_settle(struct shuffles *sh)
+{
+	while (sh->counted < sh->perms && sh->done[sh->counted] && sh->ge < sh->stop) {
+		size_t c = sh->counts[sh->counted++];
+		sh->sum += (double)c;
+		sh->ge += c >= sh->count;
+	}
+	if (sh->ge >= sh->stop || sh->counted == sh->perms)
+		sh->halt = sh->counted;
+}
+
+struct shuffler {
+	struct shuffles *sh;
+	int first;
+	struct rm_rng rng;
+	int *order; /* steps (whole steps shuffled) or batch buckets */
+	float *share;
+	int *dom;
+	double *x; /* interval means */
+};
+
+/* Point j's loss with the offsets of the shuffled order. */
+static double shuffled_loss(const struct shuffler *w, size_t j)
+{
+	const struct shuffles *sh = w->sh;
+	const struct rm_prepared *p = sh->p;
+	int lg = sh->sp->log_scale;
+	if (sh->bare) {
+		double m = sh->moved[w->order[j]];
+		return p->dom[j] < 0 || isnan(m) ? p->y[j] : lg ? sh->bare[j] * m : sh->bare[j] + m;
+	}
+	if (p->one_each) {
+		double f = sh->delta[w->order[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
+		return lg ? p->y[j] * f : p->y[j] + f;
+	}
+	double d = p->dom[j] >= 0 ? offset_at(sh->sp, w->share, p->k, j) - sh->base[j] : 0;
+	return lg ? p->y[j] * exp(d) : p->y[j] + d;
+}
+
+static void *shuffle_worker(void *arg)
+{
+	struct shuffler *w = arg;
+	struct shuffles *sh = w->sh;
+	const struct rm_prepared *p = sh->p;
+	const struct rm_split_result *sp = sh->sp;
+	for (int it = w->first; it < sh->perms; it += 2) {
+		pthread_mutex_lock(&sh->lock);
+		int go = it < sh->halt;
+		pthread_mutex_unlock(&sh->lock);
+		if (!go)
+			break;
+		if (sh->bare) {
+			rm_rng_shuffle_int(&w->rng, w->order, p->n);
+		} else {
+			rm_rng_shuffle_int(&w->rng, w->order, p->nb);
+			if (!p->one_each)
+				prepared_shares(p, w->order, w->share, w->dom);
+		}
+		/* the interval means of the loss under the shuffled order, as
+		 * intervals() makes them of the loss as logged */
+		size_t mm = 0, g = (size_t)sh->g;
+		for (size_t j0 = 0; j0 + g <= p->n; j0 += g) {
+			double sum = 0;
+			for (size_t j = j0; j < j0 + g; j++)
+				sum += shuffled_loss(w, j) - sp->trend[j];
+			w->x[mm++] = sum / (double)g;
+		}
+		size_t c = scan(w->x, mm, diff_tau(w->x, mm), NULL, NULL, NULL);
+		pthread_mutex_lock(&sh->lock);
+		sh->counts[it] = c;
+		sh->done[it] = 1;
+		shuffles_settle(sh);
+		pthread_mutex_unlock(&sh->lock);
+	}
+	return NULL;
+}
+
+static void shuffler_init(struct shuffler *w, struct shuffles *sh, int first)
+{
+	const struct rm_prepared *p = sh->p;
+	memset(w, 0, sizeof(*w));
+	w->sh = sh;
+	w->first = first;
+	w->rng.s = sh->seed + (uint64_t)first * 0x9E3779B97F4A7C15ull;
+	if (sh->bare) { /* steps of several batches: whole steps move, each keeping its mixture */
+		w->order = rm_xmalloc(p->n * sizeof(int));
+		for (size_t j = 0; j < p->n; j++)
+			w->order[j] = (int)j;
+	} else {
+		w->order = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
+		memcpy(w->order, p->bseq, p->nb * sizeof(int));
+	}
+	if (!p->one_each && !sh->bare) {
+		w->share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
+		w->dom = rm_xmalloc(p->n * sizeof(int));
+	}
+	w->x = rm_xmalloc((p->n / (size_t)sh->g + 1) * sizeof(double));
+}
+
+static void shuffler_release(struct shuffler *w)
+{
+	free(w->order);
+	free(w->share);
+	free(w->dom);
+	free(w->x);
+}
+
+/* Runs the shuffles on two threads (one when a thread cannot start). */
+static void shuffles_run(struct shuffles *sh)
+{
+	const struct rm_prepared *p = sh->p;
+	const struct rm_split_result *sp = sh->sp;
+	for (int a = 0; a < p->k; a++)
+		for (int b = 0; b < p->k; b++) {
+			double d = sp->offset[a] - sp->offset[b];
+			sh->delta[a][b] = sp->log_scale ? exp(d) : d;
+		}
+	if (!p->one_each) {
+		sh->base = rm_xmalloc(p->n * sizeof(double));
+		for (size_t j = 0; j < p->n; j++)
+			sh->base[j] = offset_at(sp, p->share, p->k, j);
+	}
+	/* Whole steps shuffled: point j takes the offset of the step moved to
+	 * it, y_j - base_j + base_perm(j) (on the log scale, a factor): the
+	 * loss without its own offset and the offsets, once, not per shuffle. */
+	if (p->multi && !p->one_each) {
+		sh->bare = rm_xmalloc(p->n * sizeof(double));
+		sh->moved = rm_xmalloc(p->n * sizeof(double));
+		for (size_t j = 0; j < p->n; j++) {
+			int has = p->dom[j] >= 0;
+			sh->moved[j] = !has ? NAN : sp->log_scale ? exp(sh->base[j]) : sh->base[j];
+			sh->bare[j] = !has ? p->y[j] : sp->log_scale ? p->y[j] / sh->moved[j] : p->y[j] - sh->moved[j];
+		}
+		free(sh->base); /* all the shuffles need */
+		sh->base = NULL;
+	}
+	sh->counts = rm_xcalloc((size_t)sh->perms, sizeof(size_t));
+	sh->done = rm_xcalloc((size_t)sh->perms, 1);
+	sh->halt = sh->perms;
+	pthread_mutex_init(&sh->lock, NULL);
+	struct shuffler w[2];
+	shuffler_init(&w[0], sh, 0);
+	shuffler_init(&w[1], sh, 1);
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, shuffle_worker, &w[1]) == 0;
+	shuffle_worker(&w[0]); /* without a thread, all of its shuffles (no prefix settles): the counts are the same */
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		shuffle_worker(&w[1]);
+	shuffler_release(&w[0]);
+	shuffler_release(&w[1]);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh->counts);
+	free(sh->done);
+	free(sh->base);
+	free(sh->bare);
+	free(sh->moved);
+}
+
 void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
                    const struct rm_detect_opts *o, struct rm_ladder_result *r)
 {
@@ -242,79 +425,19 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 	}
 	/* Permutation test: the same residuals with buckets in shuffled order. */
 	size_t budget = 20000000 / (p->n + p->nb + 1);
-	r->perms = budget >= 99 ? 99 : budget < 19 ? 19 : (int)budget;
-	struct rm_rng rng = {o->seed};
-	int *bseq = NULL;
-	if (!p->multi || p->one_each) {
-		bseq = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
-		memcpy(bseq, p->bseq, p->nb * sizeof(int));
-	}
-	double *ys = rm_xmalloc(p->n * sizeof(double));
-	/* When each point covers one batch (the trainer logs every step), a
-	 * table of offset differences replaces the share arithmetic. */
-	float *share = NULL;
-	int *dom = NULL;
-	double *base = NULL;
-	if (!p->one_each) {
-		if (!p->multi) {
-			share = rm_xmalloc(p->n * (size_t)p->k * sizeof(float));
-			dom = rm_xmalloc(p->n * sizeof(int));
-		}
-		base = rm_xmalloc(p->n * sizeof(double));
-		for (size_t j = 0; j < p->n; j++)
-			base[j] = offset_at(sp, p->share, p->k, j);
-	}
-	double delta[RM_MAX_BUCKETS][RM_MAX_BUCKETS];
-	for (int a = 0; a < p->k; a++)
-		for (int b = 0; b < p->k; b++) {
-			double d = sp->offset[a] - sp->offset[b];
-			delta[a][b] = sp->log_scale ? exp(d) : d;
-		}
-	/* Steps of several batches (ranks, micro-batches): whole steps are
-	 * shuffled, each keeping its mixture, which is the order the test is
-	 * about and costs a point's worth, not a batch's. */
-	int *perm = NULL;
-	if (p->multi && !p->one_each) {
-		perm = rm_xmalloc(p->n * sizeof(int));
-		for (size_t j = 0; j < p->n; j++)
-			perm[j] = (int)j;
-	}
-	int ge = 0;
-	double sum = 0;
-	for (int it = 0; it < r->perms; it++) {
-		if (perm) {
-			rm_rng_shuffle_int(&rng, perm, p->n);
-			for (size_t j = 0; j < p->n; j++) {
-				double d = p->dom[j] >= 0 && p->dom[perm[j]] >= 0 ? base[perm[j]] - base[j] : 0;
-				ys[j] = sp->log_scale ? p->y[j] * exp(d) : p->y[j] + d;
-			}
-		} else if (p->one_each) {
-			rm_rng_shuffle_int(&rng, bseq, p->nb);
-			for (size_t j = 0; j < p->n; j++) {
-				double f = delta[bseq[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
-				ys[j] = sp->log_scale ? p->y[j] * f : p->y[j] + f;
-			}
-		} else {
-			rm_rng_shuffle_int(&rng, bseq, p->nb);
-			prepared_shares(p, bseq, share, dom);
-			for (size_t j = 0; j < p->n; j++) {
-				double d = p->dom[j] >= 0 ? offset_at(sp, share, p->k, j) - base[j] : 0;
-				ys[j] = sp->log_scale ? p->y[j] * exp(d) : p->y[j] + d;
-			}
-		}
-		size_t mm = intervals(ys, sp->trend, p->n, g, x);
-		size_t c = scan(x, mm, diff_tau(x, mm), NULL, NULL, NULL);
-		sum += (double)c;
-		ge += c >= r->count;
-	}
-	r->perm_mean = sum / r->perms;
-	r->p = (1.0 + ge) / (1.0 + r->perms);
+	struct shuffles sh = {.p = p, .sp = sp, .g = g, .count = r->count, .seed = o->seed};
+	sh.perms = budget >= 99 ? 99 : budget < 39 ? 39 : (int)budget; /* 39: p can reach 0.025 */
+	/* Sequential stop (Besag & Clifford, "Sequential Monte Carlo
+	 * p-values", Biometrika 1991): once enough shuffles reach the observed
+	 * count that p cannot fall below the flagging level, the rest cannot
+	 * change the verdict; p is then (1 + ge) / (1 + shuffles counted). */
+	sh.stop = (int)ceil(o->alpha * 5 * (sh.perms + 1) - 1e-9) - 1;
+	if (sh.stop < 1)
+		sh.stop = 1;
+	shuffles_run(&sh);
+	r->perms = sh.counted;
+	r->perm_mean = sh.sum / (sh.counted ? sh.counted : 1);
+	r->p = (1.0 + sh.ge) / (1.0 + sh.counted);
 	r->flagged = r->count >= 1 && r->p < o->alpha * 5 && r->count > 2 * r->perm_mean;
-	free(perm);
-	free(bseq);
-	free(share);
-	free(dom);
-	free(ys);
-	free(base);
 	free(x);
 }

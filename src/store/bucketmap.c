@@ -16,17 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct slot {
+struct rm_bucket_slot {
 	int64_t id;
-	double sum; /* of known max_len */
-	size_t known, seen;
-	int used;
-	int dense;
-};
-
-struct table {
-	struct slot *s;
-	size_t cap, n;
+	int idx; /* index into the table's per-id arrays; -1 free */
 };
 
 static size_t hash(int64_t id, size_t cap)
@@ -35,51 +27,93 @@ static size_t hash(int64_t id, size_t cap)
 	return (size_t)(x >> 32) & (cap - 1);
 }
 
-static struct slot *find(struct table *t, int64_t id, int add);
-
-static void grow(struct table *t)
+static struct rm_bucket_slot *find(const struct rm_bucket_ids *t, int64_t id)
 {
-	struct table old = *t;
-	t->cap = old.cap ? old.cap * 2 : 64;
-	t->s = rm_xcalloc(t->cap, sizeof(*t->s));
-	t->n = 0;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.s[i].used)
-			*find(t, old.s[i].id, 1) = old.s[i];
-	free(old.s);
+	for (size_t i = hash(id, t->cap);; i = (i + 1) & (t->cap - 1))
+		if (t->slot[i].idx < 0 || t->slot[i].id == id)
+			return &t->slot[i];
 }
 
-static struct slot *find(struct table *t, int64_t id, int add)
+static void grow(struct rm_bucket_ids *t)
 {
-	if (add && (t->n + 1) * 2 > t->cap)
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	free(t->slot);
+	t->slot = rm_xmalloc(cap * sizeof(*t->slot));
+	t->cap = cap;
+	for (size_t i = 0; i < cap; i++)
+		t->slot[i].idx = -1;
+	for (size_t i = 0; i < t->n; i++)
+		*find(t, t->id[i]) = (struct rm_bucket_slot){t->id[i], (int)i};
+	t->id = rm_xrealloc(t->id, cap / 2 * sizeof(*t->id));
+	t->sum = rm_xrealloc(t->sum, cap / 2 * sizeof(*t->sum));
+	t->known = rm_xrealloc(t->known, cap / 2 * sizeof(*t->known));
+	t->seen = rm_xrealloc(t->seen, cap / 2 * sizeof(*t->seen));
+}
+
+/* The index of id, added when new. */
+static int intern(struct rm_bucket_ids *t, int64_t id)
+{
+	if (t->n && t->id[t->last] == id) /* a run's consecutive rows mostly share one */
+		return t->last;
+	if ((t->n + 1) * 2 > t->cap)
 		grow(t);
-	if (!t->cap)
-		return NULL;
-	for (size_t i = hash(id, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		struct slot *s = &t->s[i];
-		if (s->used && s->id == id)
-			return s;
-		if (!s->used) {
-			if (!add)
-				return NULL;
-			s->used = 1;
-			s->id = id;
-			t->n++;
-			return s;
-		}
+	struct rm_bucket_slot *s = find(t, id);
+	if (s->idx < 0) {
+		*s = (struct rm_bucket_slot){id, (int)t->n};
+		t->id[t->n] = id;
+		t->sum[t->n] = 0;
+		t->known[t->n] = t->seen[t->n] = 0;
+		t->n++;
+	}
+	return t->last = s->idx;
+}
+
+int rm_bucket_ids_add(struct rm_bucket_ids *t, int64_t id, double max_len)
+{
+	if (id == RM_BUCKET_NONE)
+		return -1;
+	int i = intern(t, id);
+	t->seen[i]++;
+	if (isfinite(max_len))
+		t->sum[i] += max_len, t->known[i]++;
+	return i;
+}
+
+void rm_bucket_ids_merge(struct rm_bucket_ids *into, const struct rm_bucket_ids *from, int *remap)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		int j = remap[i] = intern(into, from->id[i]);
+		into->seen[j] += from->seen[i];
+		into->sum[j] += from->sum[i];
+		into->known[j] += from->known[i];
 	}
 }
+
+void rm_bucket_ids_release(struct rm_bucket_ids *t)
+{
+	free(t->slot);
+	free(t->id);
+	free(t->sum);
+	free(t->known);
+	free(t->seen);
+	memset(t, 0, sizeof(*t));
+}
+
+/* An id's place in the length order. */
+struct ranked {
+	int64_t id;
+	double mean; /* of known max_len */
+	size_t known;
+	int idx;
+};
 
 static int by_length(const void *a, const void *b)
 {
-	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+	const struct ranked *x = a, *y = b;
 	if ((x->known > 0) != (y->known > 0))
 		return x->known ? -1 : 1;
-	if (x->known) {
-		double mx = x->sum / (double)x->known, my = y->sum / (double)y->known;
-		if (mx != my)
-			return mx < my ? -1 : 1;
-	}
+	if (x->known && x->mean != y->mean)
+		return x->mean < y->mean ? -1 : 1;
 	return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -108,55 +142,59 @@ static void label_of(const struct rm_bucket_texts *texts, int64_t id, char *out,
 	snprintf(out, n, "%lld", (long long)id);
 }
 
-void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const double *max_len, size_t n,
-                         const struct rm_bucket_texts *texts, int *dense_out)
+void rm_bucket_map_from_ids(struct rm_bucket_map *m, const struct rm_bucket_ids *t, const struct rm_bucket_texts *texts,
+                            int *dense_of)
 {
-	struct table t = {0};
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < n; i++) {
-		if (ids[i] == RM_BUCKET_NONE)
-			continue;
-		struct slot *s = find(&t, ids[i], 1);
-		s->seen++;
-		if (max_len && isfinite(max_len[i]))
-			s->sum += max_len[i], s->known++;
-	}
-	struct slot **order = rm_xmalloc((t.n ? t.n : 1) * sizeof(*order));
-	size_t d = 0;
-	for (size_t i = 0; i < t.cap; i++)
-		if (t.s[i].used)
-			order[d++] = &t.s[i];
+	size_t d = t->n;
+	struct ranked *order = rm_xmalloc((d ? d : 1) * sizeof(*order));
+	for (size_t i = 0; i < d; i++)
+		order[i] =
+		    (struct ranked){t->id[i], t->known[i] ? t->sum[i] / (double)t->known[i] : 0, t->known[i], (int)i};
 	qsort(order, d, sizeof(*order), by_length);
 	m->labels = d;
 	m->k = d > RM_MAX_BUCKETS ? RM_MAX_BUCKETS : (int)d;
 	m->nraw = d;
 	m->raw = rm_xmalloc((d ? d : 1) * sizeof(int64_t));
 	m->dense = rm_xmalloc((d ? d : 1) * sizeof(int));
-	for (size_t i = 0; i < d; i++) {
-		/* Grouped beyond the limit: neighbours in length order share a bucket. */
-		order[i]->dense = (int)(i * (size_t)m->k / d);
-		m->raw[i] = order[i]->id;
-	}
+	/* Grouped beyond the limit: neighbours in length order share a bucket. */
+	for (size_t i = 0; i < d; i++)
+		dense_of[order[i].idx] = (int)(i * (size_t)m->k / d);
 	for (int g = 0; g < m->k; g++) {
 		size_t first = ((size_t)g * d + (size_t)m->k - 1) / (size_t)m->k, last = first;
-		while (last + 1 < d && order[last + 1]->dense == g)
+		while (last + 1 < d && dense_of[order[last + 1].idx] == g)
 			last++;
 		char a[RM_BUCKET_LABEL_LEN / 2 - 1], b[RM_BUCKET_LABEL_LEN / 2 - 1];
 		if (first == last) {
-			label_of(texts, order[first]->id, m->label[g], RM_BUCKET_LABEL_LEN);
+			label_of(texts, order[first].id, m->label[g], RM_BUCKET_LABEL_LEN);
 		} else { /* "a..b": both ends of the group, each cut to fit */
-			label_of(texts, order[first]->id, a, sizeof(a));
-			label_of(texts, order[last]->id, b, sizeof(b));
+			label_of(texts, order[first].id, a, sizeof(a));
+			label_of(texts, order[last].id, b, sizeof(b));
 			snprintf(m->label[g], RM_BUCKET_LABEL_LEN, "%s..%s", a, b);
 		}
 	}
+	for (size_t i = 0; i < d; i++)
+		m->raw[i] = t->id[i];
 	qsort(m->raw, d, sizeof(int64_t), by_id);
 	for (size_t i = 0; i < d; i++)
-		m->dense[i] = find(&t, m->raw[i], 0)->dense;
-	for (size_t i = 0; dense_out && i < n; i++)
-		dense_out[i] = ids[i] == RM_BUCKET_NONE ? -1 : find(&t, ids[i], 0)->dense;
+		m->dense[i] = dense_of[find(t, m->raw[i])->idx];
 	free(order);
-	free(t.s);
+}
+
+void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const double *max_len, size_t n,
+                         const struct rm_bucket_texts *texts, int *dense_out)
+{
+	struct rm_bucket_ids t = {0};
+	int *idx = rm_xmalloc((n ? n : 1) * sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = rm_bucket_ids_add(&t, ids[i], max_len ? max_len[i] : NAN);
+	int *dense_of = rm_xmalloc((t.n ? t.n : 1) * sizeof(int));
+	rm_bucket_map_from_ids(m, &t, texts, dense_of);
+	for (size_t i = 0; dense_out && i < n; i++)
+		dense_out[i] = idx[i] < 0 ? -1 : dense_of[idx[i]];
+	free(dense_of);
+	free(idx);
+	rm_bucket_ids_release(&t);
 }
 
 #define DERIVE_MAX_K 8

@@ -655,13 +655,14 @@ static double col_opt(sqlite3_stmt *s, int i)
 	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
 }
 
-/* Rows a load will read, so arrays are sized once (no realloc copies). */
-static size_t count_rows(sqlite3 *db, const char *table, int64_t run_id, int64_t since)
+/* Rows of table from step `since` that also meet `and` (SQL, "" for
+ * none): what a load will read, so arrays are sized once. */
+static size_t count_rows(sqlite3 *db, const char *table, const char *and, int64_t run_id, int64_t since)
 {
-	char sql[96];
+	char sql[256];
 	sqlite3_stmt *s;
 	size_t n = 0;
-	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2", table);
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2%s", table, and);
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(s, 1, run_id);
@@ -715,7 +716,7 @@ static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, in
 static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
 {
 	sqlite3_stmt *s;
-	size_t cap = count_rows(db, "steps", run_id, since);
+	size_t cap = count_rows(db, "steps", "", run_id, since);
 	int rc = sqlite3_prepare_v2(db,
 	                            "SELECT step, loss, nan_mask, lr, epoch FROM steps"
 	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
@@ -751,8 +752,10 @@ static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_stor
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Dense buckets for the loaded batches, with the run's text labels. */
-static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct rm_store_series *out)
+/* Dense buckets for the loaded batches, with the run's text labels:
+ * out->bucket holds each row's index into ids and becomes its dense
+ * bucket. */
+static int map_buckets(sqlite3 *db, int64_t run_id, const struct rm_bucket_ids *ids, struct rm_store_series *out)
 {
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(db, "SELECT bucket, label FROM bucket_labels WHERE run_id = ?1 ORDER BY bucket", -1,
@@ -775,8 +778,11 @@ static int map_buckets(sqlite3 *db, int64_t run_id, const int64_t *raw, struct r
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE) {
 		struct rm_bucket_texts texts = {n, id, label};
-		out->bucket = rm_xmalloc((out->nb ? out->nb : 1) * sizeof(int));
-		rm_bucket_map_build(&out->map, raw, out->max_len, out->nb, &texts, out->bucket);
+		int *dense_of = rm_xmalloc((ids->n ? ids->n : 1) * sizeof(int));
+		rm_bucket_map_from_ids(&out->map, ids, &texts, dense_of);
+		for (size_t i = 0; i < out->nb; i++)
+			out->bucket[i] = out->bucket[i] < 0 ? -1 : dense_of[out->bucket[i]];
+		free(dense_of);
 		if (out->map.labels == 0) { /* no bucket ids: the lengths are the composition */
 			rm_bucket_map_release(&out->map);
 			rm_bucket_map_derive(&out->map, out->max_len, out->nb, out->bucket);
@@ -795,10 +801,12 @@ size_t rm_store_split_rows = 2000000;
 struct batch_part {
 	int64_t run_id, from, to;
 	size_t nb, cap;
-	int64_t *bstep, *raw;
+	int64_t *bstep;
+	int *bucket; /* index into ids, -1 none */
 	double *max_len;
 	int *brank;
-	size_t tokens_only;
+	struct rm_bucket_ids ids;
+	size_t unknown; /* rows with neither a length nor a bucket */
 	int multi;
 	int64_t top_rank;
 	sqlite3 *db;
@@ -809,18 +817,17 @@ static void *scan_batches(void *arg)
 {
 	struct batch_part *p = arg;
 	sqlite3_stmt *s;
-	p->rc =
-	    sqlite3_prepare_v2(p->db,
-	                       "SELECT step, bucket, COALESCE(max_len, mean_len), tokens IS NOT NULL, rank FROM batches"
-	                       " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
-	                       -1, &s, NULL);
+	p->rc = sqlite3_prepare_v2(p->db,
+	                           "SELECT step, bucket, COALESCE(max_len, mean_len), rank FROM batches"
+	                           " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
+	                           -1, &s, NULL);
 	if (p->rc != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int64(s, 1, p->run_id);
 	sqlite3_bind_int64(s, 2, p->from);
 	sqlite3_bind_int64(s, 3, p->to);
 	GROW(p->bstep, p->cap + 1);
-	GROW(p->raw, p->cap + 1);
+	GROW(p->bucket, p->cap + 1);
 	GROW(p->max_len, p->cap + 1);
 	GROW(p->brank, p->cap + 1);
 	while ((p->rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -828,20 +835,20 @@ static void *scan_batches(void *arg)
 		int64_t bucket =
 		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
-		int64_t rank = sqlite3_column_int64(s, 4);
-		p->tokens_only += isnan(ml) && bucket == RM_BUCKET_NONE && sqlite3_column_int(s, 3);
+		int64_t rank = sqlite3_column_int64(s, 3);
+		p->unknown += isnan(ml) && bucket == RM_BUCKET_NONE;
 		size_t i = p->nb;
 		if (p->nb == p->cap) {
 			p->cap = p->cap ? p->cap * 2 : 4096;
 			GROW(p->bstep, p->cap);
-			GROW(p->raw, p->cap);
+			GROW(p->bucket, p->cap);
 			GROW(p->max_len, p->cap);
 			GROW(p->brank, p->cap);
 		}
 		p->multi |= i > 0 && p->bstep[i - 1] == step; /* another rank or micro-batch of the step */
 		p->nb++;
 		p->bstep[i] = step;
-		p->raw[i] = bucket;
+		p->bucket[i] = rm_bucket_ids_add(&p->ids, bucket, ml);
 		p->max_len[i] = ml;
 		p->brank[i] = rank >= 0 && rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
 		if (rank > p->top_rank)
@@ -851,28 +858,32 @@ static void *scan_batches(void *arg)
 	return NULL;
 }
 
-/* a followed by b, array by array, each half freed once copied: the peak
- * is the halves and one joined array, not the halves and all of them. */
-#define JOIN(x, y, n)                                                                                                  \
+/* b's rows copied after a's, whose arrays were made for both halves
+ * (grown only when the estimate fell short), and freed. */
+#define JOIN(x, y)                                                                                                     \
 	do {                                                                                                           \
-		void *joined = rm_xmalloc(((n) + 1) * sizeof(*(x)));                                                   \
-		memcpy(joined, (x), a->nb * sizeof(*(x)));                                                             \
-		memcpy((char *)joined + a->nb * sizeof(*(x)), (y), b->nb * sizeof(*(x)));                              \
-		free(x);                                                                                               \
+		if (n + 1 > a->cap)                                                                                    \
+			(x) = rm_xrealloc((x), (n + 1) * sizeof(*(x)));                                                \
+		memcpy((x) + a->nb, (y), b->nb * sizeof(*(x)));                                                        \
 		free(y);                                                                                               \
-		(x) = joined;                                                                                          \
 	} while (0)
 
 /* Appends b's rows to a's. */
 static void join_parts(struct batch_part *a, struct batch_part *b)
 {
 	size_t n = a->nb + b->nb;
-	JOIN(a->bstep, b->bstep, n);
-	JOIN(a->raw, b->raw, n);
-	JOIN(a->max_len, b->max_len, n);
-	JOIN(a->brank, b->brank, n);
+	int *remap = rm_xmalloc((b->ids.n ? b->ids.n : 1) * sizeof(int));
+	rm_bucket_ids_merge(&a->ids, &b->ids, remap);
+	for (size_t i = 0; i < b->nb; i++)
+		b->bucket[i] = b->bucket[i] < 0 ? -1 : remap[b->bucket[i]];
+	free(remap);
+	JOIN(a->bstep, b->bstep);
+	JOIN(a->bucket, b->bucket);
+	JOIN(a->max_len, b->max_len);
+	JOIN(a->brank, b->brank);
 	a->nb = n;
-	a->tokens_only += b->tokens_only;
+	a->cap = n + 1 > a->cap ? n + 1 : a->cap;
+	a->unknown += b->unknown;
 	a->multi |= b->multi;
 	a->top_rank = b->top_rank > a->top_rank ? b->top_rank : a->top_rank;
 }
@@ -894,7 +905,7 @@ static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t s
 	            sqlite3_open_v2(path, &b.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
 	if (split) {
 		b.from = a.to = lo + (hi - lo + 1) / 2;
-		a.cap = b.cap = rows / 2 + 1;
+		b.cap = rows / 2 + 1; /* a's arrays take b's rows after its own */
 		split = pthread_create(&th, NULL, scan_batches, &b) == 0;
 		if (!split) {
 			a.to = INT64_MAX;
@@ -908,19 +919,25 @@ static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t s
 			a.rc = b.rc;
 		join_parts(&a, &b);
 	}
+	rm_bucket_ids_release(&b.ids);
 	if (b.db)
 		sqlite3_close(b.db);
 	out->bstep = a.bstep;
+	out->bucket = a.bucket;
 	out->max_len = a.max_len;
 	out->brank = a.brank;
 	out->nb = a.nb;
-	out->tokens_only = a.tokens_only;
 	out->multi = a.multi;
 	out->nranks = a.top_rank < RM_MAX_RANKS ? (int)a.top_rank + 1 : RM_MAX_RANKS;
 	int rc = a.rc;
+	if (rc == SQLITE_DONE && a.unknown)
+		out->tokens_only = count_rows(db, "batches", /* a token count and nothing to place it by */
+		                              " AND bucket IS NULL AND max_len IS NULL AND mean_len IS NULL"
+		                              " AND tokens IS NOT NULL",
+		                              run_id, since);
 	if (rc == SQLITE_DONE)
-		rc = map_buckets(db, run_id, a.raw, out);
-	free(a.raw);
+		rc = map_buckets(db, run_id, &a.ids, out);
+	rm_bucket_ids_release(&a.ids);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
