@@ -57,7 +57,7 @@ static void simrun_make(struct simrun *r, enum rm_sim_strategy strat, uint64_t s
 			acc = 0;
 		}
 	}
-	free(st);
+	rm_sim_steps_free(st, n);
 	r->s = (struct rm_series){.n = m,
 	                          .step = r->step,
 	                          .loss = r->loss,
@@ -722,7 +722,7 @@ static void diagnose_cumulative(enum rm_sim_strategy strat, uint64_t seed, int k
 			len[nb++] = tokens / seqs;
 		}
 	}
-	free(st);
+	rm_sim_steps_free(st, (size_t)o.steps);
 	struct rm_bucket_map m;
 	assert_true(rm_bucket_map_derive(&m, len, nb, bucket));
 	struct rm_series s = {.n = n,
@@ -806,8 +806,8 @@ static void per_sequence_sum_hint(void **state)
 }
 
 /* A data-parallel simulated run, one batch row per rank and micro-batch. */
-static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
-                           struct rm_diagnosis *d)
+static void diagnose_lens(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
+                          int lens, struct rm_diagnosis *d)
 {
 	struct rm_sim_opts o;
 	rm_sim_opts_default(&o);
@@ -817,6 +817,7 @@ static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mod
 	o.ranks = ranks;
 	o.micro = micro;
 	o.rank_mode = mode;
+	o.lens = lens;
 	struct rm_sim_series ss;
 	rm_sim_series_make(&o, &ss);
 	size_t S = (size_t)ranks * (size_t)micro;
@@ -829,6 +830,49 @@ static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mod
 	rm_detect_opts_default(&opt);
 	rm_detect_all(&ss.s, &opt, d);
 	rm_sim_series_release(&ss);
+}
+
+static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
+                           struct rm_diagnosis *d)
+{
+	diagnose_lens(strat, mode, ranks, micro, seed, 0, d);
+}
+
+/* Mixed batches (issue 23): with each batch's lengths, a batch counts in
+ * every bucket by its token share, and the split recovers the levels the
+ * simulator gave (short ~0.55, long ~1.8 times the mean) where the bucket
+ * of the longest sequence blurs them; no alarm, one rank or four. A
+ * bucketed order has no mixed batch: the same answer as without lengths. */
+static void mixed_batches_by_token_share(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis with, without;
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 1, 1, seed, 1, &with);
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 1, 1, seed, 0, &without);
+		assert_true(with.split.mixed_batches >= with.batches * 95 / 100);
+		assert_int_equal(without.split.mixed_batches, 0);
+		assert_true(with.split.ok && with.split.mixed && with.split.log_scale);
+		int k = with.split.k;
+		assert_true(k >= 5);
+		assert_true(with.split.level[k - 1] / with.split.level[0] > 2.5); /* the simulator's ~3.3 */
+		assert_true(without.split.level[without.split.k - 1] / without.split.level[0] < 2.5);
+		assert_true(with.split.eta2 > without.split.eta2 + 0.2);
+		assert_true(with.severity <= RM_SEV_INFO);
+		rm_diagnosis_release(&with);
+		rm_diagnosis_release(&without);
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 4, 1, seed, 1, &with);
+		assert_true(with.split.mixed_batches >= with.batches * 95 / 100);
+		assert_true(with.severity <= RM_SEV_INFO);
+		assert_true(with.split.level[with.split.k - 1] / with.split.level[0] > 2.5);
+		rm_diagnosis_release(&with);
+		diagnose_lens(RM_SIM_CHUNKED, RM_SIM_SHARDED, 1, 1, seed, 1, &with);
+		diagnose_lens(RM_SIM_CHUNKED, RM_SIM_SHARDED, 1, 1, seed, 0, &without);
+		assert_int_equal(with.split.mixed_batches, 0);
+		assert_true(with.split.eta2 == without.split.eta2 && with.runs.z == without.runs.z);
+		assert_true(with.severity == without.severity && with.severity >= RM_SEV_WARN);
+		rm_diagnosis_release(&with);
+		rm_diagnosis_release(&without);
+	}
 }
 
 /* Issue 23: each shape of a data-parallel run is named, and healthy orders
@@ -979,6 +1023,7 @@ int main(void)
 	    cmocka_unit_test(per_sequence_sum_hint),
 	    cmocka_unit_test(cumulative_counters_only),
 	    cmocka_unit_test(rank_shapes),
+	    cmocka_unit_test(mixed_batches_by_token_share),
 	    cmocka_unit_test(runs_per_slot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

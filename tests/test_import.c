@@ -78,6 +78,69 @@ static void micro_batches_keyed(void **state)
 	rm_import_report_release(&rep);
 }
 
+/* A sidecar's "lens" is kept (sorted, LEB128 deltas), and a batch whose
+ * lengths span buckets loads as a mixed batch with the token share of
+ * each, a bucket that is no batch's longest included; through the
+ * pipeline, with --buckets and with buckets derived from the lengths. */
+static void lens_kept_and_mixed(void **state)
+{
+	(void)state;
+	const char *db = tu_tmp_path("lens.db");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	for (int t = 0; t < 3000; t++) /* every third batch mixes buckets 0 and 2; the rest are bucket 1 or 2 */
+		if (t % 3 == 0)
+			fprintf(fp, "{\"step\":%d,\"lens\":[150, 20, 300]}\n", t);
+		else if (t % 3 == 1)
+			fprintf(fp, "{\"step\":%d,\"lens\":\"[120 130]\"}\n", t);
+		else
+			fprintf(fp, "{\"step\":%d,\"lens\":[900]}\n", t);
+	fclose(fp);
+	const char *f = tu_write_file("lens.jsonl", text, len);
+	free(text);
+	const int64_t cuts[] = {0, 100, 200, 1000};
+	struct rm_import_opts o = {.run_name = "cut", .bounds = cuts, .nbounds = 4};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_OK);
+	rm_import_report_release(&rep);
+	/* 20, 150, 300: deltas 20, 130 (two bytes), 150 (two bytes) */
+	assert_string_equal(tu_q_text(db, "SELECT hex(lens) FROM batches WHERE step = 0"), "1482019601");
+	assert_string_equal(tu_q_text(db, "SELECT hex(lens) FROM batches WHERE step = 1"), "780A");
+	assert_int_equal(tu_q_int(db, "SELECT bucket FROM batches WHERE step = 0"), 2); /* by its longest */
+	o.run_name = "derived";
+	o.bounds = NULL;
+	o.nbounds = 0;
+	assert_int_equal(imp(db, &o, f, NULL, &rep, &err), RM_OK);
+	rm_import_report_release(&rep);
+
+	struct rm_store *st;
+	int64_t run;
+	struct rm_store_series ss;
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_find_run(st, "cut", &run, &err), 0);
+	assert_int_equal(rm_store_load_series(st, run, 0, &ss, &err), 0);
+	assert_int_equal(ss.map.k, 3);      /* bucket 0 holds no batch's longest: reserved for the shares */
+	assert_int_equal(ss.map.labels, 2); /* ids seen on batches */
+	assert_int_equal(ss.mix.n, 1000);
+	assert_int_equal(ss.mix.row[1], 3);
+	assert_int_equal(ss.mix.from[1] - ss.mix.from[0], 3);
+	int b0 = rm_bucket_map_dense(&ss.map, 0), b2 = rm_bucket_map_dense(&ss.map, 2);
+	assert_int_equal(ss.mix.bucket[0], b0);
+	assert_float_equal(ss.mix.share[0], 20.0 / 470, 1e-6);
+	assert_int_equal(ss.mix.bucket[2], b2);
+	assert_float_equal(ss.mix.share[2], 300.0 / 470, 1e-6);
+	rm_store_series_release(&ss);
+	assert_int_equal(rm_store_find_run(st, "derived", &run, &err), 0);
+	assert_int_equal(rm_store_load_series(st, run, 0, &ss, &err), 0);
+	assert_true(ss.map.derived);
+	assert_true(ss.mix.n >= 1000); /* the step-0 batches span the derived cuts too */
+	assert_int_equal(ss.mix.row[0], 0);
+	rm_store_series_release(&ss);
+	rm_store_close(st);
+}
+
 /* Batch statistics no batch can have are bad lines, named by line (issue
  * 19: an n of 2^61 overflowed the cost side's buffer). */
 static void implausible_batches(void **state)
@@ -745,6 +808,7 @@ int main(void)
 	    cmocka_unit_test(cumulative_counters),
 	    cmocka_unit_test(rank_out_of_range),
 	    cmocka_unit_test(micro_batches_keyed),
+	    cmocka_unit_test(lens_kept_and_mixed),
 	    cmocka_unit_test(implausible_batches),
 	    cmocka_unit_test(chart_export_many_runs),
 	    cmocka_unit_test(two_writers_interleaved),

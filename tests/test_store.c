@@ -7,6 +7,7 @@
 
 #include "runmon/store.h"
 #include "store/store_internal.h"
+#include "runmon/lens.h"
 #include "testutil.h"
 
 static const struct rm_run_key key = {"file", "", "", "r1"};
@@ -92,15 +93,22 @@ static void batches_load_in_halves(void **state)
 	int64_t run;
 	assert_int_equal(rm_store_open(&st, db, &err), 0);
 	assert_int_equal(rm_store_run_ensure(st, &key, &run, &err), 0);
+	const int64_t bounds[] = {0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000};
+	assert_int_equal(rm_store_put_buckets(st, run, bounds, 11, &err), 0);
 	assert_int_equal(rm_store_begin(st, &err), 0);
 	for (int t = 0; t < 301; t++) {
 		struct rm_step s = {.step = t, .v = {[RM_S_LOSS] = 1 + t % 5}, .have = 1u << RM_S_LOSS};
 		assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
 		for (int r = 0; r < 3; r++)
 			for (int m = 0; m < 2; m++) {
+				int64_t len[] = {50 + t % 3, 150, 250 + t}; /* rank 1's batches span buckets */
+				uint8_t code[15];
+				size_t bytes = rm_lens_encode(len, 3, code);
 				struct rm_batch b = {.step = t,
 				                     .rank = r,
 				                     .micro = m,
+				                     .lens = r == 1 ? code : NULL,
+				                     .lens_bytes = (uint32_t)bytes,
 				                     /* bucket 9 only in the second half */
 				                     .v = {[RM_B_BUCKET] = t >= 250 && r == 2 ? 9 : (t / 7 + r) % 4,
 				                           [RM_B_MAX_LEN] = 100 + t},
@@ -120,9 +128,20 @@ static void batches_load_in_halves(void **state)
 	assert_true(one.multi && two.multi);
 	assert_int_equal(one.nranks, 3);
 	assert_int_equal(two.nranks, 3);
-	assert_int_equal(one.map.k, 5);
-	assert_int_equal(two.map.k, 5);
-	assert_string_equal(two.map.label[4], "9"); /* the longest batches */
+	assert_int_equal(one.map.k, 10); /* bucket 0..9 of the boundaries: some hold only shares of rank 1's */
+	assert_int_equal(two.map.k, 10);
+	assert_int_equal(one.mix.n, 301 * 2); /* rank 1's rows, read in one part and in two */
+	assert_int_equal(two.mix.n, one.mix.n);
+	for (size_t i = 0; i < one.mix.n; i++) {
+		assert_int_equal(two.mix.row[i], one.mix.row[i]);
+		assert_int_equal(one.mix.row[i] % 6 / 2, 1);
+		assert_int_equal(two.mix.from[i + 1], one.mix.from[i + 1]);
+	}
+	for (uint32_t q = 0; q < one.mix.from[one.mix.n]; q++) {
+		assert_int_equal(two.mix.bucket[q], one.mix.bucket[q]);
+		assert_true(two.mix.share[q] == one.mix.share[q]);
+	}
+	assert_string_equal(two.map.label[rm_bucket_map_dense(&two.map, 9)], "9"); /* met in the second half only */
 	for (size_t i = 0; i < one.nb; i++) {
 		assert_int_equal(one.bstep[i], (int64_t)(i / 6));
 		assert_int_equal(one.brank[i], (int)(i % 6) / 2);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "runmon/common.h"
+#include "runmon/lens.h"
 
 #define RM_BUCKET_TEXT_ID ((int64_t)1 << 50) /* text labels' ids; integer labels stay below in magnitude */
 #define RM_BUCKET_NONE    INT64_MIN          /* a batch without a bucket */
@@ -24,7 +25,8 @@ struct rm_bucket_map {
 	int k;         /* dense buckets */
 	size_t labels; /* distinct labels seen; more than k when grouped */
 	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
-	size_t nraw; /* distinct ids, sorted, and the dense bucket of each */
+	double top[RM_MAX_BUCKETS]; /* the longest batch of each (-inf: none known) */
+	size_t nraw;                /* distinct ids, sorted, and the dense bucket of each */
 	int64_t *raw;
 	int *dense;
 	/* No bucket id recorded: buckets derived from max_len, bucket i holding
@@ -46,14 +48,17 @@ struct rm_bucket_texts {
 struct rm_bucket_ids {
 	struct rm_bucket_slot *slot; /* open addressing: a hostile file may hold millions of ids */
 	size_t cap, n;
-	int64_t *id; /* per index */
-	double *sum;
+	int64_t *id;       /* per index */
+	double *sum, *top; /* of known max_len */
 	size_t *known, *seen;
 	int last;
 };
 /* Counts a batch of bucket id (RM_BUCKET_NONE: none) and max_len (NaN
  * unknown); returns the id's index, -1 for none. */
 int rm_bucket_ids_add(struct rm_bucket_ids *t, int64_t id, double max_len);
+/* Adds id, when not met, as the bucket of no batch (one mixed batches
+ * hold a share of), placed in the length order at len. */
+void rm_bucket_ids_reserve(struct rm_bucket_ids *t, int64_t id, double len);
 /* Adds from's ids and counts to into; remap[i] is into's index of from's i. */
 void rm_bucket_ids_merge(struct rm_bucket_ids *into, const struct rm_bucket_ids *from, int *remap);
 void rm_bucket_ids_release(struct rm_bucket_ids *t);
@@ -74,6 +79,13 @@ void rm_bucket_map_build(struct rm_bucket_map *m, const int64_t *ids, const doub
 int rm_bucket_map_derive(struct rm_bucket_map *m, const double *max_len, size_t n, int *dense_out);
 /* The derived bucket of a length (-1 for NaN). */
 int rm_bucket_map_of_length(const struct rm_bucket_map *m, double max_len);
+
+/* Where lengths fall among the map's buckets: the derived boundaries; the
+ * run's recorded ones (bounds, nbounds of them; bucket i holding
+ * (bounds[i], bounds[i + 1]]) when its ids are those indexes; else each
+ * bucket up to its longest batch, when those rise with the length order.
+ * Returns 1, or 0 when none gives lengths a bucket. */
+int rm_bucket_map_cuts(const struct rm_bucket_map *m, const int64_t *bounds, int nbounds, struct rm_length_cuts *c);
 
 /* The dense bucket of a stored id, -1 when the map has not seen it. */
 int rm_bucket_map_dense(const struct rm_bucket_map *m, int64_t raw);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "runmon/common.h"
+#include "runmon/lens.h"
 #include "runmon/padding.h"
 
 #define RM_MAX_LIST 8 /* worst runs, ladders, spikes listed individually */
@@ -45,6 +46,9 @@ struct rm_series {
 	int nlabels;
 	size_t labels_seen;
 	size_t tokens_only; /* batches with a token count but no length or bucket (see rm_store_series) */
+	/* Batches whose lengths span buckets (NULL: none): such a batch counts
+	 * in each bucket by its token share there, not only in bucket[]. */
+	const struct rm_mix *mix;
 	/* Buckets derived from max_len (no id recorded): their boundaries. */
 	const int64_t *derived_bounds;
 	int nderived_bounds;
@@ -102,8 +106,9 @@ struct rm_split_result {
 	double level[RM_MAX_BUCKETS];  /* loss level relative to the trend: offset, or ratio exp(offset) */
 	double weight[RM_MAX_BUCKETS]; /* loss points attributed to the bucket */
 	double eta2, f, df1, df2, p;   /* eta2: the R^2 of the fit on shares when steps mix buckets */
-	int mixed;                     /* some step holds several batches (ranks, micro-batches) */
-	int modes;                     /* Gaussian-mixture modes of the detrended loss (BIC) */
+	int mixed;            /* some step holds several batches (ranks, micro-batches) or a batch several buckets */
+	size_t mixed_batches; /* batches whose lengths span buckets, counted by token share */
+	int modes;            /* Gaussian-mixture modes of the detrended loss (BIC) */
 	double mode_mean[4], mode_weight[4], bic[4];
 	int mode_of_bucket[RM_MAX_BUCKETS];
 	double bucket_purity[RM_MAX_BUCKETS]; /* share of the bucket's points in its mode */

@@ -56,6 +56,7 @@ struct rm_sim_opts {
 	const struct rm_lengths *lengths; /* draw lengths from this distribution (a dataset's), not the
 	                                   * log-normal; NULL: the log-normal */
 	int ranks, micro;                 /* data-parallel ranks and micro-batches per rank (default 1) */
+	int lens;                         /* record each batch's own lengths (a sidecar's "lens") */
 	enum rm_sim_rank_mode rank_mode;
 };
 /* Batches per step: ranks x micro. */
@@ -73,11 +74,15 @@ struct rm_sim_step {
 	double loss;            /* this step's loss (the mean over its batches) */
 	double lr, epoch;
 	double runtime; /* seconds since start */
+	uint8_t *lens;  /* with o->lens: the batch's lengths, encoded (lens.h) */
+	uint32_t lens_bytes;
 };
 
-/* Simulates o->steps steps into *out (owned by the caller, free()): one
- * entry per batch, rm_sim_slots(o) per step in (step, rank, micro) order. */
+/* Simulates o->steps steps into *out (release with rm_sim_steps_free):
+ * one entry per batch, rm_sim_slots(o) per step in (step, rank, micro)
+ * order. */
 void rm_simulate(const struct rm_sim_opts *o, struct rm_sim_step **out);
+void rm_sim_steps_free(struct rm_sim_step *st, size_t n);
 
 /* A simulated run as the detectors read it: the loss of each step and a
  * batch row per rank and micro-batch. rm_sim_series_release frees it. */
@@ -86,6 +91,7 @@ struct rm_sim_series {
 	int64_t *step, *bstep;
 	double *loss, *max_len;
 	int *bucket, *brank;
+	struct rm_mix mix; /* with o->lens: the batches whose lengths span buckets */
 };
 void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out);
 void rm_sim_series_release(struct rm_sim_series *ss);

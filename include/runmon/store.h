@@ -49,6 +49,8 @@ struct rm_batch {
 	int64_t micro;        /* micro-batch within the step (gradient accumulation) */
 	double v[RM_B_COUNT]; /* counts and lengths in tokens */
 	uint32_t have;        /* 1 << enum rm_batch_field */
+	const uint8_t *lens;  /* the batch's lengths, encoded (lens.h); NULL when not recorded */
+	uint32_t lens_bytes;
 };
 
 struct rm_run_key {
@@ -161,6 +163,7 @@ struct rm_store_series {
 	struct rm_bucket_map map; /* stored ids and labels of the dense buckets */
 	double *max_len;          /* tokens; NaN when unknown (mean_len when only that is known) */
 	size_t tokens_only;       /* batch rows with a token count but no length, sequence count or bucket */
+	struct rm_mix mix;        /* rows whose recorded lengths span the map's buckets */
 
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;

@@ -114,6 +114,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .nlabels = ss.map.k,
 	    .labels_seen = ss.map.labels,
 	    .tokens_only = ss.tokens_only,
+	    .mix = ss.mix.n ? &ss.mix : NULL,
 	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
 	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
 	};

@@ -11,43 +11,46 @@
 #include "runmon/lengthsrc.h"
 #include "runmon/sim.h"
 
-static const char usage_text[] = "usage: runmon simulate [options]\n"
-                                 "\n"
-                                 "Simulates a length-bucketed training run: per-step batch composition under a\n"
-                                 "batching strategy and a loss with per-bucket levels (short ~0.55, medium ~1.1,\n"
-                                 "long 1.6-2.2), a decaying trend that drops at each epoch, and noise. The run\n"
-                                 "goes into the database (or, with --out, to history.jsonl + batches.jsonl).\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --strategy S        sorted, chunked (default), bucketed-random, interleaved,\n"
-                                 "                      mixed or hf-megabatch\n"
-                                 "  --steps N           steps (default 20000)\n"
-                                 "  --seed N            random seed (default 1)\n"
-                                 "  --buckets B0,B1,..  bucket boundaries (default 0,770,1216,1728,2432,3296,8192;\n"
-                                 "                      with --lengths-from, 6 fitted to its lengths)\n"
-                                 "  --lengths-from PATH draw sequence lengths from a real distribution: a saved\n"
-                                 "                      dataset or Arrow file, or a lengths file (as `buckets`)\n"
-                                 "  --lengths-column NAME  its column of lengths (default as `buckets`)\n"
-                                 "  --log-every K       report the mean loss every K steps (default 1)\n"
-                                 "  --spikes KIND       none (default), bucket (resets in the longest bucket) or\n"
-                                 "                      checkpoint (resets right after each save)\n"
-                                 "  --save-every N      checkpoint interval in steps (default 500)\n"
-                                 "  --steps-per-epoch N epoch length (default steps/3)\n"
-                                 "  --run NAME          run name in the database (default sim-STRATEGY)\n"
-                                 "  --out DIR           write files to DIR instead of the database\n"
-                                 "  --no-bucket         record lengths only, no bucket id (as most trainers do)\n"
-                                 "  --cumulative        record only cumulative counters on the loss rows\n"
-                                 "                      (elapsed_tokens, elapsed_examples): no per-batch\n"
-                                 "                      composition; with --out, no batches.jsonl\n"
-                                 "  --ranks R           data-parallel ranks, each with its own batch per step\n"
-                                 "                      (default 1); the step's loss is the mean over them\n"
-                                 "  --rank-mode M       how ranks draw batches: lockstep (every rank the step's\n"
-                                 "                      bucket), sharded (one global order dealt in turn;\n"
-                                 "                      default) or independent (a sampler per rank, each at\n"
-                                 "                      its own phase; bucketed strategies only)\n"
-                                 "  --micro M           micro-batches per rank and step (gradient accumulation,\n"
-                                 "                      default 1)\n"
-                                 "  --db PATH           database file\n";
+static const char usage_text[] =
+    "usage: runmon simulate [options]\n"
+    "\n"
+    "Simulates a length-bucketed training run: per-step batch composition under a\n"
+    "batching strategy and a loss with per-bucket levels (short ~0.55, medium ~1.1,\n"
+    "long 1.6-2.2), a decaying trend that drops at each epoch, and noise. The run\n"
+    "goes into the database (or, with --out, to history.jsonl + batches.jsonl).\n"
+    "\n"
+    "Options:\n"
+    "  --strategy S        sorted, chunked (default), bucketed-random, interleaved,\n"
+    "                      mixed or hf-megabatch\n"
+    "  --steps N           steps (default 20000)\n"
+    "  --seed N            random seed (default 1)\n"
+    "  --buckets B0,B1,..  bucket boundaries (default 0,770,1216,1728,2432,3296,8192;\n"
+    "                      with --lengths-from, 6 fitted to its lengths)\n"
+    "  --lengths-from PATH draw sequence lengths from a real distribution: a saved\n"
+    "                      dataset or Arrow file, or a lengths file (as `buckets`)\n"
+    "  --lengths-column NAME  its column of lengths (default as `buckets`)\n"
+    "  --log-every K       report the mean loss every K steps (default 1)\n"
+    "  --spikes KIND       none (default), bucket (resets in the longest bucket) or\n"
+    "                      checkpoint (resets right after each save)\n"
+    "  --save-every N      checkpoint interval in steps (default 500)\n"
+    "  --steps-per-epoch N epoch length (default steps/3)\n"
+    "  --run NAME          run name in the database (default sim-STRATEGY)\n"
+    "  --out DIR           write files to DIR instead of the database\n"
+    "  --no-bucket         record lengths only, no bucket id (as most trainers do)\n"
+    "  --lens              record each batch's own lengths (a sidecar's \"lens\") instead\n"
+    "                      of its statistics, as the Python recorder does\n"
+    "  --cumulative        record only cumulative counters on the loss rows\n"
+    "                      (elapsed_tokens, elapsed_examples): no per-batch\n"
+    "                      composition; with --out, no batches.jsonl\n"
+    "  --ranks R           data-parallel ranks, each with its own batch per step\n"
+    "                      (default 1); the step's loss is the mean over them\n"
+    "  --rank-mode M       how ranks draw batches: lockstep (every rank the step's\n"
+    "                      bucket), sharded (one global order dealt in turn;\n"
+    "                      default) or independent (a sampler per rank, each at\n"
+    "                      its own phase; bucketed strategies only)\n"
+    "  --micro M           micro-batches per rank and step (gradient accumulation,\n"
+    "                      default 1)\n"
+    "  --db PATH           database file\n";
 
 static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 {
@@ -64,6 +67,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"out", required_argument, NULL, 'o'},
 	    {"no-bucket", no_argument, NULL, 'N'},
 	    {"cumulative", no_argument, NULL, 'U'},
+	    {"lens", no_argument, NULL, 'l'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"lengths-from", required_argument, NULL, 'L'},
 	    {"lengths-column", required_argument, NULL, 'C'},
@@ -169,6 +173,7 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			}
 			o.micro = (int)v;
 			break;
+		case 'l': o.lens = 1; break;
 		case 'D': ctx->db_path = optarg; break;
 		case 'h': code = rm_cmd_help(&cmd_simulate); goto out;
 		default: rm_cmd_usage_error(&cmd_simulate, "bad option"); goto out;
@@ -181,6 +186,10 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_err err;
 	if (lo.column && !lengths_from) {
 		rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
+		goto out;
+	}
+	if (o.lens && o.cumulative) {
+		rm_cmd_usage_error(&cmd_simulate, "--lens records batches, which --cumulative leaves out");
 		goto out;
 	}
 	if (lengths_from) {

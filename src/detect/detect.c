@@ -40,13 +40,16 @@ void rm_detect_opts_default(struct rm_detect_opts *o)
 	o->alpha = 0.01;
 }
 
-int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS])
+int dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS])
 {
 	char seen[RM_BUCKET_IDS] = {0};
 	int k = 0;
 	for (size_t t = 0; t < s->nb; t++)
 		if (s->bucket[t] >= 0 && s->bucket[t] < RM_BUCKET_IDS)
 			seen[s->bucket[t]] = 1;
+	/* a bucket may hold no batch's longest sequence, only its share of mixed batches */
+	for (size_t q = 0; with_mix && s->mix && s->mix->n && q < s->mix->from[s->mix->n]; q++)
+		seen[s->mix->bucket[q]] = 1;
 	for (int b = 0; b < RM_BUCKET_IDS; b++) {
 		dense[b] = -1;
 		if (seen[b] && k < RM_MAX_BUCKETS) {
@@ -89,6 +92,7 @@ int slots_next(struct slots *it, size_t t)
 void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
 {
 	int k = p->k;
+	size_t mx = 0; /* the next mixed batch */
 	for (size_t j = 0; j < p->n; j++) {
 		float *sh = share + j * (size_t)k;
 		size_t from = p->bfrom[j], to = p->bto[j];
@@ -96,8 +100,17 @@ void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share,
 		dom[j] = -1;
 		if (to == from)
 			continue;
-		for (size_t t = from; t < to; t++)
+		while (mx < p->mix.n && p->mix.row[mx] < from)
+			mx++;
+		for (size_t t = from; t < to; t++) {
+			if (mx < p->mix.n && p->mix.row[mx] == t) { /* each bucket by its share of the batch's tokens */
+				for (uint32_t q = p->mix.from[mx]; q < p->mix.from[mx + 1]; q++)
+					sh[p->mix.bucket[q]] += p->mix.share[q];
+				mx++;
+				continue;
+			}
 			sh[bseq[t]] += 1;
+		}
 		float best = 0;
 		for (int i = 0; i < k; i++) {
 			sh[i] /= (float)(to - from);
@@ -172,11 +185,33 @@ static void length_order(struct rm_prepared *p)
 	free(v);
 }
 
+/* Mixed batch i of the series, as prepared row p->nb: its parts in the
+ * prepared dense buckets (a part in a bucket no batch was counted in is
+ * left out, the rest renormalised). */
+static void prepare_mixed(struct rm_prepared *p, const struct rm_mix *m, size_t i, const int dense[RM_BUCKET_IDS])
+{
+	uint8_t bucket[RM_MAX_BUCKETS];
+	float share[RM_MAX_BUCKETS], sum = 0;
+	int parts = 0;
+	for (uint32_t q = m->from[i]; q < m->from[i + 1] && parts < RM_MAX_BUCKETS; q++) {
+		int d = dense[m->bucket[q]]; /* bucket ids are below RM_BUCKET_IDS */
+		if (d < 0)
+			continue;
+		bucket[parts] = (uint8_t)d;
+		share[parts++] = m->share[q];
+		sum += m->share[q];
+	}
+	for (int q = 0; q < parts; q++)
+		share[q] /= sum;
+	if (parts)
+		rm_mix_add(&p->mix, p->nb, bucket, share, parts);
+}
+
 void prepare(const struct rm_series *s, struct rm_prepared *p)
 {
 	int dense[RM_BUCKET_IDS];
 	memset(p, 0, sizeof(*p));
-	p->k = dense_buckets(s, dense, p->bucket_id);
+	p->k = dense_buckets(s, 1, dense, p->bucket_id);
 	/* The series' own steps and ranks serve when no batch is left out (the
 	 * usual case), which saves a copy of each on a long run. */
 	size_t kept = 0;
@@ -199,8 +234,10 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	}
 	if (s->max_len)
 		p->blog = rm_xmalloc((kept ? kept : 1) * sizeof(float));
-	size_t known = 0;
+	size_t known = 0, mx = 0;
 	for (size_t t = 0; t < s->nb; t++) {
+		while (s->mix && mx < s->mix->n && s->mix->row[mx] < t)
+			mx++;
 		int b = s->bucket[t];
 		if (b < 0 || b >= RM_BUCKET_IDS || dense[b] < 0)
 			continue;
@@ -217,6 +254,8 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 		}
 		if (bseq)
 			bseq[p->nb] = dense[b];
+		if (s->mix && mx < s->mix->n && s->mix->row[mx] == t)
+			prepare_mixed(p, s->mix, mx++, dense);
 		p->nb++;
 	}
 	if (!known) {
@@ -264,7 +303,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	free(keep);
 	p->dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
 	p->onehot = rm_xcalloc(p->n ? p->n : 1, 1);
-	p->one_each = p->k > 0;
+	p->one_each = p->k > 0 && !p->mix.n;
 	for (size_t j = 0; j < p->n && p->one_each; j++)
 		p->one_each = p->bto[j] - p->bfrom[j] == 1;
 	if (p->one_each) {
@@ -302,6 +341,7 @@ void prepared_release(struct rm_prepared *p)
 	free(p->own_bseq);
 	free(p->own_brank);
 	free(p->blog);
+	rm_mix_release(&p->mix);
 
 	free(p->bfrom);
 	free(p->bto);

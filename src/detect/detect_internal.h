@@ -30,6 +30,9 @@ struct rm_prepared {
 	int *own_brank;   /* brank when prepare copied it */
 	int nranks;
 	int multi; /* some step has several batches (ranks, micro-batches) */
+	/* Batches whose lengths span buckets, by prepared row and dense bucket:
+	 * their share vectors replace the one-hot of bseq. */
+	struct rm_mix mix;
 	const int64_t *bstep;
 	float *blog;                     /* log length of each of those batches, NaN unknown; NULL when none is known */
 	size_t len_batches;              /* batches with a known length */
@@ -56,8 +59,9 @@ int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t 
 int slots_next(struct slots *it, size_t t);
 
 /* Maps bucket ids to dense indexes 0..k-1 in id order (dense[id] = -1 for
- * ids not seen); fills id[dense] and returns k (at most RM_MAX_BUCKETS). */
-int dense_buckets(const struct rm_series *s, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS]);
+ * ids not seen as a batch's bucket, nor in a mixed batch with with_mix);
+ * fills id[dense] and returns k (at most RM_MAX_BUCKETS). */
+int dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS]);
 
 void prepare(const struct rm_series *s, struct rm_prepared *p);
 void prepared_release(struct rm_prepared *p);
@@ -72,7 +76,18 @@ void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const
 void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
                    const struct rm_detect_opts *o, struct rm_resets_result *r);
 void detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
-void detect_mixture(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r);
+/* The runs test of each rank: its slots' runs, expectations and variances
+ * added up, and its batches. */
+struct rank_total {
+	double runs, expected, var;
+	size_t n;
+};
+/* rm_detect_runs, adding each rank's totals into per_rank (s->nranks
+ * entries, zeroed) when not NULL. */
+void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
+                 struct rank_total *per_rank);
+void detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
+                    struct rm_mixture_result *r);
 void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
 /* Infers a period of the spikes (spike[j] per point) into r's period_*. */
 void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);

@@ -341,10 +341,12 @@ static void shuffles_run(struct shuffles *sh)
 		for (size_t j = 0; j < p->n; j++)
 			sh->base[j] = offset_at(sp, p->share, p->k, j);
 	}
-	/* Whole steps shuffled: point j takes the offset of the step moved to
-	 * it, y_j - base_j + base_perm(j) (on the log scale, a factor): the
-	 * loss without its own offset and the offsets, once, not per shuffle. */
-	if (p->multi && !p->one_each) {
+	/* Whole steps shuffled (steps of several batches, or batches of
+	 * several buckets: each step keeps its mixture): point j takes the
+	 * offset of the step moved to it, y_j - base_j + base_perm(j) (on the
+	 * log scale, a factor): the loss without its own offset and the
+	 * offsets, once, not per shuffle. */
+	if ((p->multi || p->mix.n) && !p->one_each) {
 		sh->bare = rm_xmalloc(p->n * sizeof(double));
 		sh->moved = rm_xmalloc(p->n * sizeof(double));
 		for (size_t j = 0; j < p->n; j++) {

@@ -111,44 +111,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The runs test on each rank: runs within each of its micro-batch slots
- * (see detect_runs.c), summed over them. */
-static void rank_runs(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r)
+/* The runs test on each rank, from its slots' totals (detect_runs). */
+static void rank_runs(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
+                      struct rm_mixture_result *r)
 {
 	int R = p->nranks;
-	struct slots it;
-	int S = slots_init(&it, p->bstep, p->brank, p->nb, p->nranks);
-	size_t *count = rm_xcalloc((size_t)S * RM_MAX_BUCKETS, sizeof(size_t));
-	size_t *runs = rm_xcalloc((size_t)S, sizeof(size_t));
-	int *prev = rm_xmalloc((size_t)S * sizeof(int)), *rank_of = rm_xmalloc((size_t)S * sizeof(int));
-	for (int i = 0; i < S; i++)
-		prev[i] = rank_of[i] = -1;
-	for (size_t t = 0; t < p->nb; t++) {
-		int q = slots_next(&it, t), b = p->bseq[t];
-		runs[q] += b != prev[q];
-		prev[q] = b;
-		rank_of[q] = p->brank[t];
-		count[(size_t)q * RM_MAX_BUCKETS + (size_t)b]++;
-	}
-	double *obs = rm_xcalloc((size_t)R, sizeof(double)), *mean = rm_xcalloc((size_t)R, sizeof(double));
-	double *var = rm_xcalloc((size_t)R, sizeof(double)), *n = rm_xcalloc((size_t)R, sizeof(double));
-	for (int q = 0; q < S; q++) {
-		if (rank_of[q] < 0)
-			continue;
-		double m, v;
-		rm_runs_moments(count + (size_t)q * RM_MAX_BUCKETS, p->k, &m, &v);
-		obs[rank_of[q]] += (double)runs[q];
-		mean[rank_of[q]] += m;
-		var[rank_of[q]] += v;
-		for (int b = 0; b < p->k; b++)
-			n[rank_of[q]] += (double)count[(size_t)q * RM_MAX_BUCKETS + (size_t)b];
-	}
 	double *z = rm_xmalloc((size_t)R * sizeof(double));
 	int nz = 0;
 	for (int q = 0; q < R; q++) {
-		if (n[q] < 20 || !(var[q] > 0))
+		const struct rank_total *t = &per_rank[q];
+		if (t->n < 20 || !(t->var > 0))
 			continue;
-		z[nz] = (obs[q] - mean[q]) / sqrt(var[q]);
+		z[nz] = (t->runs - t->expected) / sqrt(t->var);
 		r->ranks_flagged += z[nz] <= o->runs_z;
 		nz++;
 	}
@@ -160,14 +134,6 @@ static void rank_runs(const struct rm_prepared *p, const struct rm_detect_opts *
 		r->rank_z_median = nz % 2 ? z[nz / 2] : (z[nz / 2 - 1] + z[nz / 2]) / 2;
 	}
 	free(z);
-	free(obs);
-	free(mean);
-	free(var);
-	free(n);
-	free(prev);
-	free(rank_of);
-	free(runs);
-	free(count);
 }
 
 static void windows(const struct steps *st, struct rm_mixture_result *r)
@@ -269,7 +235,8 @@ static void persistence(struct steps *st, struct rm_mixture_result *r)
 	}
 }
 
-void detect_mixture(const struct rm_prepared *p, const struct rm_detect_opts *o, struct rm_mixture_result *r)
+void detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
+                    struct rm_mixture_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->worst = -1;
@@ -284,7 +251,7 @@ void detect_mixture(const struct rm_prepared *p, const struct rm_detect_opts *o,
 		r->ok = 1;
 		if (p->brank) {
 			concordance(p, &st, r);
-			rank_runs(p, o, r);
+			rank_runs(p, per_rank, o, r);
 		}
 		windows(&st, r);
 		persistence(&st, r);

@@ -67,13 +67,14 @@ static void close_run(struct rm_runs_result *r, const struct rank_run *q, const 
  * of them from one bucket are no streak. Under random order the slots are
  * independent, so the runs, their expectation and variance add up (one
  * slot: the test above as it was). */
-void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r)
+void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
+                 struct rank_total *per_rank)
 {
 	size_t count[RM_MAX_BUCKETS] = {0}, runs_of[RM_MAX_BUCKETS] = {0};
 	int id[RM_MAX_BUCKETS], k = 0;
 	memset(r, 0, sizeof(*r));
 	int dense[RM_BUCKET_IDS];
-	k = dense_buckets(s, dense, id);
+	k = dense_buckets(s, 0, dense, id);
 	struct slots it;
 	int nslots = slots_init(&it, s->bstep, s->brank, s->nb, s->nranks);
 	struct rank_run *rk = rm_xcalloc((size_t)nslots, sizeof(*rk));
@@ -121,6 +122,14 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 		r->expected += mean;
 		r->var += var;
 		r->sequences += rk[i].runs > 0;
+		int rank = rk[i].rank;
+		if (per_rank && rk[i].runs > 0 && rank >= 0 && rank < s->nranks) { /* a rank's slots add up as well */
+			per_rank[rank].runs += (double)rk[i].runs;
+			per_rank[rank].expected += mean;
+			per_rank[rank].var += var;
+			for (int b = 0; b < k; b++)
+				per_rank[rank].n += rk[i].count[b];
+		}
 	}
 	free(rk);
 	r->z = r->var > 0 ? (r->runs - r->expected) / sqrt(r->var) : 0;
@@ -128,17 +137,22 @@ void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, s
 	for (int i = 0; i < k; i++) {
 		struct rm_bucket_runs *pb = &r->per[i];
 		double p = (double)count[i] / (double)n, L = (double)pb->longest;
-		double per_rank = (double)n / (double)(r->sequences ? r->sequences : 1); /* a slot's batches */
+		double per_slot = (double)n / (double)(r->sequences ? r->sequences : 1); /* a slot's batches */
 		pb->bucket = id[i];
 		pb->steps = count[i];
 		pb->share = p;
 		pb->mean_run = runs_of[i] ? (double)count[i] / (double)runs_of[i] : 0;
-		pb->expected_mean_run = p < 1 ? 1 / (1 - p) : per_rank;
+		pb->expected_mean_run = p < 1 ? 1 / (1 - p) : per_slot;
 		/* the longest of the slots' longest runs: slots times the chance of one */
-		double lambda = pow(p, L) * (1 + (per_rank - L) * (1 - p)) * (double)(r->sequences ? r->sequences : 1);
+		double lambda = pow(p, L) * (1 + (per_slot - L) * (1 - p)) * (double)(r->sequences ? r->sequences : 1);
 		pb->p_longest = -expm1(-lambda);
 	}
 	memcpy(r->worst, top, (size_t)ntop * sizeof(*top));
 	r->nworst = ntop;
 	r->flagged = r->z <= o->runs_z;
+}
+
+void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r)
+{
+	detect_runs(s, o, r, NULL);
 }

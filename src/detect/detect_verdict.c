@@ -270,8 +270,10 @@ struct order_job {
 static void *order_thread(void *arg)
 {
 	struct order_job *j = arg;
-	rm_detect_runs(j->s, j->o, &j->d->runs);
-	detect_mixture(j->p, j->o, &j->d->mixture);
+	struct rank_total *per_rank = rm_xcalloc((size_t)(j->s->nranks > 1 ? j->s->nranks : 1), sizeof(*per_rank));
+	detect_runs(j->s, j->o, &j->d->runs, per_rank);
+	detect_mixture(j->p, per_rank, j->o, &j->d->mixture);
+	free(per_rank);
 	return NULL;
 }
 
@@ -393,7 +395,8 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	if (!threaded)
 		ladder_thread(&job);
 	detect_length(&p, &d->split, &d->length);
-	d->split.mixed = p.multi;
+	d->split.mixed = p.multi || p.mix.n;
+	d->split.mixed_batches = p.mix.n;
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */
 	d->resets_by_length = s->derived_bounds && d->length.adjusted;

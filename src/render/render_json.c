@@ -96,6 +96,7 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 		json_object_set_new(o, "scale", json_string(s->log_scale ? "log" : "linear"));
 		json_object_set_new(o, "eta2", num(s->eta2));
 		json_object_set_new(o, "mixed", json_boolean(s->mixed));
+		json_object_set_new(o, "mixed_batches", json_integer((json_int_t)s->mixed_batches));
 		json_object_set_new(o, "f", num(s->f));
 		json_object_set_new(o, "df1", num(s->df1));
 		json_object_set_new(o, "df2", num(s->df2));

@@ -200,6 +200,11 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		        "  %s = %.3f of the detrended %sloss is explained by bucket%s: F(%.0f, %.0f) = %.4g, p %s\n",
 		        s->mixed ? "R^2" : "eta^2", s->eta2, s->log_scale ? "log " : "",
 		        s->mixed ? " shares (a regression on each step's mixture)" : "", s->df1, s->df2, s->f, p);
+		if (s->mixed_batches)
+			fprintf(fp,
+			        "  %zu of %zu batches hold lengths of several buckets: each counts in every bucket by"
+			        " its share of the batch's tokens\n",
+			        s->mixed_batches, d->batches);
 		fprintf(fp, "  %d mode%s in the detrended loss (Gaussian mixture, BIC)%s\n", s->modes,
 		        s->modes == 1 ? "" : "s",
 		        s->trimodal  ? ": a trimodal split lining up with bucket groups"
@@ -213,9 +218,12 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		range_of(cv->bucket_loss[i], cv->bins, &lo, &hi);
 		range_of(cv->bucket_adjusted[i], cv->bins, &alo, &ahi);
 	}
-	int w = label_width(d);
-	fprintf(fp, "  %*s  %-10s mode  mean loss  %-*s  adjusted\n", w, "bucket", s->log_scale ? "level" : "offset",
-	        cv->bins, "loss over time (shared scale)");
+	int w = label_width(d), drawn = lo <= hi; /* a bucket has steps of its own to draw */
+	if (drawn)
+		fprintf(fp, "  %*s  %-10s mode  mean loss  %-*s  adjusted\n", w, "bucket",
+		        s->log_scale ? "level" : "offset", cv->bins, "loss over time (shared scale)");
+	else
+		fprintf(fp, "  %*s  %-10s mode  mean loss\n", w, "bucket", s->log_scale ? "level" : "offset");
 	for (int i = 0; i < cv->k; i++) {
 		char lev[24];
 		if (s->ok)
@@ -225,13 +233,18 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		char mean[24] = "        -"; /* no step of this bucket alone (steps that mix buckets) */
 		if (isfinite(cv->bucket_mean[i]))
 			snprintf(mean, sizeof(mean), "%9.4f", cv->bucket_mean[i]);
-		fprintf(fp, "  %*s  %-10s %4d  %s  ", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
+		fprintf(fp, "  %*s  %-10s %4d  %s", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
 		        s->ok ? s->mode_of_bucket[i] + 1 : 0, mean);
-		spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
-		fputs("  ", fp);
-		spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
+		if (drawn) {
+			fputs("  ", fp);
+			spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
+			fputs("  ", fp);
+			spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
+		}
 		fputc('\n', fp);
 	}
+	if (!drawn && s->ok)
+		fputs("  no step holds one bucket alone: the levels are the regression's, on each step's shares\n", fp);
 }
 
 static void length_section(FILE *fp, const struct rm_diagnosis *d)

@@ -10,6 +10,7 @@
  * 0.92 per completed epoch, times (1 + 0.05 noise).
  */
 #include "runmon/buckets.h"
+#include "runmon/lens.h"
 #include "runmon/sim.h"
 
 #include <math.h>
@@ -291,6 +292,25 @@ static void slot_order(struct gen *g, const struct rm_sim_opts *o, const double 
 	}
 }
 
+/* The batch's lengths as a trainer records them (whole tokens). */
+static void record_lens(struct rm_sim_step *st, const double *len, int n)
+{
+	int64_t v[4096];
+	uint8_t code[5 * 4096];
+	for (int i = 0; i < n; i++)
+		v[i] = (int64_t)len[i]; /* as compose() takes min_len and max_len */
+	st->lens_bytes = (uint32_t)rm_lens_encode(v, (size_t)n, code);
+	st->lens = rm_xmalloc(st->lens_bytes);
+	memcpy(st->lens, code, st->lens_bytes);
+}
+
+void rm_sim_steps_free(struct rm_sim_step *st, size_t n)
+{
+	for (size_t i = 0; st && i < n; i++)
+		free(st[i].lens);
+	free(st);
+}
+
 void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 {
 	struct rm_sim_opts o = *o0;
@@ -370,6 +390,8 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 				memcpy(len, pool + slot * per, per * sizeof(double));
 			}
 			level += compose(&st[i], len, cnt, &g) / S; /* the step's loss: the mean over its batches */
+			if (o.lens)
+				record_lens(&st[i], len, cnt);
 			st[i].step = t;
 			st[i].rank = j / M;
 			st[i].micro = j % M;
@@ -413,7 +435,22 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 	out->max_len = rm_xmalloc((N ? N : 1) * sizeof(double));
 	out->bucket = rm_xmalloc((N ? N : 1) * sizeof(int));
 	out->brank = rm_xmalloc((N ? N : 1) * sizeof(int));
+	struct rm_length_cuts cuts = {.n = 0};
+	if (o->lens) { /* bucket i holds (b[i], b[i + 1]], the last longer lengths too, as bucket_of() */
+		const int64_t *b = o->bounds && o->nbounds >= 2 ? o->bounds : default_bounds;
+		int nb = o->bounds && o->nbounds >= 2 ? o->nbounds : 7;
+		cuts.n = nb - 1 < RM_MAX_BUCKETS ? nb - 1 : RM_MAX_BUCKETS;
+		for (int i = 0; i < cuts.n; i++) {
+			cuts.hi[i] = b[i + 1];
+			cuts.dense[i] = i;
+		}
+	}
 	for (size_t i = 0; i < N; i++) {
+		uint8_t bucket[RM_MAX_BUCKETS];
+		float share[RM_MAX_BUCKETS];
+		int parts = x[i].lens ? rm_lens_shares(x[i].lens, x[i].lens_bytes, &cuts, bucket, share) : 0;
+		if (parts >= 2)
+			rm_mix_add(&out->mix, i, bucket, share, parts);
 		out->bstep[i] = x[i].step;
 		out->bucket[i] = x[i].bucket;
 		out->brank[i] = x[i].rank;
@@ -421,7 +458,7 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 		out->step[i / S] = x[i].step;
 		out->loss[i / S] = x[i].loss;
 	}
-	free(x);
+	rm_sim_steps_free(x, N);
 	out->s = (struct rm_series){.n = T,
 	                            .step = out->step,
 	                            .loss = out->loss,
@@ -430,7 +467,8 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 	                            .brank = out->brank,
 	                            .nranks = o->ranks > 1 ? o->ranks : 1,
 	                            .bucket = out->bucket,
-	                            .max_len = out->max_len};
+	                            .max_len = out->max_len,
+	                            .mix = out->mix.n ? &out->mix : NULL};
 }
 
 void rm_sim_series_release(struct rm_sim_series *ss)
@@ -441,5 +479,6 @@ void rm_sim_series_release(struct rm_sim_series *ss)
 	free(ss->max_len);
 	free(ss->bucket);
 	free(ss->brank);
+	rm_mix_release(&ss->mix);
 	memset(ss, 0, sizeof(*ss));
 }

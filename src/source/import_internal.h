@@ -66,6 +66,11 @@ struct mapper {
 	int64_t cum_step;
 	double cum_tokens, cum_n; /* NaN when the row lacked one */
 	int cum_have;
+	/* The last row's lengths, sorted and encoded: its record points here
+	 * until the pipeline copies them. */
+	int64_t *lens;
+	uint8_t *lens_code;
+	size_t lens_cap;
 };
 
 #define MAX_TEXT_LABELS 4096 /* distinct text bucket labels in one file */

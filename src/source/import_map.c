@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "import_internal.h"
+#include "runmon/lens.h"
 
 static const char *const cand_step_wandb[] = {"_step", NULL};
 static const char *const cand_step[] = {"step",          "global_step", "_step", "Step",
@@ -202,6 +203,8 @@ void mapper_release(struct mapper *m)
 	for (uint32_t i = 0; i < m->ntexts; i++)
 		free(m->texts[i]);
 	free(m->texts);
+	free(m->lens);
+	free(m->lens_code);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -321,9 +324,23 @@ enum target mapper_target(struct mapper *m, const char *key, size_t klen, int *p
 	return t;
 }
 
+/* Keeps length v of the list for the store's encoding (lens.h). */
+static void lens_keep(struct mapper *m, size_t i, double v)
+{
+	if (i >= RM_LENS_MAX_SEQS)
+		return;
+	if (i == m->lens_cap) {
+		m->lens_cap = m->lens_cap ? m->lens_cap * 2 : 256;
+		m->lens = rm_xrealloc(m->lens, m->lens_cap * sizeof(*m->lens));
+		m->lens_code = rm_xrealloc(m->lens_code, m->lens_cap * 5);
+	}
+	m->lens[i] = v <= INT32_MAX ? llround(v) : INT32_MAX + 1LL; /* beyond: check_batch refuses the line */
+}
+
 /* Parses a list of lengths from a number array or a text cell such as
- * "[1801, 1755]" or "1801 1755". Returns the count, or -1. */
-static int lens_stats(const struct rm_row *row, const struct rm_field *f, struct rm_batch *b)
+ * "[1801, 1755]" or "1801 1755", and encodes it into the mapper's buffer
+ * for the record. Returns the count, or -1. */
+static int lens_stats(struct mapper *m, const struct rm_row *row, const struct rm_field *f, struct rm_batch *b)
 {
 	double n = 0, sum = 0, lo = INFINITY, hi = -INFINITY;
 	if (f->type == RM_F_NUMARR) {
@@ -331,6 +348,7 @@ static int lens_stats(const struct rm_row *row, const struct rm_field *f, struct
 			double v = row->nums[f->arr_off + i];
 			if (!isfinite(v) || v < 0)
 				return -1;
+			lens_keep(m, (size_t)n, v);
 			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
 		}
 	} else if (f->type == RM_F_CELL || f->type == RM_F_STR) {
@@ -346,6 +364,7 @@ static int lens_stats(const struct rm_row *row, const struct rm_field *f, struct
 			double v;
 			if (!rm_parse_double(p, (size_t)(q - p), &v) || !isfinite(v) || v < 0)
 				return -1;
+			lens_keep(m, (size_t)n, v);
 			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
 			p = q;
 		}
@@ -362,6 +381,10 @@ static int lens_stats(const struct rm_row *row, const struct rm_field *f, struct
 	b->v[RM_B_PADDED] = n * hi - sum;
 	b->have |= 1u << RM_B_N | 1u << RM_B_MIN_LEN | 1u << RM_B_MAX_LEN | 1u << RM_B_MEAN_LEN | 1u << RM_B_TOKENS |
 	           1u << RM_B_PADDED;
+	if (n <= RM_LENS_MAX_SEQS && hi <= INT32_MAX) { /* a longer list is summarised, not kept */
+		b->lens = m->lens_code;
+		b->lens_bytes = (uint32_t)rm_lens_encode(m->lens, (size_t)n, m->lens_code);
+	}
 	return (int)n;
 }
 
@@ -605,7 +628,7 @@ int mapper_map(struct mapper *m, const struct rm_row *row, struct record *rec, c
 		if (!pick[t])
 			continue;
 		if (t == T_LENS) {
-			if (lens_stats(row, pick[t], &rec->b) < 0) {
+			if (lens_stats(m, row, pick[t], &rec->b) < 0) {
 				snprintf(why, whylen, "'%.*s' is not a list of lengths", (int)pick[t]->klen,
 				         pick[t]->key);
 				return -1;

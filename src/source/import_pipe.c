@@ -22,15 +22,16 @@ struct item {
 	struct record rec;
 	uint64_t line;
 	uint32_t ev0, nev; /* slice of the chunk's evals */
+	size_t lens_at;    /* the batch's lengths in the chunk's bytes */
 };
 
 struct chunk {
 	struct item it[CHUNK_ROWS];
 	size_t n;
-	struct eval_kv *ev; /* keys point into keys[] after fix-up */
+	struct eval_kv *ev; /* keys point into bytes[] after fix-up */
 	size_t nev, evcap;
-	char *keys;
-	size_t klen, kcap;
+	char *bytes; /* eval keys and batch lengths the items point into */
+	size_t blen, bcap;
 };
 
 struct pipeline {
@@ -50,7 +51,7 @@ static void chunk_reset(struct chunk *c)
 {
 	c->n = 0;
 	c->nev = 0;
-	c->klen = 0;
+	c->blen = 0;
 }
 
 /* The writer thread: drains chunks in order until done. After a failure
@@ -79,7 +80,9 @@ static void *writer(void *arg)
 				continue;
 			}
 			for (uint32_t e = 0; e < it->nev; e++) /* keys were stored as offsets */
-				c->ev[it->ev0 + e].key = c->keys + (uintptr_t)c->ev[it->ev0 + e].key;
+				c->ev[it->ev0 + e].key = c->bytes + (uintptr_t)c->ev[it->ev0 + e].key;
+			if (it->rec.b.lens_bytes)
+				it->rec.b.lens = (const uint8_t *)c->bytes + it->lens_at;
 			/* No eval values: c->ev may be NULL, and NULL + 0 is undefined. */
 			rc = sink_put(it->k, &it->rec, it->nev ? c->ev + it->ev0 : NULL, it->nev, it->line, &err);
 		}
@@ -129,24 +132,32 @@ static int hand_off(struct pipeline *p, struct rm_err *err)
 	return failed ? (int)p->err.code : RM_OK;
 }
 
+/* Copies n bytes into the chunk's bytes[] and returns their offset: an
+ * offset, not a pointer, until the writer fixes it up, as bytes[] may
+ * still move. */
+static size_t chunk_copy(struct chunk *c, const void *data, size_t n)
+{
+	if (c->blen + n > c->bcap) {
+		c->bcap = (c->blen + n) * 2;
+		c->bytes = rm_xrealloc(c->bytes, c->bcap);
+	}
+	memcpy(c->bytes + c->blen, data, n);
+	c->blen += n;
+	return c->blen - n;
+}
+
 static void add_eval(void *arg, const char *key, size_t klen, double v)
 {
 	struct chunk *c = arg;
-	if (c->klen + klen + 1 > c->kcap) {
-		c->kcap = (c->klen + klen + 1) * 2;
-		c->keys = rm_xrealloc(c->keys, c->kcap);
-	}
 	if (c->nev == c->evcap) {
 		c->evcap = c->evcap ? c->evcap * 2 : 64;
 		c->ev = rm_xrealloc(c->ev, c->evcap * sizeof(*c->ev));
 	}
-	memcpy(c->keys + c->klen, key, klen);
-	c->keys[c->klen + klen] = '\0';
-	/* An offset until the writer fixes it up: keys[] may still move. */
-	c->ev[c->nev].key = (const char *)(uintptr_t)c->klen;
+	size_t at = chunk_copy(c, key, klen);
+	chunk_copy(c, "", 1);
+	c->ev[c->nev].key = (const char *)(uintptr_t)at;
 	c->ev[c->nev].value = v;
 	c->nev++;
-	c->klen += klen + 1;
 }
 
 int pipeline_put(struct pipeline *p, struct sink *k, const struct record *rec, const struct rm_row *row, uint64_t line,
@@ -158,6 +169,11 @@ int pipeline_put(struct pipeline *p, struct sink *k, const struct record *rec, c
 	it->k = k;
 	it->line = line;
 	it->ev0 = (uint32_t)c->nev;
+	if (rec->b.lens && rec->b.lens_bytes)
+		it->lens_at = chunk_copy(c, rec->b.lens, rec->b.lens_bytes); /* the mapper's buffer is reused */
+	else
+		it->rec.b.lens_bytes = 0;
+	it->rec.b.lens = NULL;
 	if (k && rec->is_eval)
 		mapper_each_eval(&k->map, row, add_eval, c);
 	it->nev = (uint32_t)c->nev - it->ev0;
@@ -198,7 +214,7 @@ int pipeline_finish(struct pipeline *p, struct rm_err *err)
 	pthread_cond_destroy(&p->cv);
 	for (int i = 0; i < NCHUNK; i++) {
 		free(p->ring[i]->ev);
-		free(p->ring[i]->keys);
+		free(p->ring[i]->bytes);
 		free(p->ring[i]);
 	}
 	free(p);

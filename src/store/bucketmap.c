@@ -46,6 +46,7 @@ static void grow(struct rm_bucket_ids *t)
 		*find(t, t->id[i]) = (struct rm_bucket_slot){t->id[i], (int)i};
 	t->id = rm_xrealloc(t->id, cap / 2 * sizeof(*t->id));
 	t->sum = rm_xrealloc(t->sum, cap / 2 * sizeof(*t->sum));
+	t->top = rm_xrealloc(t->top, cap / 2 * sizeof(*t->top));
 	t->known = rm_xrealloc(t->known, cap / 2 * sizeof(*t->known));
 	t->seen = rm_xrealloc(t->seen, cap / 2 * sizeof(*t->seen));
 }
@@ -62,6 +63,7 @@ static int intern(struct rm_bucket_ids *t, int64_t id)
 		*s = (struct rm_bucket_slot){id, (int)t->n};
 		t->id[t->n] = id;
 		t->sum[t->n] = 0;
+		t->top[t->n] = -INFINITY;
 		t->known[t->n] = t->seen[t->n] = 0;
 		t->n++;
 	}
@@ -75,8 +77,18 @@ int rm_bucket_ids_add(struct rm_bucket_ids *t, int64_t id, double max_len)
 	int i = intern(t, id);
 	t->seen[i]++;
 	if (isfinite(max_len))
-		t->sum[i] += max_len, t->known[i]++;
+		t->sum[i] += max_len, t->known[i]++, t->top[i] = fmax(t->top[i], max_len);
 	return i;
+}
+
+void rm_bucket_ids_reserve(struct rm_bucket_ids *t, int64_t id, double len)
+{
+	size_t before = t->n;
+	int i = intern(t, id);
+	if (t->n > before) {
+		t->sum[i] = len;
+		t->known[i] = 1;
+	}
 }
 
 void rm_bucket_ids_merge(struct rm_bucket_ids *into, const struct rm_bucket_ids *from, int *remap)
@@ -85,6 +97,7 @@ void rm_bucket_ids_merge(struct rm_bucket_ids *into, const struct rm_bucket_ids 
 		int j = remap[i] = intern(into, from->id[i]);
 		into->seen[j] += from->seen[i];
 		into->sum[j] += from->sum[i];
+		into->top[j] = fmax(into->top[j], from->top[i]);
 		into->known[j] += from->known[i];
 	}
 }
@@ -94,6 +107,7 @@ void rm_bucket_ids_release(struct rm_bucket_ids *t)
 	free(t->slot);
 	free(t->id);
 	free(t->sum);
+	free(t->top);
 	free(t->known);
 	free(t->seen);
 	memset(t, 0, sizeof(*t));
@@ -152,14 +166,20 @@ void rm_bucket_map_from_ids(struct rm_bucket_map *m, const struct rm_bucket_ids 
 		order[i] =
 		    (struct ranked){t->id[i], t->known[i] ? t->sum[i] / (double)t->known[i] : 0, t->known[i], (int)i};
 	qsort(order, d, sizeof(*order), by_length);
-	m->labels = d;
+	for (size_t i = 0; i < d; i++)
+		m->labels += t->seen[i] > 0; /* not the buckets reserved for mixed batches */
 	m->k = d > RM_MAX_BUCKETS ? RM_MAX_BUCKETS : (int)d;
 	m->nraw = d;
 	m->raw = rm_xmalloc((d ? d : 1) * sizeof(int64_t));
 	m->dense = rm_xmalloc((d ? d : 1) * sizeof(int));
 	/* Grouped beyond the limit: neighbours in length order share a bucket. */
-	for (size_t i = 0; i < d; i++)
-		dense_of[order[i].idx] = (int)(i * (size_t)m->k / d);
+	for (int g = 0; g < m->k; g++)
+		m->top[g] = -INFINITY;
+	for (size_t i = 0; i < d; i++) {
+		int g = dense_of[order[i].idx] = (int)(i * (size_t)m->k / d);
+		if (t->seen[order[i].idx]) /* a reserved bucket's length places it, it bounds nothing */
+			m->top[g] = fmax(m->top[g], t->top[order[i].idx]);
+	}
 	for (int g = 0; g < m->k; g++) {
 		size_t first = ((size_t)g * d + (size_t)m->k - 1) / (size_t)m->k, last = first;
 		while (last + 1 < d && dense_of[order[last + 1].idx] == g)
@@ -247,6 +267,41 @@ int rm_bucket_map_derive(struct rm_bucket_map *m, const double *max_len, size_t 
 	}
 	for (size_t i = 0; dense_out && i < n; i++)
 		dense_out[i] = rm_bucket_map_of_length(m, max_len[i]);
+	return 1;
+}
+
+int rm_bucket_map_cuts(const struct rm_bucket_map *m, const int64_t *bounds, int nbounds, struct rm_length_cuts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (m->derived) {
+		c->n = m->nbound - 1;
+		for (int i = 0; i < c->n; i++) {
+			c->hi[i] = m->bound[i + 1];
+			c->dense[i] = i;
+		}
+		return c->n > 0;
+	}
+	int indexes = nbounds >= 2 && nbounds - 1 <= RM_MAX_BUCKETS && m->nraw;
+	for (size_t r = 0; r < m->nraw && indexes; r++)
+		indexes = m->raw[r] >= 0 && m->raw[r] <= nbounds - 2;
+	if (!indexes) {
+		/* No boundaries for these ids: each bucket ends at its longest batch,
+		 * when buckets in length order end in increasing lengths. */
+		c->n = m->k;
+		for (int i = 0; i < m->k; i++) {
+			if (!(m->top[i] >= 1 && m->top[i] <= RM_BATCH_MAX_LEN_D) ||
+			    (i > 0 && m->top[i] <= m->top[i - 1]))
+				return c->n = 0; /* fuzz_diagnose: a stored length of -9e18 */
+			c->hi[i] = (int64_t)m->top[i];
+			c->dense[i] = i;
+		}
+		return c->n > 1;
+	}
+	c->n = nbounds - 1;
+	for (int i = 0; i < c->n; i++) {
+		c->hi[i] = bounds[i + 1];
+		c->dense[i] = rm_bucket_map_dense(m, i);
+	}
 	return 1;
 }
 

@@ -29,11 +29,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " epoch = excluded.epoch, grad_norm = excluded.grad_norm, runtime = excluded.runtime,"
                 " ts = excluded.ts, nan_mask = excluded.nan_mask",
     [ST_BATCH] = "INSERT INTO batches(run_id, step, rank, micro, bucket, n, min_len, max_len, mean_len,"
-                 " tokens, padded_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                 " tokens, padded_tokens, lens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                  " ON CONFLICT(run_id, step, rank, micro) DO UPDATE SET bucket = excluded.bucket,"
                  " n = excluded.n, min_len = excluded.min_len, max_len = excluded.max_len,"
                  " mean_len = excluded.mean_len, tokens = excluded.tokens,"
-                 " padded_tokens = excluded.padded_tokens",
+                 " padded_tokens = excluded.padded_tokens, lens = excluded.lens",
     [ST_EVAL] = "INSERT INTO evals(run_id, step, key, value) VALUES (?1, ?2, ?3, ?4)"
                 " ON CONFLICT(run_id, step, key) DO UPDATE SET value = excluded.value",
     [ST_RUN_FIND] = "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3",
@@ -333,6 +333,10 @@ int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batc
 		else
 			bind_opt(s, 5 + f, have, b->v[f]);
 	}
+	if (b->lens && b->lens_bytes)
+		sqlite3_bind_blob(s, 12, b->lens, (int)b->lens_bytes, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 12);
 	return run(st, s, err, "cannot write batch");
 }
 
@@ -806,6 +810,11 @@ struct batch_part {
 	double *max_len;
 	int *brank;
 	struct rm_bucket_ids ids;
+	/* Recorded lengths: row i's are at lens + lens_at[i] - 1 (lens_at[i]
+	 * 0: none), lens_at made at the first row that has them. */
+	uint8_t *lens;
+	size_t lens_len, lens_cap;
+	uint32_t *lens_at;
 	size_t unknown; /* rows with neither a length nor a bucket */
 	int multi;
 	int64_t top_rank;
@@ -813,12 +822,28 @@ struct batch_part {
 	int rc;
 };
 
+/* Keeps row i's encoded lengths for the composition of mixed batches. */
+static void keep_lens(struct batch_part *p, size_t i, const void *blob, size_t n)
+{
+	if (!blob || !n || p->lens_len + n >= UINT32_MAX) /* offsets are 32-bit: beyond, lengths go unread */
+		return;
+	if (!p->lens_at)
+		p->lens_at = rm_xcalloc(p->cap + 1, sizeof(*p->lens_at));
+	if (p->lens_len + n > p->lens_cap) {
+		p->lens_cap = (p->lens_len + n) * 2;
+		p->lens = rm_xrealloc(p->lens, p->lens_cap);
+	}
+	memcpy(p->lens + p->lens_len, blob, n);
+	p->lens_at[i] = (uint32_t)p->lens_len + 1;
+	p->lens_len += n;
+}
+
 static void *scan_batches(void *arg)
 {
 	struct batch_part *p = arg;
 	sqlite3_stmt *s;
 	p->rc = sqlite3_prepare_v2(p->db,
-	                           "SELECT step, bucket, COALESCE(max_len, mean_len), rank FROM batches"
+	                           "SELECT step, bucket, COALESCE(max_len, mean_len), rank, lens FROM batches"
 	                           " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
 	                           -1, &s, NULL);
 	if (p->rc != SQLITE_OK)
@@ -844,7 +869,13 @@ static void *scan_batches(void *arg)
 			GROW(p->bucket, p->cap);
 			GROW(p->max_len, p->cap);
 			GROW(p->brank, p->cap);
+			if (p->lens_at) {
+				GROW(p->lens_at, p->cap + 1);
+				memset(p->lens_at + i, 0, (p->cap + 1 - i) * sizeof(*p->lens_at));
+			}
 		}
+		if (sqlite3_column_type(s, 4) == SQLITE_BLOB)
+			keep_lens(p, i, sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4));
 		p->multi |= i > 0 && p->bstep[i - 1] == step; /* another rank or micro-batch of the step */
 		p->nb++;
 		p->bstep[i] = step;
@@ -881,6 +912,25 @@ static void join_parts(struct batch_part *a, struct batch_part *b)
 	JOIN(a->bucket, b->bucket);
 	JOIN(a->max_len, b->max_len);
 	JOIN(a->brank, b->brank);
+	if (b->lens_at) {
+		if (!a->lens_at)
+			a->lens_at = rm_xcalloc(a->cap > n ? a->cap + 1 : n + 1, sizeof(*a->lens_at));
+		else if (n + 1 > a->cap)
+			GROW(a->lens_at, n + 1);
+		for (size_t i = 0; i < b->nb; i++) {
+			size_t at = b->lens_at[i] ? b->lens_at[i] + a->lens_len : 0;
+			a->lens_at[a->nb + i] = at < UINT32_MAX ? (uint32_t)at : 0;
+		}
+		a->lens = rm_xrealloc(a->lens, a->lens_len + b->lens_len + 1);
+		memcpy(a->lens + a->lens_len, b->lens, b->lens_len);
+		a->lens_len += b->lens_len;
+	} else if (a->lens_at) {
+		if (n + 1 > a->cap)
+			GROW(a->lens_at, n + 1);
+		memset(a->lens_at + a->nb, 0, b->nb * sizeof(*a->lens_at));
+	}
+	free(b->lens);
+	free(b->lens_at);
 	a->nb = n;
 	a->cap = n + 1 > a->cap ? n + 1 : a->cap;
 	a->unknown += b->unknown;
@@ -888,6 +938,65 @@ static void join_parts(struct batch_part *a, struct batch_part *b)
 	a->top_rank = b->top_rank > a->top_rank ? b->top_rank : a->top_rank;
 }
 #undef JOIN
+
+/* The run's recorded bucket boundaries, if any. */
+static int load_bounds(sqlite3 *db, int64_t run_id, struct rm_store_series *out)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(db, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->bounds = rm_xrealloc(out->bounds, (size_t)(out->nbounds + 2) * sizeof(*out->bounds));
+		if (out->nbounds == 0)
+			out->bounds[out->nbounds++] = sqlite3_column_int64(s, 0);
+		out->bounds[out->nbounds++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* With recorded lengths and boundaries, and ids that are the boundaries'
+ * indexes (an import with --buckets): every bucket of the boundaries gets
+ * a dense bucket, for the shares of mixed batches, even one that is no
+ * batch's longest. */
+static void reserve_buckets(struct rm_bucket_ids *ids, const struct rm_store_series *out)
+{
+	if (out->nbounds - 1 > RM_MAX_BUCKETS)
+		return;
+	for (size_t i = 0; i < ids->n; i++)
+		if (ids->id[i] < 0 || ids->id[i] > out->nbounds - 2)
+			return;
+	for (int b = 0; b + 1 < out->nbounds && ids->n; b++)
+		rm_bucket_ids_reserve(ids, b, ((double)out->bounds[b] + (double)out->bounds[b + 1]) / 2);
+}
+
+/* The rows whose recorded lengths fall in more than one bucket, with the
+ * token share of each (a batch's loss is a mean over its tokens). */
+static void mixed_batches(const struct batch_part *a, struct rm_store_series *out)
+{
+	struct rm_length_cuts cuts;
+	if (!rm_bucket_map_cuts(&out->map, out->bounds, out->nbounds, &cuts))
+		return;
+	uint8_t bucket[RM_MAX_BUCKETS];
+	float share[RM_MAX_BUCKETS];
+	/* Rows' lengths lie end to end in row order: a row's end where the
+	 * next row with lengths starts. */
+	size_t row = SIZE_MAX, from = 0;
+	for (size_t i = 0; i <= out->nb; i++) {
+		if (i < out->nb && !a->lens_at[i])
+			continue;
+		size_t at = i < out->nb ? a->lens_at[i] - 1 : a->lens_len;
+		if (row != SIZE_MAX) {
+			int parts = rm_lens_shares(a->lens + from, at - from, &cuts, bucket, share);
+			if (parts >= 2)
+				rm_mix_add(&out->mix, row, bucket, share, parts);
+		}
+		row = i;
+		from = at;
+	}
+}
 
 /* Batch composition: one entry per stored row, in (step, rank, micro)
  * order, so that a data-parallel step keeps what each rank and micro-batch
@@ -936,8 +1045,16 @@ static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t s
 		                              " AND tokens IS NOT NULL",
 		                              run_id, since);
 	if (rc == SQLITE_DONE)
+		rc = load_bounds(db, run_id, out);
+	if (rc == SQLITE_DONE && a.lens_at)
+		reserve_buckets(&a.ids, out);
+	if (rc == SQLITE_DONE)
 		rc = map_buckets(db, run_id, &a.ids, out);
+	if (rc == SQLITE_DONE && a.lens_at)
+		mixed_batches(&a, out);
 	rm_bucket_ids_release(&a.ids);
+	free(a.lens);
+	free(a.lens_at);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -988,19 +1105,6 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, str
 		rm_err_set(err, RM_E_STORE, "cannot load run in database '%s': %s", st->path, job.msg);
 		goto fail_quiet;
 	}
-	s = prepare(st, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", err);
-	if (!s)
-		goto fail_quiet;
-	sqlite3_bind_int64(s, 1, run_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->bounds = rm_xrealloc(out->bounds, (size_t)(out->nbounds + 2) * sizeof(*out->bounds));
-		if (out->nbounds == 0)
-			out->bounds[out->nbounds++] = sqlite3_column_int64(s, 0);
-		out->bounds[out->nbounds++] = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		goto fail;
 	s = prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
 	if (!s)
 		goto fail_quiet;
@@ -1029,6 +1133,7 @@ void rm_store_series_release(struct rm_store_series *s)
 	free(s->max_len);
 	free(s->brank);
 	rm_bucket_map_release(&s->map);
+	rm_mix_release(&s->mix);
 
 	free(s->bounds);
 	free(s->config_json);

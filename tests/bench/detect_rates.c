@@ -70,7 +70,7 @@ static void diagnose_sim_shaped(enum rm_sim_strategy strat, uint64_t seed, enum 
 		max_len[t] = x[t].max_len;
 		bucket[t] = x[t].bucket;
 	}
-	free(x);
+	rm_sim_steps_free(x, 6000);
 	struct rm_series s = {
 	    .n = 6000, .step = step, .loss = loss, .nb = 6000, .bstep = step, .bucket = bucket, .max_len = max_len};
 	struct rm_bucket_map m = {0};

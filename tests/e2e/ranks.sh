@@ -83,6 +83,25 @@ d=$tmp/micro/one.json
 	"('rank_streaks', 8, 8.0)" ] || fail "micro: $(j "$d" 'd["mixture"]["shape"], d["runs_test"]["sequences"]')"
 head -1 "$tmp/micro/batches.jsonl" | grep -q '"rank": 0, "micro": 0' || fail "micro: sidecar fields"
 
+# Mixed batches: with each batch's lengths ("lens", as the recorder writes
+# them) a batch counts in every bucket by its token share, so the split
+# recovers the levels that the bucket of its longest sequence blurs; the
+# boundaries are the ids' own (no --buckets): each bucket up to its longest.
+case_ lens mixed sharded --lens
+case_ nolens mixed sharded
+d=$tmp/lens/one.json
+head -1 "$tmp/lens/batches.jsonl" | grep -q '"lens": \[' || fail "lens: no lens in the sidecar"
+[ "$(j "$d" 'd["split"]["mixed_batches"] >= 19800, d["healthy"]')" = "(True, True)" ] ||
+	fail "lens: $(j "$d" 'd["split"]["mixed_batches"], d["severity"]')"
+[ "$(j "$d" 'd["split"]["eta2"] > 0.6 and d["split"]["buckets"][-1]["level"] / d["split"]["buckets"][0]["level"] > 2.5')" = True ] ||
+	fail "lens: split $(j "$d" 'd["split"]["eta2"], [b["level"] for b in d["split"]["buckets"]]')"
+[ "$(j "$tmp/nolens/one.json" 'd["split"]["mixed_batches"] == 0 and d["split"]["eta2"] < 0.5')" = True ] ||
+	fail "nolens: $(j "$tmp/nolens/one.json" 'd["split"]["mixed_batches"], d["split"]["eta2"]')"
+"$runmon" --db "$tmp/lens/one.db" diagnose r | grep -q "of 20000 batches hold lengths of several buckets" ||
+	fail "lens: text"
+"$runmon" simulate --out "$tmp/x" --lens --cumulative 2>"$tmp/err" && fail "--lens --cumulative accepted"
+grep -q -- "--lens records batches" "$tmp/err" || fail "--lens --cumulative message"
+
 # Bad rank modes are usage errors.
 "$runmon" simulate --out "$tmp/x" --rank-mode diagonal 2>"$tmp/err" && fail "bad --rank-mode accepted"
 grep -q -- "--rank-mode wants lockstep, sharded or independent" "$tmp/err" || fail "--rank-mode message"

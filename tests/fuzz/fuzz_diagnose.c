@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                       -1, &ps, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 	                       "INSERT OR REPLACE INTO batches(run_id, step, rank, bucket, n, min_len, max_len, tokens,"
-	                       " micro) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	                       " micro, lens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	                       -1, &pb, NULL) != SQLITE_OK)
 		abort();
 	int64_t step = 0;
@@ -137,6 +137,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bind_num(pb, 7, value(r[5], 32));
 			bind_num(pb, 8, value(r[6], 64));
 			sqlite3_bind_int(pb, 9, (flags >> 4) & 3); /* micro-batches: several rows a step and rank */
+			if (r[6] & 0x80) /* recorded lengths, as the fuzzer's bytes have them: varints or not */
+				sqlite3_bind_blob(pb, 10, r + 1, 6, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(pb, 10);
 			sqlite3_step(pb);
 			sqlite3_reset(pb);
 		}
