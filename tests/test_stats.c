@@ -71,6 +71,11 @@ static void distribution_tails(void **state)
 	assert_float_equal(rm_chi2_sf(100, 2), exp(-50), 1e-25);
 	assert_float_equal(rm_f_sf(4.1028, 2, 10), 0.05, 1e-5);
 	assert_float_equal(rm_f_sf(2.3053, 5, 100), 0.05, 1e-4);
+	assert_float_equal(rm_t_quantile(0.975, 19), 2.093024, 1e-6); /* Student's t tables */
+	assert_float_equal(rm_t_quantile(0.975, 4), 2.776445, 1e-6);
+	assert_float_equal(rm_t_quantile(0.975, 1), 12.706205, 1e-5);
+	assert_float_equal(rm_t_quantile(0.975, 1e6), 1.959966, 1e-5);
+	assert_true(isnan(rm_t_quantile(0.4, 5)));
 	/* P(X >= 3), X ~ Bin(10, 0.2) = 1 - (0.8^10 + 10*0.2*0.8^9 + 45*0.04*0.8^8) */
 	assert_float_equal(rm_binom_sf(3, 10, 0.2), 0.3222004736, 1e-9);
 	assert_float_equal(rm_binom_sf(0, 10, 0.2), 1.0, 0);

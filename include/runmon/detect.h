@@ -104,8 +104,9 @@ struct rm_split_result {
 	int bucket[RM_MAX_BUCKETS];    /* bucket id of each column below */
 	double offset[RM_MAX_BUCKETS]; /* additive, or log-ratio when log_scale */
 	double level[RM_MAX_BUCKETS];  /* loss level relative to the trend: offset, or ratio exp(offset) */
-	double weight[RM_MAX_BUCKETS]; /* loss points attributed to the bucket */
-	double eta2, f, df1, df2, p;   /* eta2: the R^2 of the fit on shares when steps mix buckets */
+	double level_lo[RM_MAX_BUCKETS], level_hi[RM_MAX_BUCKETS]; /* its 95% interval (batch means), NaN unknown */
+	double weight[RM_MAX_BUCKETS];                             /* loss points attributed to the bucket */
+	double eta2, f, df1, df2, p; /* eta2: the R^2 of the fit on shares when steps mix buckets */
 	int mixed;            /* some step holds several batches (ranks, micro-batches) or a batch several buckets */
 	size_t mixed_batches; /* batches whose lengths span buckets, counted by token share */
 	int modes;            /* Gaussian-mixture modes of the detrended loss (BIC) */

@@ -31,6 +31,8 @@ double rm_norm_quantile(double p);
 double rm_chi2_sf(double x, double df);
 /* Upper tail of F(d1, d2). */
 double rm_f_sf(double f, double d1, double d2);
+/* The p-quantile of Student's t with df degrees of freedom (p in (0.5, 1)). */
+double rm_t_quantile(double p, double df);
 /* P(X >= k) for X ~ Binomial(n, p). */
 double rm_binom_sf(double k, double n, double p);
 /* Regularized incomplete beta I_x(a, b). */

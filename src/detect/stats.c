@@ -325,6 +325,25 @@ double rm_f_sf(double f, double d1, double d2)
 	return rm_betainc(d2 / 2, d1 / 2, d2 / (d2 + d1 * f));
 }
 
+/* Student's t: P(|T| > t) = I_{df/(df+t^2)}(df/2, 1/2) (Abramowitz and
+ * Stegun 26.7.1 with 26.5.27); the quantile by bisection on it. */
+double rm_t_quantile(double p, double df)
+{
+	if (!(p > 0.5 && p < 1 && df > 0))
+		return NAN;
+	double two_sided = 2 * (1 - p), lo = 0, hi = 1;
+	while (rm_betainc(df / 2, 0.5, df / (df + hi * hi)) > two_sided && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+		if (rm_betainc(df / 2, 0.5, df / (df + mid * mid)) > two_sided)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 double rm_binom_sf(double k, double n, double p)
 {
 	if (k <= 0)

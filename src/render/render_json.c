@@ -113,6 +113,8 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 		if (s->ok) {
 			json_object_set_new(e, "offset", num(s->offset[i]));
 			json_object_set_new(e, "level", num(s->level[i]));
+			json_object_set_new(e, "level_ci",
+			                    json_pack("[o, o]", num(s->level_lo[i]), num(s->level_hi[i])));
 			json_object_set_new(e, "points", num(s->weight[i]));
 			json_object_set_new(e, "mode", json_integer(s->mode_of_bucket[i] + 1));
 			json_object_set_new(e, "purity", num(s->bucket_purity[i]));

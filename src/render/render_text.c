@@ -220,20 +220,24 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	}
 	int w = label_width(d), drawn = lo <= hi; /* a bucket has steps of its own to draw */
 	if (drawn)
-		fprintf(fp, "  %*s  %-10s mode  mean loss  %-*s  adjusted\n", w, "bucket",
-		        s->log_scale ? "level" : "offset", cv->bins, "loss over time (shared scale)");
+		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss  %-*s  adjusted\n", w, "bucket",
+		        s->log_scale ? "level" : "offset", "95% interval", cv->bins, "loss over time (shared scale)");
 	else
-		fprintf(fp, "  %*s  %-10s mode  mean loss\n", w, "bucket", s->log_scale ? "level" : "offset");
+		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss\n", w, "bucket", s->log_scale ? "level" : "offset",
+		        "95% interval");
 	for (int i = 0; i < cv->k; i++) {
-		char lev[24];
+		char lev[48], ci[48] = "-";
 		if (s->ok)
 			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
 		else
 			snprintf(lev, sizeof(lev), "-");
+		if (s->ok && isfinite(s->level_lo[i]))
+			snprintf(ci, sizeof(ci), s->log_scale ? "[%.3f, %.3f]" : "[%+.3f, %+.3f]", s->level_lo[i],
+			         s->level_hi[i]);
 		char mean[24] = "        -"; /* no step of this bucket alone (steps that mix buckets) */
 		if (isfinite(cv->bucket_mean[i]))
 			snprintf(mean, sizeof(mean), "%9.4f", cv->bucket_mean[i]);
-		fprintf(fp, "  %*s  %-10s %4d  %s", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev,
+		fprintf(fp, "  %*s  %-10s %-17s %4d  %s", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev, ci,
 		        s->ok ? s->mode_of_bucket[i] + 1 : 0, mean);
 		if (drawn) {
 			fputs("  ", fp);

@@ -1,7 +1,8 @@
 /*
  * detect_rates.c - detection and false-alarm rates over many seeds (README,
- * "How runmon decides"): the inferred period, and verdicts from lengths
- * alone (buckets derived from max_len). Not a test: the unit tests assert
+ * "How runmon decides"): the split's level intervals against known levels,
+ * the inferred period, and verdicts from lengths alone (buckets derived
+ * from max_len). Not a test: the unit tests assert
  * the same cases over fewer seeds; this prints the rates.
  *
  * usage: detect_rates [SEEDS]   (default 100)
@@ -14,6 +15,7 @@
 #include "runmon/bucketmap.h"
 #include "runmon/detect.h"
 #include "runmon/sim.h"
+#include "runmon/stats.h"
 
 enum { N = 12000 };
 static const int order8[] = {0, 1, 2, 0, 3, 4, 0, 5}; /* an interleaved order that repeats every 8 */
@@ -92,9 +94,78 @@ static void diagnose_sim(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_
 	diagnose_sim_shaped(strat, seed, spikes, lengths_only, 0, d);
 }
 
+/* The levels' 95% intervals against the levels the loss was made with
+ * (relative to the run's weighted mean level, as the split reports them):
+ * T steps, a decaying trend, AR(1) noise with the given phi, buckets in
+ * random order or in streaks of 50-200 steps. Returns how many of the
+ * seeds x buckets intervals cover the truth, *with of them given (none
+ * where the run is too short for its streaks). */
+static int level_coverage(int seeds, int T, int streaks, double phi, int *with)
+{
+	enum { K = 3 };
+	int64_t *step = malloc((size_t)T * sizeof(*step));
+	double *loss = malloc((size_t)T * sizeof(*loss));
+	int *bucket = malloc((size_t)T * sizeof(*bucket));
+	const double truth[K] = {0.5, 1.0, 2.0};
+	int covered = 0;
+	*with = 0;
+	for (int seed = 1; seed <= seeds; seed++) {
+		struct rm_rng rng = {(uint64_t)seed * 977};
+		double ar = 0;
+		int b = 0, left = 0;
+		for (int t = 0; t < T; t++) {
+			if (!streaks)
+				b = (int)rm_rng_below(&rng, K);
+			else if (left-- <= 0) {
+				b = (int)rm_rng_below(&rng, K);
+				left = 50 + (int)rm_rng_below(&rng, 151);
+			}
+			step[t] = t;
+			bucket[t] = b;
+			ar = phi * ar + 0.03 * sqrt(1 - phi * phi) * rm_rng_normal(&rng);
+			loss[t] = (1 + 2 * exp(-(double)t / 1500)) * truth[b] * exp(ar);
+		}
+		struct rm_series s = {.n = T, .step = step, .loss = loss, .nb = T, .bstep = step, .bucket = bucket};
+		struct rm_detect_opts o;
+		struct rm_diagnosis d;
+		rm_detect_opts_default(&o);
+		rm_detect_all(&s, &o, &d);
+		double lw = 0, w = 0;
+		for (int i = 0; i < K && d.split.k == K; i++) {
+			lw += d.split.weight[i] * log(truth[i]);
+			w += d.split.weight[i];
+		}
+		for (int i = 0; i < K && d.split.k == K; i++)
+			if (isfinite(d.split.level_lo[i])) {
+				double t = truth[i] / exp(lw / w);
+				(*with)++;
+				covered += d.split.level_lo[i] <= t && t <= d.split.level_hi[i];
+			}
+		rm_diagnosis_release(&d);
+	}
+	free(step);
+	free(loss);
+	free(bucket);
+	return covered;
+}
+
 int main(int argc, char **argv)
 {
 	int seeds = argc > 1 ? atoi(argv[1]) : 100;
+	for (int streaks = 0; streaks <= 1; streaks++)
+		for (int T = 6000; T <= 60000; T *= 10)
+			for (int ph = 0; ph < 3; ph++) {
+				static const double phis[] = {0, 0.9, 0.99};
+				int with, covered = level_coverage(seeds, T, streaks, phis[ph], &with);
+				printf("level intervals, %d steps, buckets %s, AR(1) noise phi %.2f: ", T,
+				       streaks ? "in streaks of 50-200" : "in random order", phis[ph]);
+				if (with)
+					printf("cover the true level %d/%d (%.1f%%)\n", covered, with,
+					       100.0 * covered / with);
+				else
+					printf("none given\n");
+				fflush(stdout);
+			}
 	static char spike[N];
 	static const int periods[] = {100, 250, 500, 1000, 2000};
 	for (int pi = 0; pi < 5; pi++)

@@ -7,8 +7,9 @@
  * tests/test_detect.c asserts the same cases over fewer seeds; this prints
  * the rates.
  *
- * usage: rank_rates [SEEDS]   (default 100)
+ * usage: rank_rates [SEEDS [lens]]   (default 100; lens: the second table only)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +41,11 @@ static void diagnose(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int
 
 int main(int argc, char **argv)
 {
-	int seeds = argc > 1 ? atoi(argv[1]) : 100;
+	int seeds = argc > 1 ? atoi(argv[1]) : 100, only_lens = argc > 2 && !strcmp(argv[2], "lens");
 	static const enum rm_sim_strategy strats[] = {RM_SIM_CHUNKED,      RM_SIM_SORTED,          RM_SIM_INTERLEAVED,
 	                                              RM_SIM_HF_MEGABATCH, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
 	static const int shapes[][2] = {{4, 1}, {2, 2}};
-	for (size_t sh = 0; sh < 2; sh++)
+	for (size_t sh = 0; sh < 2 && !only_lens; sh++)
 		for (int mode = 0; mode < RM_SIM_RANK_MODES; mode++)
 			for (size_t k = 0; k < sizeof(strats) / sizeof(strats[0]); k++) {
 				if (mode == RM_SIM_INDEPENDENT &&
