@@ -17,6 +17,7 @@
  * when aligned with exactly three modes.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,6 +502,20 @@ static void modes(const struct rm_prepared *p, const double *resid, struct rm_sp
 	free(at);
 }
 
+struct round_job {
+	const struct rm_prepared *p;
+	const double *z;
+	size_t w;
+	struct fit *f;
+};
+
+static void *round_thread(void *arg)
+{
+	struct round_job *j = arg;
+	fit_round(j->p, j->z, j->w, j->f);
+	return NULL;
+}
+
 void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -523,13 +538,20 @@ void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 		fit_release(&f);
 		return;
 	}
-	/* One round on each scale picks the scale; the winner gets a second. */
+	/* One round on each scale picks the scale; the winner gets a second.
+	 * The two first rounds are independent: the linear one runs on a
+	 * thread of its own (the other core is free once the order thread is
+	 * done). */
 	struct fit lin = {0}, lg = {0};
 	size_t w = trend_window(p);
 	int positive = 1;
 	for (size_t j = 0; j < p->n && positive; j++)
 		positive = p->y[j] > 0;
-	fit_round(p, p->y, w, &lin);
+	struct round_job job = {p, p->y, w, &lin};
+	pthread_t th;
+	int threaded = positive && pthread_create(&th, NULL, round_thread, &job) == 0;
+	if (!threaded)
+		fit_round(p, p->y, w, &lin);
 	int use_log = 0;
 	double *z = NULL;
 	if (positive) {
@@ -537,6 +559,8 @@ void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 		for (size_t j = 0; j < p->n; j++)
 			z[j] = log(p->y[j]);
 		fit_round(p, z, w, &lg);
+		if (threaded)
+			pthread_join(th, NULL);
 		use_log = lg.eta2 > lin.eta2;
 		fit_release(use_log ? &lin : &lg); /* the loser's arrays, before round two */
 	}
