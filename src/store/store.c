@@ -912,15 +912,13 @@ static void join_parts(struct batch_part *a, struct batch_part *b)
 	JOIN(a->bucket, b->bucket);
 	JOIN(a->max_len, b->max_len);
 	JOIN(a->brank, b->brank);
-	if (b->lens_at) {
+	if (b->lens_at && a->lens_len + b->lens_len < UINT32_MAX) { /* beyond: b's lengths go unread */
 		if (!a->lens_at)
 			a->lens_at = rm_xcalloc(a->cap > n ? a->cap + 1 : n + 1, sizeof(*a->lens_at));
 		else if (n + 1 > a->cap)
 			GROW(a->lens_at, n + 1);
-		for (size_t i = 0; i < b->nb; i++) {
-			size_t at = b->lens_at[i] ? b->lens_at[i] + a->lens_len : 0;
-			a->lens_at[a->nb + i] = at < UINT32_MAX ? (uint32_t)at : 0;
-		}
+		for (size_t i = 0; i < b->nb; i++)
+			a->lens_at[a->nb + i] = b->lens_at[i] ? b->lens_at[i] + (uint32_t)a->lens_len : 0;
 		a->lens = rm_xrealloc(a->lens, a->lens_len + b->lens_len + 1);
 		memcpy(a->lens + a->lens_len, b->lens, b->lens_len);
 		a->lens_len += b->lens_len;
