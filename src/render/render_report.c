@@ -11,8 +11,10 @@
 #include "runmon/render.h"
 #include "runmon/text.h"
 
-static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+/* Okabe and Ito's colour-blind-safe palette ("Color Universal Design",
+ * 2008), black left for the adjusted curve; buckets in length order. */
+static const char *const palette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
+                                      "#56B4E9", "#D55E00", "#F0E442", "#7F7F7F"};
 
 /* Text for HTML element content and attribute values. */
 static void html(FILE *fp, const char *s)
@@ -76,22 +78,23 @@ static double batch_share(const struct rm_run_info *r)
 
 #define W   900
 #define H   260
-#define PAD 48
+#define PAD 56
 
-/* The frame, y range and title of a chart; step labels when x1 > x0. */
-/* The frame, y range and title of a chart; step labels when x1 > x0. */
-static void axis_box(FILE *fp, double ylo, double yhi, int64_t x0, int64_t x1, const char *title)
+/* A chart's y scale: linear, or log10 where the values span more than a
+ * decade (a loss falling from 10 to 0.5 would squash the end flat). */
+struct scale {
+	double lo, hi;
+	int log;
+};
+
+static struct scale scale_of(double lo, double hi)
 {
-	fprintf(fp, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#ccc'/>", PAD, W - PAD - 10,
-	        H - 40);
-	fprintf(fp, "<text x='4' y='20' font-size='11'>%.3g</text><text x='4' y='%d' font-size='11'>%.3g</text>", yhi,
-	        H - 32, ylo);
-	if (x1 > x0) {
-		fprintf(fp, "<text x='%d' y='%d' font-size='11'>step %lld</text>", PAD, H - 14, (long long)x0);
-		fprintf(fp, "<text x='%d' y='%d' font-size='11' text-anchor='end'>step %lld</text>", W - 10, H - 14,
-		        (long long)x1);
+	struct scale sc = {lo, hi, lo > 0 && hi / lo > 10};
+	if (sc.log) {
+		sc.lo = log10(lo);
+		sc.hi = log10(hi);
 	}
-	fprintf(fp, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>%s</text>", W / 2, H - 2, title);
+	return sc;
 }
 
 static double sx(int64_t step, int64_t x0, int64_t x1)
@@ -99,14 +102,129 @@ static double sx(int64_t step, int64_t x0, int64_t x1)
 	return PAD + (double)(W - PAD - 10) * (x1 > x0 ? (double)(step - x0) / (double)(x1 - x0) : 0.5);
 }
 
-static double sy(double v, double lo, double hi)
+static double sy(double v, const struct scale *sc)
 {
-	return 10 + (double)(H - 40) * (hi > lo ? 1 - (v - lo) / (hi - lo) : 0.5);
+	double u = sc->log ? log10(v) : v;
+	return 10 + (double)(H - 40) * (sc->hi > sc->lo ? 1 - (u - sc->lo) / (sc->hi - sc->lo) : 0.5);
+}
+
+/* Round tick values in [lo, hi]: steps of 1, 2 or 5 times a power of ten,
+ * about `want` of them. Returns how many (at most 12). */
+static int ticks(double lo, double hi, int want, double *out)
+{
+	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
+		return 0;
+	double raw = (hi - lo) / want, mag = pow(10, floor(log10(raw))), step = mag;
+	if (raw / mag > 5)
+		step = 10 * mag;
+	else if (raw / mag > 2)
+		step = 5 * mag;
+	else if (raw / mag > 1)
+		step = 2 * mag;
+	int n = 0;
+	for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < 12; v += step)
+		out[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+	return n;
+}
+
+/* Round ticks on a log scale between 10^lo and 10^hi: 1, 2 and 5 times
+ * the powers of ten, or the powers alone when those are too many. */
+static int log_ticks(double lo, double hi, double *out)
+{
+	static const double mult[] = {1, 2, 5};
+	int n = 0, every = hi - lo > 3 ? 3 : 1; /* over three decades: 10^k only */
+	for (double e = floor(lo); e <= ceil(hi) && n < 12; e++)
+		for (int m = 0; m < 3 && n < 12; m += every) {
+			double v = mult[m] * pow(10, e), l = log10(v);
+			if (l >= lo - 1e-9 && l <= hi + 1e-9)
+				out[n++] = v;
+		}
+	return n;
+}
+
+/* The frame with light gridlines and labelled round ticks on both axes
+ * (steps below, the y quantity at the left, log-spaced when sc->log), and
+ * the chart's title. No x ticks when x1 <= x0. */
+static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const char *ylabel, const char *title)
+{
+	double t[12];
+	fprintf(fp, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#bbb'/>", PAD, W - PAD - 10,
+	        H - 40);
+	fputs("<g class='yticks' font-size='10' text-anchor='end'>", fp);
+	int n = sc->log ? log_ticks(sc->lo, sc->hi, t) : ticks(sc->lo, sc->hi, 5, t);
+	for (int i = 0; i < n; i++) {
+		double v = t[i], y = sy(v, sc);
+		fprintf(fp, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#eee'/>", PAD, W - 10, y, y);
+		fprintf(fp, "<text x='%d' y='%.1f'>%.4g</text>", PAD - 4, y + 3, v);
+	}
+	fputs("</g>", fp);
+	fprintf(fp,
+	        "<text class='ylabel' x='12' y='%d' font-size='11' text-anchor='middle' transform='rotate(-90 12 %d)'>"
+	        "%s%s</text>",
+	        H / 2 - 10, H / 2 - 10, ylabel, sc->log ? " (log scale)" : "");
+	if (x1 > x0) {
+		fputs("<g class='xticks' font-size='10' text-anchor='middle'>", fp);
+		n = ticks((double)x0, (double)x1, 6, t);
+		for (int i = 0; i < n; i++) {
+			double x = sx((int64_t)t[i], x0, x1);
+			fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='10' y2='%d' stroke='#eee'/>", x, x, H - 30);
+			fprintf(fp, "<text x='%.1f' y='%d'>%.10g</text>", x, H - 18, t[i]);
+		}
+		fprintf(fp, "<text x='%d' y='%d'>step</text></g>", W - 24, H - 18);
+	}
+	fprintf(fp, "<text class='title' x='%d' y='%d' font-size='12' text-anchor='middle'>%s</text>", W / 2, H - 2,
+	        title);
+}
+
+/* One legend entry: a swatch drawn by `swatch` (SVG content in a 14x14
+ * box) and its text. */
+static void key(FILE *fp, const char *swatch, const char *text)
+{
+	fprintf(fp, "<span class='key'><svg width='14' height='14' aria-hidden='true'>%s</svg> ", swatch);
+	html(fp, text);
+	fputs("</span>\n", fp);
+}
+
+/* The legend of a run's charts: each bucket's colour, with its length
+ * range when buckets were derived from lengths, and each mark drawn. */
+static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int length_adjusted, int spikes, int ladders,
+                   int runs)
+{
+	char sw[160], text[160];
+	fputs("<div class='legend'>", fp);
+	for (int b = 0; b < d->curves.k; b++) {
+		snprintf(sw, sizeof(sw), "<circle cx='7' cy='7' r='5' fill='%s'/>", palette[b % 8]);
+		const char *lab = rm_bucket_label(d, d->curves.bucket[b]);
+		if (d->nderived > b + 1)
+			snprintf(text, sizeof(text), "bucket %s: max_len in (%lld, %lld] tokens", lab,
+			         (long long)d->derived_bound[b], (long long)d->derived_bound[b + 1]);
+		else
+			snprintf(text, sizeof(text), "bucket %s", lab);
+		key(fp, sw, text);
+	}
+	static const struct {
+		const char *swatch, *text;
+	} marks[] = {
+	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#000' stroke-width='2'/>",
+	     "bucket-adjusted loss (the curve to watch)"},
+	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#555' stroke-dasharray='4 2'/>", "length-adjusted loss"},
+	    {"<path d='M7 12l-5 -9h10z' fill='#000' stroke='#fff'/>",
+	     "loss reset (hover for step, loss, baseline and bucket)"},
+	    {"<rect width='14' height='14' fill='#fff3c4' stroke='#e0c060'/>",
+	     "significant ladder (hover for its span)"},
+	    {"<rect x='1' y='1' width='12' height='12' fill='none' stroke='#000' stroke-width='2'/>",
+	     "longest same-bucket runs (hover for bucket and steps)"},
+	};
+	const int drawn[] = {adjusted, length_adjusted, spikes, ladders, runs};
+	for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++)
+		if (drawn[m])
+			key(fp, marks[m].swatch, marks[m].text);
+	fputs("</div>\n", fp);
 }
 
 /* The loss coloured by bucket, the bucket-adjusted curve over it (and the
- * length-adjusted one, dashed, when a length effect was fitted), ladder
- * spans shaded and spikes marked. */
+ * length-adjusted one, dashed, when a length effect was fitted), the
+ * significant ladders shaded and spikes marked, each with hover text. */
 static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_plot *p = &d->plot;
@@ -122,38 +240,53 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 			hi = fmax(hi, p->length_adjusted[i]);
 		}
 	}
+	struct scale sc = scale_of(lo, hi);
 	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
 	fprintf(fp, "<svg class='chart loss' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
-	for (size_t i = 0; i < d->ladder.count && i < RM_MAX_LIST; i++) {
-		double a = sx(d->ladder.list[i].first_step, x0, x1), b = sx(d->ladder.list[i].last_step, x0, x1);
-		fprintf(fp, "<rect class='ladder' x='%.1f' y='10' width='%.1f' height='%d' fill='#fff3c4'/>", a,
-		        fmax(b - a, 1), H - 40);
+	fputs("<title>loss by step</title>", fp);
+	size_t ladders = d->ladder.flagged ? (d->ladder.count < RM_MAX_LIST ? d->ladder.count : RM_MAX_LIST) : 0;
+	for (size_t i = 0; i < ladders; i++) { /* only a significant ladder is drawn; the evidence lists the count */
+		const struct rm_ladder *l = &d->ladder.list[i];
+		double a = sx(l->first_step, x0, x1), b = sx(l->last_step, x0, x1);
+		fprintf(
+		    fp,
+		    "<rect class='ladder' x='%.1f' y='10' width='%.1f' height='%d' fill='#fff3c4'><title>ladder,"
+		    " steps %lld to %lld: %d rises, height %.3g, %.0f%% long-bucket batches (p = %.3f)</title></rect>",
+		    a, fmax(b - a, 1), H - 40, (long long)l->first_step, (long long)l->last_step, l->rises, l->height,
+		    100 * l->long_share, d->ladder.p);
 	}
-	axis_box(fp, lo, hi, x0, x1,
-	         by_length ? "loss by bucket (dots), bucket-adjusted loss (line), length-adjusted loss (dashed)"
-	                   : "loss by bucket (dots) and bucket-adjusted loss (line)");
+	axes(fp, &sc, x0, x1, "loss",
+	     by_length ? "loss by bucket (dots), bucket-adjusted loss (line), length-adjusted loss (dashed)"
+	               : "loss by bucket (dots) and bucket-adjusted loss (line)");
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "<circle cx='%.1f' cy='%.1f' r='1.4' fill='%s'/>", sx(p->step[i], x0, x1),
-		        sy(p->loss[i], lo, hi), p->bucket[i] >= 0 ? palette[p->bucket[i] % 8] : "#999");
+		        sy(p->loss[i], &sc), p->bucket[i] >= 0 ? palette[p->bucket[i] % 8] : "#999");
 	fputs("<polyline class='adjusted' fill='none' stroke='#000' stroke-width='1' points='", fp);
 	for (int i = 0; i < p->n; i++)
-		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], lo, hi));
+		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], &sc));
 	fputs("'/>", fp);
 	if (by_length) {
-		fputs("<polyline class='length-adjusted' fill='none' stroke='#1f77b4' stroke-width='1'"
+		fputs("<polyline class='length-adjusted' fill='none' stroke='#555' stroke-width='1'"
 		      " stroke-dasharray='4 2' points='",
 		      fp);
 		for (int i = 0; i < p->n; i++)
 			if (isfinite(p->length_adjusted[i]))
-				fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->length_adjusted[i], lo, hi));
+				fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->length_adjusted[i], &sc));
 		fputs("'/>", fp);
 	}
-	for (size_t i = 0; i < d->resets.spikes && i < RM_MAX_LIST; i++) {
+	size_t spikes = d->resets.spikes < RM_MAX_LIST ? d->resets.spikes : RM_MAX_LIST;
+	for (size_t i = 0; i < spikes; i++) {
 		const struct rm_spike *s = &d->resets.list[i];
-		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), lo, hi);
-		fprintf(fp, "<path class='spike' d='M%.1f %.1fl-4 -8h8z' fill='#d62728'/>", x, y - 2);
+		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), &sc);
+		fprintf(fp,
+		        "<path class='spike' d='M%.1f %.1fl-5 -9h10z' fill='#000' stroke='#fff'><title>loss reset at"
+		        " step %lld: loss %.4g, baseline %.4g, bucket ",
+		        x, y - 2, (long long)s->step, s->loss, s->baseline);
+		html(fp, s->bucket >= 0 ? rm_bucket_label(d, s->bucket) : "?");
+		fputs("</title></path>", fp);
 	}
 	fputs("</svg>\n", fp);
+	legend(fp, d, 1, by_length, spikes > 0, ladders > 0, 0);
 }
 
 /* Per-bucket loss distributions: 5-95% whiskers, 25-75% boxes, medians. */
@@ -168,21 +301,22 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		lo = fmin(lo, p->q[b][0]);
 		hi = fmax(hi, p->q[b][4]);
 	}
+	struct scale sc = scale_of(lo, hi);
 	fprintf(fp, "<svg class='chart buckets' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
-	axis_box(fp, lo, hi, 0, 0, "loss per bucket (5-25-50-75-95%)");
+	fputs("<title>loss per bucket</title>", fp);
+	axes(fp, &sc, 0, 0, "loss", "loss per bucket: 5-95% whiskers, 25-75% box, median line");
 	double slot = (double)(W - PAD - 10) / k;
 	for (int b = 0; b < k; b++) {
 		double x = PAD + slot * (b + 0.5), w = fmin(slot * 0.5, 60);
 		const char *c = palette[b % 8];
-		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s'/>", x, x, sy(p->q[b][0], lo, hi),
-		        sy(p->q[b][4], lo, hi), c);
+		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s'/>", x, x, sy(p->q[b][0], &sc),
+		        sy(p->q[b][4], &sc), c);
 		fprintf(
 		    fp,
 		    "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' fill-opacity='0.35' stroke='%s'/>",
-		    x - w / 2, sy(p->q[b][3], lo, hi), w, fmax(sy(p->q[b][1], lo, hi) - sy(p->q[b][3], lo, hi), 1), c,
-		    c);
+		    x - w / 2, sy(p->q[b][3], &sc), w, fmax(sy(p->q[b][1], &sc) - sy(p->q[b][3], &sc), 1), c, c);
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
-		        sy(p->q[b][2], lo, hi), sy(p->q[b][2], lo, hi));
+		        sy(p->q[b][2], &sc), sy(p->q[b][2], &sc));
 		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket ", x, H - 20);
 		html(fp, rm_bucket_label(d, d->curves.bucket[b]));
 		fputs("</text>", fp);
@@ -202,10 +336,27 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 	for (int c = 0; c < p->strip_n; c++)
 		fprintf(fp, "<rect x='%.2f' y='8' width='%.2f' height='26' fill='%s'/>", PAD + cw * c, cw + 0.05,
 		        p->strip[c] >= 0 ? palette[p->strip[c] % 8] : "#999");
+	/* the longest same-bucket runs, outlined where they fall */
+	int64_t a = p->strip_first, z = p->strip_last;
+	for (int i = 0; i < d->runs.nworst; i++) {
+		const struct rm_run_span *r = &d->runs.worst[i];
+		double x = sx(r->first_step, a, z), x2 = sx(r->last_step, a, z);
+		fprintf(fp,
+		        "<rect class='run' x='%.1f' y='6' width='%.1f' height='30' fill='none' stroke='#000'"
+		        " stroke-width='1.5'><title>same-bucket run: bucket ",
+		        x, fmax(x2 - x, 2));
+		html(fp, rm_bucket_label(d, r->bucket));
+		fprintf(fp, ", steps %lld to %lld, %zu batches in a row", (long long)r->first_step,
+		        (long long)r->last_step, r->length);
+		if (r->rank >= 0)
+			fprintf(fp, " on rank %d", r->rank);
+		fputs("</title></rect>", fp);
+	}
 	fprintf(fp,
 	        "<text x='%d' y='50' font-size='11'>step %lld</text><text x='%d' y='50' font-size='11' "
 	        "text-anchor='end'>step %lld: bucket of each batch</text></svg>\n",
 	        PAD, (long long)p->strip_first, W - 10, (long long)p->strip_last);
+	legend(fp, d, 0, 0, 0, 0, d->runs.nworst > 0);
 }
 
 /* ---- HTML ------------------------------------------------------------ */
@@ -220,6 +371,9 @@ void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n,
 	      "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
 	      ".critical{color:#b00020;font-weight:bold}.warn{color:#b26a00;font-weight:bold}.ok{color:#2e7d32}"
 	      ".verdict{font-size:16px}section{margin-top:36px}"
+	      ".legend{font-size:12px;margin:2px 0 14px "
+	      "56px}.key{display:inline-block;margin-right:14px}"
+	      ".key svg{vertical-align:middle}"
 	      "</style></head><body>\n<h1>runmon report</h1>\n",
 	      fp);
 	fprintf(fp, "<p>Generated %s; %zu run%s.</p>\n", when, n, n == 1 ? "" : "s");

@@ -25,7 +25,7 @@ class P(HTMLParser):
         if tag == "section":
             self.cur = a["id"]
             self.svgs[self.cur] = 0
-        if tag == "svg" and self.cur:
+        if tag == "svg" and self.cur and (dict(attrs).get("class") or "").startswith("chart"):
             self.svgs[self.cur] += 1
         if tag == "h2":
             self.inh2, self.h2 = True, ""

@@ -46,7 +46,7 @@ class P(HTMLParser):
             self.sections += 1
             self.cur = a["id"]
             self.svgs[self.cur] = []
-        if tag == "svg":
+        if tag == "svg" and (a.get("class") or "").startswith("chart"):  # not the legend's swatches
             self.svgs[self.cur if self.cur else "top"] = self.svgs.get(self.cur, []) + [a.get("class")]
         if tag == "polyline":
             self.lines.setdefault(self.cur, []).append((a.get("class"), len(a.get("points", "").split())))
@@ -65,6 +65,51 @@ for run in ("run-0", "run-1"):  # lengths recorded: the length-adjusted curve be
     assert lines.get("adjusted", 0) > 100 and lines.get("length-adjusted", 0) == lines["adjusted"], p.lines[run]
 assert "length-adjusted" not in dict(p.lines.get("run-2", [])), p.lines.get("run-2")
 assert all(h.startswith("#run-") for h in p.links)
+
+# Charts that explain themselves (issue 20): a legend naming every bucket
+# colour and every mark drawn, round ticks on both axes, hover text on
+# spikes, ladders and the longest runs, only significant ladders shaded,
+# the Okabe-Ito palette.
+import re
+sections = re.split(r"<section id='", text)[1:]
+for sec in sections:
+    run = sec.split("'", 1)[0]
+    loss = re.search(r"<svg class='chart loss'.*?</svg>", sec, re.S).group(0)
+    for axis in ("yticks", "xticks"):
+        g = re.search(r"<g class='%s'.*?</g>" % axis, loss, re.S)
+        assert g and len(re.findall(r"<text", g.group(0))) >= 3, (run, axis)
+    labels = [float(v) for v in re.findall(r"<text x='\d+' y='[\d.]+'>([-\d.e+]+)</text>",
+                                          re.search(r"<g class='yticks'.*?</g>", loss, re.S).group(0))]
+    if "(log scale)" in loss:  # 1, 2 and 5 times powers of ten
+        import math
+        assert len(labels) >= 3 and all(
+            min(abs(v / 10 ** math.floor(math.log10(v)) - m) for m in (1, 2, 5)) < 1e-9 for v in labels
+        ), (run, labels)
+    else:  # equal steps of 1, 2 or 5 times a power of ten, the values multiples of it
+        steps = {round(b - a, 12) for a, b in zip(labels, labels[1:])}
+        assert len(steps) == 1, (run, labels)
+        st = steps.pop()
+        assert float("%.1g" % st) == st and ("%.1e" % st)[0] in "125", (run, st)
+        assert all(abs(v / st - round(v / st)) < 1e-6 for v in labels), (run, labels)
+    legends = re.findall(r"<div class='legend'>(.*?)</div>", sec, re.S)
+    assert legends, run
+    keys = re.findall(r"<span class='key'>.*?</svg> (.*?)</span>", legends[0], re.S)
+    assert any("bucket-adjusted loss" in k for k in keys), (run, keys)
+    buckets = len(re.findall(r"bucket \w+", " ".join(k for k in keys if k.startswith("bucket "))))
+    boxes = len(re.findall(r"<rect x='[\d.]+' y='[\d.]+' width='[\d.]+' height='[\d.]+' fill='#", sec))
+    if "chart buckets" in sec:
+        assert buckets == len(re.findall(r">bucket [^<]*</text>", sec)), (run, keys)
+    spikes = re.findall(r"<path class='spike'[^>]*>(.*?)</path>", loss, re.S)
+    assert all(re.match(r"<title>loss reset at step \d+: loss [\d.e+-]+, baseline [\d.e+-]+, bucket", t)
+               for t in spikes), spikes[:2]
+    assert bool(spikes) == any(k.startswith("loss reset") for k in keys), run
+    ladders = re.findall(r"<rect class='ladder'[^>]*><title>ladder, steps \d+ to \d+", loss)
+    assert bool(ladders) == any(k.startswith("significant ladder") for k in keys), run
+    for t in re.findall(r"<rect class='run'[^>]*><title>([^<]*)</title>", sec):
+        assert re.match(r"same-bucket run: bucket \w+, steps \d+ to \d+, \d+ batches in a row", t), t
+    colours = set(re.findall(r"<circle cx='[\d.]+' cy='[\d.]+' r='1.4' fill='(#\w+)'", loss))
+    assert colours <= {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+                       "#7F7F7F", "#999"}, colours
 PY
 grep -q '\\<script\\>alert(1)\\</script\\>' "$tmp/r.md" 2>/dev/null || "$runmon" --db "$db" report --all --format md \
 	| grep -q '\\<script\\>alert(1)\\</script\\>' || fail "Markdown escaping"
