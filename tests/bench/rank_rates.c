@@ -9,7 +9,6 @@
  *
  * usage: rank_rates [SEEDS [lens]]   (default 100; lens: the second table only)
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
