@@ -66,6 +66,10 @@ void *rm_xcalloc(size_t n, size_t size);
 void *rm_xrealloc(void *p, size_t n);
 char *rm_xstrdup(const char *s);
 
+/* A UTC time as runmon writes it (2026-12-01T06:00:00Z) or a date
+ * (2026-12-01, its midnight) into unix seconds; -1 when it is neither. */
+int rm_parse_utc(const char *s, double *t);
+
 /* Seconds on the monotonic clock, for intervals and deadlines. */
 double rm_monotonic(void);
 

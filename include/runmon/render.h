@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "runmon/changes.h"
 #include "runmon/detect.h"
 #include "runmon/store.h"
 
@@ -42,18 +43,39 @@ void rm_findings_free(struct rm_finding_row *rows, size_t n);
 struct rm_report_run {
 	const struct rm_diagnosis *d;
 	const struct rm_run_info *info;
-	const char *url; /* W&B run page or NULL */
+	const char *url;                    /* W&B run page or NULL */
+	const struct rm_run_change *change; /* against the baseline, or NULL */
+};
+
+/* A report: its runs (worst first, as rm_report_order leaves them), when
+ * it was generated (unix seconds), and what changed since the baseline
+ * (NULL: not compared). */
+struct rm_report {
+	const struct rm_report_run *runs;
+	size_t n;
+	double generated;
+	const struct rm_changes *changes;
 };
 
 #define RM_REPORT_SCHEMA "runmon.report/1"
 
+/* The verdict in a word: the top hypothesis when it is an alarm, else
+ * "healthy". */
+const char *rm_verdict_name(const struct rm_diagnosis *d);
+/* The run's name in reports: entity/project/name, or the local name. */
+void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n);
+/* Orders runs as the overview shows them: by entity/project, the group
+ * with the worst run first, then worst first within a group, then by name. */
+void rm_report_order(struct rm_report_run *runs, size_t n);
+
 /* A self-contained HTML report (inline SVG, no scripts, no external
- * assets); every user-controlled string is escaped. generated is unix
- * seconds. */
-void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n, double generated);
-/* The same as Markdown for chat or a pull request. */
-void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, double generated);
-/* {"schema": RM_REPORT_SCHEMA, "generated": ..., "runs": [diagnosis...]}. */
-json_t *rm_render_report_json(const struct rm_report_run *runs, size_t n, double generated);
+ * assets); every user-controlled string is escaped. */
+void rm_render_report_html(FILE *fp, const struct rm_report *r);
+/* The same as Markdown, sized for a chat or e-mail digest: what changed,
+ * the overview, and details of the runs that need attention or changed. */
+void rm_render_report_md(FILE *fp, const struct rm_report *r);
+/* {"schema": RM_REPORT_SCHEMA, "generated", "summary", "changes",
+ * "overview", "runs": [diagnosis...]}; "overview" is what --baseline reads. */
+json_t *rm_render_report_json(const struct rm_report *r);
 
 #endif

@@ -190,6 +190,16 @@ struct rm_finding_row {
 int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct rm_finding_row *rows, size_t n,
                               struct rm_err *err);
 
+/* What reports saw (changes.h): rm_store_put_report keeps what a report
+ * generated at `generated` saw, in one transaction. rm_store_get_seen
+ * appends to *out, for each of runs[0..n), what the latest report
+ * generated at or before cutoff saw of it (runs none saw are left out);
+ * *latest is that newest report's time, 0 when there is none. */
+struct rm_seen;
+int rm_store_put_report(struct rm_store *st, double generated, const struct rm_seen *seen, struct rm_err *err);
+int rm_store_get_seen(struct rm_store *st, const char *const *runs, size_t n, double cutoff, struct rm_seen *out,
+                      double *latest, struct rm_err *err);
+
 /* Sets the run's config JSON (used by simulate and sync). */
 int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err);
 /* Merges a JSON object into the run's config (RFC 7396: a null removes). */

@@ -72,6 +72,25 @@ char *rm_xstrdup(const char *s)
 	return rm_xstrndup(s, strlen(s));
 }
 
+int rm_parse_utc(const char *s, double *t)
+{
+	struct tm tm = {0};
+	int used = 0;
+	if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &used) != 3 || used != 10)
+		return -1;
+	int more = 0;
+	if (s[used] && (sscanf(s + used, "T%2d:%2d:%2dZ%n", &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &more) != 3 ||
+	                more != 10 || s[used + more]))
+		return -1;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+	    tm.tm_sec > 60)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon--;
+	*t = (double)timegm(&tm);
+	return 0;
+}
+
 char *rm_xstrndup(const char *s, size_t n)
 {
 	char *p = rm_xmalloc(n + 1);

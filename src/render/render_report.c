@@ -2,13 +2,14 @@
  * render_report.c - nightly reports: one self-contained HTML file (inline
  * SVG, readable without JavaScript), Markdown, and JSON with the diagnosis
  * schema for several runs. Every user-controlled string (run names, keys,
- * config values) goes through html() or md().
+ * config values) goes through rm_html_esc() or rm_md_esc().
  */
 #include <math.h>
 #include <string.h>
 #include <time.h>
 
 #include "runmon/render.h"
+#include "report_internal.h"
 #include "runmon/text.h"
 
 /* Okabe and Ito's colour-blind-safe palette ("Color Universal Design",
@@ -17,7 +18,7 @@ static const char *const palette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7"
                                       "#56B4E9", "#D55E00", "#F0E442", "#7F7F7F"};
 
 /* Text for HTML element content and attribute values. */
-static void html(FILE *fp, const char *s)
+void rm_html_esc(FILE *fp, const char *s)
 {
 	for (s = s ? rm_tx(s) : s; s && *s; s++) {
 		switch (*s) {
@@ -33,7 +34,7 @@ static void html(FILE *fp, const char *s)
 
 /* Text for Markdown: a backslash before characters that mean something;
  * control characters escaped first (a report is also read in a terminal). */
-static void md(FILE *fp, const char *s)
+void rm_md_esc(FILE *fp, const char *s)
 {
 	for (s = s ? rm_tx(s) : s; s && *s; s++) {
 		if (strchr("\\`*_[]<>|", *s))
@@ -42,7 +43,7 @@ static void md(FILE *fp, const char *s)
 	}
 }
 
-static void run_name(const struct rm_run_info *r, char *buf, size_t n)
+void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n)
 {
 	if (r->entity && *r->entity)
 		snprintf(buf, n, "%s/%s/%s", r->entity, r->project, r->name);
@@ -50,12 +51,12 @@ static void run_name(const struct rm_run_info *r, char *buf, size_t n)
 		snprintf(buf, n, "%s", r->name);
 }
 
-static const char *label(enum rm_severity s)
+const char *rm_report_level(enum rm_severity s)
 {
 	return s >= RM_SEV_WARN ? rm_severity_name(s) : "ok";
 }
 
-static void iso_time(double t, char *buf, size_t n)
+void rm_iso_time(double t, char *buf, size_t n)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -63,15 +64,9 @@ static void iso_time(double t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The overview's verdict: the top hypothesis when it is an alarm. */
-static const char *verdict_name(const struct rm_diagnosis *d)
+const char *rm_verdict_name(const struct rm_diagnosis *d)
 {
 	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";
-}
-
-static double batch_share(const struct rm_run_info *r)
-{
-	return r->steps ? (double)r->batch_steps / (double)r->steps : 0;
 }
 
 /* ---- SVG charts ------------------------------------------------------------ */
@@ -181,7 +176,7 @@ static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const
 static void key(FILE *fp, const char *swatch, const char *text)
 {
 	fprintf(fp, "<span class='key'><svg width='14' height='14' aria-hidden='true'>%s</svg> ", swatch);
-	html(fp, text);
+	rm_html_esc(fp, text);
 	fputs("</span>\n", fp);
 }
 
@@ -282,7 +277,7 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 		        "<path class='spike' d='M%.1f %.1fl-5 -9h10z' fill='#000' stroke='#fff'><title>loss reset at"
 		        " step %lld: loss %.4g, baseline %.4g, bucket ",
 		        x, y - 2, (long long)s->step, s->loss, s->baseline);
-		html(fp, s->bucket >= 0 ? rm_bucket_label(d, s->bucket) : "?");
+		rm_html_esc(fp, s->bucket >= 0 ? rm_bucket_label(d, s->bucket) : "?");
 		fputs("</title></path>", fp);
 	}
 	fputs("</svg>\n", fp);
@@ -318,7 +313,7 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
 		        sy(p->q[b][2], &sc), sy(p->q[b][2], &sc));
 		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket ", x, H - 20);
-		html(fp, rm_bucket_label(d, d->curves.bucket[b]));
+		rm_html_esc(fp, rm_bucket_label(d, d->curves.bucket[b]));
 		fputs("</text>", fp);
 	}
 	fputs("</svg>\n", fp);
@@ -345,7 +340,7 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 		        "<rect class='run' x='%.1f' y='6' width='%.1f' height='30' fill='none' stroke='#000'"
 		        " stroke-width='1.5'><title>same-bucket run: bucket ",
 		        x, fmax(x2 - x, 2));
-		html(fp, rm_bucket_label(d, r->bucket));
+		rm_html_esc(fp, rm_bucket_label(d, r->bucket));
 		fprintf(fp, ", steps %lld to %lld, %zu batches in a row", (long long)r->first_step,
 		        (long long)r->last_step, r->length);
 		if (r->rank >= 0)
@@ -361,11 +356,13 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 
 /* ---- HTML ------------------------------------------------------------ */
 
-void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n, double generated)
+void rm_render_report_html(FILE *fp, const struct rm_report *r)
 {
+	const struct rm_report_run *runs = r->runs;
+	size_t n = r->n;
 	char when[32], name[512], line[512];
 	const char *fix[8];
-	iso_time(generated, when, sizeof(when));
+	rm_iso_time(r->generated, when, sizeof(when));
 	fputs("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>runmon report</title><style>"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:24px;max-width:960px}"
 	      "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
@@ -373,50 +370,41 @@ void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n,
 	      ".verdict{font-size:16px}section{margin-top:36px}"
 	      ".legend{font-size:12px;margin:2px 0 14px "
 	      "56px}.key{display:inline-block;margin-right:14px}"
-	      ".key svg{vertical-align:middle}"
+	      ".key svg{vertical-align:middle}.summary{font-size:16px;font-weight:bold}"
+	      ".change-new td:nth-child(2),.change-risen td:nth-child(2){font-weight:bold}"
 	      "</style></head><body>\n<h1>runmon report</h1>\n",
 	      fp);
-	fprintf(fp, "<p>Generated %s; %zu run%s.</p>\n", when, n, n == 1 ? "" : "s");
-	fputs("<table class='overview'><tr><th>run</th><th>verdict</th><th>severity</th><th>last step</th>"
-	      "<th>steps with batch composition</th></tr>\n",
-	      fp);
+	fprintf(fp, "<p>Generated %s.</p>\n", when);
+	rm_report_head_html(fp, r);
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_diagnosis *d = runs[i].d;
-		run_name(runs[i].info, name, sizeof(name));
-		fprintf(fp, "<tr><td><a href='#run-%zu'>", i);
-		html(fp, name);
-		fputs("</a></td><td>", fp);
-		html(fp, verdict_name(d));
-		fprintf(fp, "</td><td class='%s'>%s</td><td>%lld</td><td>%.0f%%</td></tr>\n", label(d->severity),
-		        label(d->severity), (long long)runs[i].info->last_step, 100 * batch_share(runs[i].info));
-	}
-	fputs("</table>\n", fp);
-	for (size_t i = 0; i < n; i++) {
-		const struct rm_diagnosis *d = runs[i].d;
-		run_name(runs[i].info, name, sizeof(name));
+		rm_report_run_name(runs[i].info, name, sizeof(name));
 		fprintf(fp, "<section id='run-%zu'><h2>", i);
-		html(fp, name);
+		rm_html_esc(fp, name);
 		if (runs[i].info->display_name) {
 			fputs(" (", fp);
-			html(fp, runs[i].info->display_name);
+			rm_html_esc(fp, runs[i].info->display_name);
 			fputc(')', fp);
 		}
 		fputs("</h2>\n", fp);
 		if (runs[i].url) {
 			fputs("<p><a href='", fp);
-			html(fp, runs[i].url);
+			rm_html_esc(fp, runs[i].url);
 			fputs("'>", fp);
-			html(fp, runs[i].url);
+			rm_html_esc(fp, runs[i].url);
 			fputs("</a></p>\n", fp);
 		}
 		rm_explain_verdict(d, line, sizeof(line));
-		fprintf(fp, "<p class='verdict'><span class='%s'>%s</span>: ", label(d->severity), label(d->severity));
-		html(fp, line);
-		fputs("</p>\n<ol class='fix'>", fp);
+		fprintf(fp, "<p class='verdict'><span class='%s'>%s</span>: ", rm_report_level(d->severity),
+		        rm_report_level(d->severity));
+		rm_html_esc(fp, line);
+		fputs("</p>\n", fp);
+		rm_report_change_html(fp, r, i);
+		fputs("<ol class='fix'>", fp);
 		int nf = rm_explain_fix(d, fix, 8);
 		for (int f = 0; f < nf; f++) {
 			fputs("<li>", fp);
-			html(fp, fix[f]);
+			rm_html_esc(fp, fix[f]);
 			fputs("</li>", fp);
 		}
 		fputs("</ol>\n", fp);
@@ -467,34 +455,32 @@ void rm_render_report_html(FILE *fp, const struct rm_report_run *runs, size_t n,
 
 /* ---- Markdown ------------------------------------------------------------ */
 
-void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, double generated)
+void rm_render_report_md(FILE *fp, const struct rm_report *r)
 {
 	char when[32], name[512], line[512];
 	const char *fix[8];
-	iso_time(generated, when, sizeof(when));
-	fprintf(fp, "# runmon report\n\nGenerated %s; %zu run%s.\n\n", when, n, n == 1 ? "" : "s");
-	fputs("| run | verdict | severity | last step | steps with batch composition |\n|---|---|---|---|---|\n", fp);
+	const struct rm_report_run *runs = r->runs;
+	size_t n = r->n, quiet = 0;
+	rm_iso_time(r->generated, when, sizeof(when));
+	fprintf(fp, "# runmon report\n\nGenerated %s.\n\n", when);
+	rm_report_head_md(fp, r);
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_diagnosis *d = runs[i].d;
-		run_name(runs[i].info, name, sizeof(name));
-		fputs("| ", fp);
-		md(fp, name);
-		fprintf(fp, " | %s | %s | %lld | %.0f%% |\n", verdict_name(d), label(d->severity),
-		        (long long)runs[i].info->last_step, 100 * batch_share(runs[i].info));
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct rm_diagnosis *d = runs[i].d;
-		run_name(runs[i].info, name, sizeof(name));
+		if (!rm_report_md_details(&runs[i])) {
+			quiet++;
+			continue;
+		}
+		rm_report_run_name(runs[i].info, name, sizeof(name));
 		fputs("\n## ", fp);
-		md(fp, name);
+		rm_md_esc(fp, name);
 		rm_explain_verdict(d, line, sizeof(line));
-		fprintf(fp, "\n\n**%s**: ", label(d->severity));
-		md(fp, line);
+		fprintf(fp, "\n\n**%s**: ", rm_report_level(d->severity));
+		rm_md_esc(fp, line);
 		fputs("\n\n", fp);
 		int nf = rm_explain_fix(d, fix, 8);
 		for (int f = 0; f < nf; f++) {
 			fprintf(fp, "%d. ", f + 1);
-			md(fp, fix[f]);
+			rm_md_esc(fp, fix[f]);
 			fputc('\n', fp);
 		}
 		if (d->runs.ok)
@@ -523,16 +509,22 @@ void rm_render_report_md(FILE *fp, const struct rm_report_run *runs, size_t n, d
 			        100 * d->cost.efficiency, 100 * d->cost.strategy_eff[RM_PACK_INTERLEAVED],
 			        100 * d->cost.strategy_eff[RM_PACK_FITTED], 100 * d->cost.strategy_eff[RM_PACK_RANDOM]);
 	}
+	if (quiet)
+		fprintf(fp, "\n%zu healthy run%s unchanged since the baseline %s not detailed here.\n", quiet,
+		        quiet == 1 ? "" : "s", quiet == 1 ? "is" : "are");
 }
 
-json_t *rm_render_report_json(const struct rm_report_run *runs, size_t n, double generated)
+json_t *rm_render_report_json(const struct rm_report *r)
 {
 	char when[32];
-	iso_time(generated, when, sizeof(when));
+	rm_iso_time(r->generated, when, sizeof(when));
+	json_t *doc = json_pack("{s:s, s:s}", "schema", RM_REPORT_SCHEMA, "generated", when);
+	rm_report_head_json(doc, r);
 	json_t *arr = json_array();
-	for (size_t i = 0; i < n; i++) {
-		struct rm_render_ctx c = {.run = runs[i].info, .run_url = runs[i].url};
-		json_array_append_new(arr, rm_render_json(runs[i].d, &c));
+	for (size_t i = 0; i < r->n; i++) {
+		struct rm_render_ctx c = {.run = r->runs[i].info, .run_url = r->runs[i].url};
+		json_array_append_new(arr, rm_render_json(r->runs[i].d, &c));
 	}
-	return json_pack("{s:s, s:s, s:o}", "schema", RM_REPORT_SCHEMA, "generated", when, "runs", arr);
+	json_object_set_new(doc, "runs", arr);
+	return doc;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runmon/changes.h"
 #include "runmon/text.h"
 #include "store_internal.h"
 
@@ -1546,4 +1547,114 @@ int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, con
 	sqlite3_bind_int64(s, 6, (sqlite3_int64)pos->lineno);
 	sqlite3_bind_double(s, 7, (double)time(NULL));
 	return run_once(st, s, err, "cannot save the sidecar position");
+}
+
+/* ---- What reports saw (changes since the last report) -------------------- */
+
+int rm_store_put_report(struct rm_store *st, double generated, const struct rm_seen *seen, struct rm_err *err)
+{
+	int rc;
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	sqlite3_stmt *s = prepare(st, "INSERT INTO reports(generated_at) VALUES (?1)", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_double(s, 1, generated);
+	if (run_once(st, s, err, "cannot keep the report"))
+		goto fail;
+	int64_t id = sqlite3_last_insert_rowid(st->db);
+	for (size_t i = 0; i < seen->n; i++) {
+		const struct rm_seen_run *r = &seen->runs[i];
+		if (!(s = prepare(st,
+		                  "INSERT OR REPLACE INTO report_runs(report_id, run, severity, verdict, last_step)"
+		                  " VALUES (?1, ?2, ?3, ?4, ?5)",
+		                  err)))
+			goto fail;
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_text(s, 2, r->run, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, rm_severity_name(r->severity), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, r->verdict, -1, SQLITE_STATIC);
+		if (r->last_step >= 0)
+			sqlite3_bind_int64(s, 5, r->last_step);
+		if (run_once(st, s, err, "cannot keep the report's runs"))
+			goto fail;
+		for (size_t j = 0; j < r->nf; j++) {
+			if (!(s = prepare(st,
+			                  "INSERT OR REPLACE INTO report_findings(report_id, run, detector, severity,"
+			                  " first_step) VALUES (?1, ?2, ?3, ?4, ?5)",
+			                  err)))
+				goto fail;
+			sqlite3_bind_int64(s, 1, id);
+			sqlite3_bind_text(s, 2, r->run, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 3, r->f[j].detector, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 4, rm_severity_name(r->f[j].severity), -1, SQLITE_STATIC);
+			if (r->f[j].first_step >= 0)
+				sqlite3_bind_int64(s, 5, r->f[j].first_step);
+			if (run_once(st, s, err, "cannot keep the report's findings"))
+				goto fail;
+		}
+	}
+	return rm_store_commit(st, err);
+fail:
+	rm_store_rollback(st);
+	return RM_E_STORE;
+}
+
+static enum rm_severity col_severity(sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	enum rm_severity sev = RM_SEV_NONE;
+	if (t)
+		rm_severity_parse(t, &sev); /* "none" and anything unknown: none */
+	return sev;
+}
+
+int rm_store_get_seen(struct rm_store *st, const char *const *runs, size_t n, double cutoff, struct rm_seen *out,
+                      double *latest, struct rm_err *err)
+{
+	sqlite3_stmt *r = prepare(st,
+	                          "SELECT rr.report_id, p.generated_at, rr.severity, rr.verdict, rr.last_step"
+	                          " FROM report_runs rr JOIN reports p ON p.id = rr.report_id"
+	                          " WHERE rr.run = ?1 AND p.generated_at <= ?2"
+	                          " ORDER BY p.generated_at DESC, p.id DESC LIMIT 1",
+	                          err),
+	             *f = prepare(st,
+	                          "SELECT detector, severity, first_step FROM report_findings"
+	                          " WHERE run = ?1 AND report_id = ?2 ORDER BY rowid",
+	                          err),
+	             *t = prepare(st, "SELECT MAX(generated_at) FROM reports WHERE generated_at <= ?1", err);
+	int rc = r && f && t ? RM_OK : RM_E_STORE;
+	for (size_t i = 0; !rc && i < n; i++) {
+		sqlite3_bind_text(r, 1, runs[i], -1, SQLITE_STATIC);
+		sqlite3_bind_double(r, 2, cutoff);
+		int step = sqlite3_step(r);
+		if (step == SQLITE_ROW) {
+			const char *verdict = (const char *)sqlite3_column_text(r, 3);
+			struct rm_seen_run *sr =
+			    rm_seen_push(out, runs[i], col_severity(r, 2), verdict ? verdict : "",
+			                 sqlite3_column_type(r, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(r, 4),
+			                 sqlite3_column_double(r, 1));
+			sqlite3_bind_text(f, 1, runs[i], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(f, 2, sqlite3_column_int64(r, 0));
+			while ((step = sqlite3_step(f)) == SQLITE_ROW)
+				rm_seen_push_finding(
+				    sr, (const char *)sqlite3_column_text(f, 0), col_severity(f, 1),
+				    sqlite3_column_type(f, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(f, 2));
+			sqlite3_reset(f);
+		}
+		if (step != SQLITE_DONE)
+			rc = db_err(st, err, "cannot read earlier reports");
+		sqlite3_reset(r);
+	}
+	if (!rc) {
+		sqlite3_bind_double(t, 1, cutoff);
+		if (sqlite3_step(t) != SQLITE_ROW)
+			rc = db_err(st, err, "cannot read earlier reports");
+		else
+			*latest = sqlite3_column_double(t, 0); /* NULL: 0 */
+	}
+	sqlite3_finalize(r);
+	sqlite3_finalize(f);
+	sqlite3_finalize(t);
+	return rc;
 }

@@ -1,14 +1,24 @@
 #!/bin/sh
-# Browser test: Debian's chromium renders a report headless. Asserts the
-# rendered DOM lists every run with its three charts, no console errors,
-# and a screenshot. Usage: browser.sh RUNMON
+# Browser test: Debian's chromium renders a report headless, the second of
+# two nights, so it opens with what changed. Asserts the rendered DOM: the
+# summary line, the changes table (new, risen, resolved runs), the overview
+# with a sparkline per run, every run's section with its three charts; no
+# console errors; and a screenshot. Usage: browser.sh RUNMON [PNG]
+# (with PNG: the screenshot is copied there, as the README's is made).
 set -eu
 runmon=$1
 . "$(dirname "$0")/common.sh"
 browser=$(command -v chromium || command -v chromium-browser) || fail "chromium is not installed (.ci/run installs it)"
+export SOURCE_DATE_EPOCH=1764396000
 "$runmon" --db "$tmp/b.db" demo --steps 4000 >/dev/null
+"$runmon" --db "$tmp/b.db" simulate --strategy interleaved --steps 4000 --run megabatch >/dev/null
+"$runmon" --db "$tmp/b.db" simulate --strategy chunked --steps 4000 --run patched >/dev/null
+"$runmon" --db "$tmp/b.db" report --all -o /dev/null || [ $? = 1 ]
+export SOURCE_DATE_EPOCH=1764482400 # a day later
 "$runmon" --db "$tmp/b.db" simulate --strategy hf-megabatch --steps 4000 --run megabatch >/dev/null
-"$runmon" --db "$tmp/b.db" report --all -o "$tmp/r.html" || [ $? = 1 ]
+"$runmon" --db "$tmp/b.db" simulate --strategy interleaved --steps 4000 --run patched >/dev/null
+"$runmon" --db "$tmp/b.db" simulate --strategy sorted --steps 4000 --run newcomer >/dev/null
+"$runmon" --db "$tmp/b.db" report --all --since-report 20h -o "$tmp/r.html" || [ $? = 1 ]
 flags="--headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --user-data-dir=$tmp/profile"
 timeout 120 "$browser" $flags --enable-logging=stderr --v=0 --dump-dom "file://$tmp/r.html" >"$tmp/dom.html" 2>"$tmp/log" \
 	|| fail "chromium failed: $(tail -5 "$tmp/log")"
@@ -19,30 +29,50 @@ from html.parser import HTMLParser
 class P(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.cur, self.svgs, self.runs, self.inh2, self.h2 = None, {}, [], False, ""
+        self.cur, self.svgs, self.runs, self.text = None, {}, [], None
+        self.changes, self.groups, self.sparks, self.summary = [], 0, 0, ""
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        cls = a.get("class") or ""
         if tag == "section":
             self.cur = a["id"]
             self.svgs[self.cur] = 0
-        if tag == "svg" and self.cur and (dict(attrs).get("class") or "").startswith("chart"):
+        if tag == "svg" and self.cur and cls.startswith("chart"):
             self.svgs[self.cur] += 1
-        if tag == "h2":
-            self.inh2, self.h2 = True, ""
+        if tag == "svg" and cls == "spark":
+            self.sparks += 1
+        if tag == "tr" and cls.startswith("change-"):
+            self.changes.append(cls[7:])
+        if tag == "h3" and cls == "group":
+            self.groups += 1
+        if tag == "p" and cls == "summary":
+            self.text = "summary"
+        if tag == "h2" and self.cur:
+            self.text = "h2"
+            self.runs.append("")
     def handle_endtag(self, tag):
-        if tag == "h2":
-            self.inh2 = False
-            self.runs.append(self.h2.strip())
+        if tag in ("h2", "p"):
+            self.text = None
     def handle_data(self, data):
-        if self.inh2:
-            self.h2 += data
+        if self.text == "h2":
+            self.runs[-1] += data
+        elif self.text == "summary":
+            self.summary += data
 p = P()
 p.feed(open(sys.argv[1]).read())
-assert sorted(p.runs) == ["demo-homogeneous", "demo-interleaved", "megabatch"], p.runs
+runs = ["demo-homogeneous", "demo-interleaved", "megabatch", "newcomer", "patched"]
+assert sorted(r.strip() for r in p.runs) == runs, p.runs
 assert all(n == 3 for n in p.svgs.values()), p.svgs
+assert p.sparks == len(runs) and p.groups == 1, (p.sparks, p.groups)
+assert sorted(p.changes) == ["new", "resolved", "risen"], p.changes
+assert "since the report of 2025-11-29T06:00:00Z: 1 new, 1 risen, 1 resolved, 2 unchanged" in p.summary, p.summary
 PY
 timeout 120 "$browser" $flags --window-size=1000,1600 --screenshot="$tmp/shot.png" "file://$tmp/r.html" >/dev/null 2>&1 \
 	|| fail "screenshot failed"
 [ "$(head -c 8 "$tmp/shot.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "no PNG"
 [ "$(wc -c <"$tmp/shot.png")" -gt 20000 ] || fail "screenshot too small to hold the charts"
-echo "browser: report rendered, 3 runs with 3 charts each, no console errors"
+if [ $# -ge 2 ]; then # the README's: the top of the report, at 60%
+	timeout 120 "$browser" $flags --window-size=1000,1500 --force-device-scale-factor=0.6 --screenshot="$2" \
+		"file://$tmp/r.html" >/dev/null 2>&1 || fail "screenshot failed"
+fi
+echo "browser: report with changes rendered, 5 runs with 3 charts each, no console errors"

@@ -35,6 +35,7 @@ VALUES = {
     "length-key": "seq_len", "count-key": "n_seqs", "pattern": "step:{step} loss:{loss}",
     "list-column": "input_ids", "split": "train", "lengths-from": "lengths.txt", "lengths-column": "seq_len",
     "metrics": "127.0.0.1:9464", "metrics-path": "/metrics", "ranks": "4", "rank-mode": "independent", "micro": "2",
+    "fail-on-new": "warn", "since-report": "20h", "baseline": "last.json",
 }
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",
@@ -105,7 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 failures.append(f"runmon {' '.join(args)} --help: exit {r.returncode}: {r.stderr.strip()[:200]}")
 
     # Durations: one parser for every option that takes a time.
-    for cmd, opt in [("report", "since"), ("watch", "every"), ("watch", "diagnose-every"),
+    for cmd, opt in [("report", "since"), ("report", "since-report"), ("watch", "every"), ("watch", "diagnose-every"),
                      ("watch", "retry-wait"), ("sync", "retry-wait")]:
         for v in ["500ms", "2s", "5m", "1h", "1d", "2", "0.5"]:
             if opt == "retry-wait" and v in ("5m", "1h", "1d"):

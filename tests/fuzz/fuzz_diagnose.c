@@ -166,9 +166,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!doc)
 		abort(); /* a diagnosis that cannot be written as JSON */
 	json_decref(doc);
-	struct rm_report_run one = {&d, &info, NULL};
-	rm_render_report_html(devnull, &one, 1, 0);
-	rm_render_report_md(devnull, &one, 1, 0);
+	struct rm_report_run one = {&d, &info, NULL, NULL};
+	struct rm_report report = {&one, 1, 0, NULL};
+	rm_render_report_html(devnull, &report);
+	rm_render_report_md(devnull, &report);
 	rm_diagnosis_release(&d);
 	rm_run_info_release(&info);
 	return 0;
