@@ -1,6 +1,10 @@
-# embed_sql.cmake - writes a C file holding every sql/NNN_name.sql migration,
-# in order, so the binary carries its own schema.
-# Usage: cmake -DSQL_DIR=... -DOUT=... -P embed_sql.cmake
+# embed_sql.cmake - writes a C file holding every NNN_name.sql migration of
+# a directory, in order, so the binary carries its own schema.
+# Usage: cmake -DSQL_DIR=... -DOUT=... [-DARRAY=rm_migrations] -P embed_sql.cmake
+# (ARRAY names the table and its count, ARRAY_count).
+if(NOT ARRAY)
+  set(ARRAY rm_migrations)
+endif()
 file(GLOB files "${SQL_DIR}/[0-9][0-9][0-9]_*.sql")
 list(SORT files)
 set(body "/* Generated from sql/ by cmake/embed_sql.cmake: do not edit. */\n")
@@ -13,12 +17,12 @@ foreach(f ${files})
   math(EXPR version "${num}")
   file(READ "${f}" hex HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
-  string(APPEND body "static const char sql_${i}[] = {${hex}0x00};\n")
-  string(APPEND table "\t{${version}, \"${name}\", sql_${i}},\n")
+  string(APPEND body "static const char ${ARRAY}_${i}[] = {${hex}0x00};\n")
+  string(APPEND table "\t{${version}, \"${name}\", ${ARRAY}_${i}},\n")
   math(EXPR i "${i} + 1")
 endforeach()
-string(APPEND body "\nconst struct rm_migration rm_migrations[] = {\n${table}};\n")
-string(APPEND body "const int rm_migrations_count = ${i};\n")
+string(APPEND body "\nconst struct rm_migration ${ARRAY}[] = {\n${table}};\n")
+string(APPEND body "const int ${ARRAY}_count = ${i};\n")
 file(WRITE "${OUT}.tmp" "${body}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
 file(REMOVE "${OUT}.tmp")

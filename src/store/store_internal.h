@@ -15,6 +15,9 @@ struct rm_migration {
 
 extern const struct rm_migration rm_migrations[];
 extern const int rm_migrations_count;
+/* The same for PostgreSQL (sql/postgresql/). */
+extern const struct rm_migration rm_pg_migrations[];
+extern const int rm_pg_migrations_count;
 
 /* Batch rows from which a run's batches are read in two halves at once
  * (default 2M); tests lower it to read small runs that way. */

@@ -1,0 +1,239 @@
+/*
+ * pg.c - the PostgreSQL connection behind `--db postgresql://...`: libpq
+ * opens it (its conventions hold: PGPASSWORD, ~/.pgpass, PGSERVICE,
+ * sslmode), migrations from sql/postgresql/ run once under an advisory
+ * lock, and messages name the database with its password redacted.
+ * Facts: integrations.md section 5; libpq's connection URIs (PostgreSQL
+ * docs, 34.1.1).
+ */
+#include "runmon/pg.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+
+/* pg_advisory_xact_lock's key for migrations: "runmon" in ASCII. */
+#define MIGRATION_LOCK 0x72756e6d6f6eLL
+
+struct rm_pg {
+	PGconn *conn;
+	char name[512];
+	int version;
+};
+
+int rm_db_is_postgres(const char *spec)
+{
+	return spec && (!strncmp(spec, "postgresql://", 13) || !strncmp(spec, "postgres://", 11));
+}
+
+/* Appends s[0..k) to buf at *used, truncating. */
+static void put(char *buf, size_t n, size_t *used, const char *s, size_t k)
+{
+	while (k-- && *used + 1 < n)
+		buf[(*used)++] = *s++;
+	buf[*used < n ? *used : n - 1] = '\0';
+}
+
+/* Length of a key=value value at v: up to '&' or white space, or a quoted
+ * 'value' with backslash escapes (libpq's key=value strings). */
+static size_t value_len(const char *v)
+{
+	const char *p = v;
+	if (*p == '\'') {
+		for (p++; *p && *p != '\''; p++)
+			if (*p == '\\' && p[1])
+				p++;
+		return (size_t)(p - v) + (*p == '\'');
+	}
+	while (*p && *p != '&' && *p != ' ' && *p != '\t' && *p != '\n')
+		p++;
+	return (size_t)(p - v);
+}
+
+void rm_db_redact(const char *spec, char *buf, size_t n)
+{
+	size_t used = 0;
+	const char *p = spec;
+	if (!n)
+		return;
+	buf[0] = '\0';
+	if (rm_db_is_postgres(spec)) { /* scheme://user:secret@host/... */
+		const char *auth = strstr(spec, "://") + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+		for (const char *q = auth; q < end; q++)
+			if (*q == '@')
+				at = q;
+		const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		if (colon) {
+			put(buf, n, &used, spec, (size_t)(colon + 1 - spec));
+			put(buf, n, &used, "***", 3);
+			p = at;
+		}
+	}
+	while (*p) {
+		int boundary = p == spec || strchr("?& \t\n", p[-1]);
+		if (boundary && !strncmp(p, "password=", 9)) {
+			put(buf, n, &used, p, 9);
+			put(buf, n, &used, "***", 3);
+			p += 9 + value_len(p + 9);
+			continue;
+		}
+		put(buf, n, &used, p, 1);
+		p++;
+	}
+}
+
+/* libpq prints NOTICEs on stderr by default (CREATE ... IF NOT EXISTS). */
+static void no_notices(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+/* PQerrorMessage's first line: the rest is context a user cannot act on. */
+static int pg_err(struct rm_pg *pg, struct rm_err *err, const char *what)
+{
+	const char *m = PQerrorMessage(pg->conn);
+	int len = (int)strcspn(m, "\n");
+	return rm_err_set(err, RM_E_STORE, "%s in PostgreSQL database '%s': %.*s", what, pg->name, len, m);
+}
+
+/* Runs sql; *out (when not NULL) gets the result, else it is cleared. */
+static int exec(struct rm_pg *pg, const char *sql, PGresult **out, struct rm_err *err, const char *what)
+{
+	PGresult *r = PQexec(pg->conn, sql);
+	ExecStatusType s = PQresultStatus(r);
+	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+		const char *m = PQresultErrorMessage(r);
+		int len = (int)strcspn(m, "\n");
+		rm_err_set(err, RM_E_STORE, "%s in PostgreSQL database '%s': %.*s", what, pg->name, len, m);
+		PQclear(r);
+		return RM_E_STORE;
+	}
+	if (out)
+		*out = r;
+	else
+		PQclear(r);
+	return RM_OK;
+}
+
+static int query_int(struct rm_pg *pg, const char *sql, long long *v, struct rm_err *err, const char *what)
+{
+	PGresult *r;
+	int rc = exec(pg, sql, &r, err, what);
+	if (rc)
+		return rc;
+	*v = PQntuples(r) && !PQgetisnull(r, 0, 0) ? atoll(PQgetvalue(r, 0, 0)) : 0;
+	PQclear(r);
+	return RM_OK;
+}
+
+int rm_pg_latest_version(void)
+{
+	return rm_pg_migrations[rm_pg_migrations_count - 1].version;
+}
+
+static int migrate(struct rm_pg *pg, int max_version, struct rm_err *err)
+{
+	long long have, tables, version;
+	char sql[256];
+	int rc;
+	if ((rc = exec(pg, "BEGIN", NULL, err, "cannot begin the migration")))
+		return rc;
+	snprintf(sql, sizeof(sql), "SELECT pg_advisory_xact_lock(%lld)", MIGRATION_LOCK);
+	if ((rc = exec(pg, sql, NULL, err, "cannot lock for migration")) ||
+	    (rc = query_int(pg, "SELECT (to_regclass('schema_migrations') IS NOT NULL)::int", &have, err,
+	                    "cannot read the schema version")) ||
+	    (rc = query_int(pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()", &tables, err,
+	                    "cannot read the schema")))
+		goto fail;
+	if (!have && tables) {
+		rc = rm_err_set(err, RM_E_STORE,
+		                "PostgreSQL database '%s' holds %lld tables but no runmon schema: give runmon a "
+		                "database of its own",
+		                pg->name, tables);
+		goto fail;
+	}
+	if ((rc = exec(pg,
+	               "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+	               " applied_at double precision NOT NULL)",
+	               NULL, err, "cannot create the schema version table")) ||
+	    (rc = query_int(pg, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &version, err,
+	                    "cannot read the schema version")))
+		goto fail;
+	if (version > rm_pg_latest_version()) {
+		rc = rm_err_set(err, RM_E_STORE,
+		                "PostgreSQL database '%s' has schema version %lld, newer than this runmon's %d: "
+		                "upgrade runmon",
+		                pg->name, version, rm_pg_latest_version());
+		goto fail;
+	}
+	for (int i = 0; i < rm_pg_migrations_count; i++) {
+		const struct rm_migration *m = &rm_pg_migrations[i];
+		if (m->version <= version || m->version > max_version)
+			continue;
+		char what[128];
+		snprintf(what, sizeof(what), "migration postgresql/%s failed", m->name);
+		if ((rc = exec(pg, m->sql, NULL, err, what)))
+			goto fail;
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations VALUES (%d, '%s', %.3f)", m->version, m->name,
+		         (double)time(NULL));
+		if ((rc = exec(pg, sql, NULL, err, what)))
+			goto fail;
+		version = m->version;
+	}
+	if ((rc = exec(pg, "COMMIT", NULL, err, "cannot commit the migration")))
+		return rc;
+	pg->version = (int)version;
+	return RM_OK;
+fail:
+	PQclear(PQexec(pg->conn, "ROLLBACK"));
+	return rc;
+}
+
+int rm_pg_open_version(struct rm_pg **out, const char *uri, int max_version, struct rm_err *err)
+{
+	struct rm_pg *pg = rm_xcalloc(1, sizeof(*pg));
+	rm_db_redact(uri, pg->name, sizeof(pg->name));
+	pg->conn = PQconnectdb(uri);
+	int rc;
+	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+		rc = pg->conn ? pg_err(pg, err, "cannot connect")
+		              : rm_err_set(err, RM_E_STORE, "cannot connect to PostgreSQL database '%s'", pg->name);
+		goto fail;
+	}
+	PQsetNoticeProcessor(pg->conn, no_notices, NULL);
+	if ((rc = migrate(pg, max_version, err)))
+		goto fail;
+	*out = pg;
+	return RM_OK;
+fail:
+	rm_pg_close(pg);
+	return rc;
+}
+
+int rm_pg_open(struct rm_pg **out, const char *uri, struct rm_err *err)
+{
+	return rm_pg_open_version(out, uri, rm_pg_latest_version(), err);
+}
+
+void rm_pg_close(struct rm_pg *pg)
+{
+	if (!pg)
+		return;
+	PQfinish(pg->conn);
+	free(pg);
+}
+
+int rm_pg_schema_version(struct rm_pg *pg)
+{
+	return pg->version;
+}
+
+const char *rm_pg_name(const struct rm_pg *pg)
+{
+	return pg->name;
+}
