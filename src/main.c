@@ -21,7 +21,8 @@
 #include "runmon/text.h"
 
 static const struct rm_cmd *const commands[] = {
-    &cmd_import, &cmd_runs, &cmd_sync, &cmd_diagnose, &cmd_report, &cmd_watch, &cmd_simulate, &cmd_demo, &cmd_buckets,
+    &cmd_import, &cmd_runs,     &cmd_sync, &cmd_diagnose, &cmd_report,
+    &cmd_watch,  &cmd_simulate, &cmd_demo, &cmd_buckets,  &cmd_copy,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

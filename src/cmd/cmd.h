@@ -28,6 +28,7 @@ extern const struct rm_cmd cmd_watch;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;
 extern const struct rm_cmd cmd_buckets;
+extern const struct rm_cmd cmd_copy;
 
 /* "runmon: error: ..." and "runmon: warning: ..." on stderr. */
 void rm_error(const char *fmt, ...) RM_PRINTF(1, 2);

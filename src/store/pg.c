@@ -233,6 +233,11 @@ int rm_pg_schema_version(struct rm_pg *pg)
 	return pg->version;
 }
 
+PGconn *rm_pg_conn(struct rm_pg *pg)
+{
+	return pg->conn;
+}
+
 const char *rm_pg_name(const struct rm_pg *pg)
 {
 	return pg->name;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "runmon/changes.h"
+#include "runmon/pg.h"
 #include "runmon/text.h"
 #include "store_internal.h"
 
@@ -137,6 +138,14 @@ fail:
 
 static int open_store(struct rm_store **out, const char *path, int max_version, unsigned flags, struct rm_err *err)
 {
+	if (rm_db_is_postgres(path)) {
+		char name[512];
+		rm_db_redact(path, name, sizeof(name));
+		return rm_err_set(err, RM_E_USAGE,
+		                  "'%s' is a PostgreSQL database: so far only `runmon copy` reads and writes one; the "
+		                  "other commands take a SQLite file",
+		                  name);
+	}
 	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
 	int rc;
 	*out = NULL;
@@ -217,6 +226,11 @@ int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err)
 int rm_store_open_flags(struct rm_store **out, const char *path, unsigned flags, struct rm_err *err)
 {
 	return open_store(out, path, rm_store_latest_version(), flags, err);
+}
+
+struct sqlite3 *rm_store_sqlite(struct rm_store *st)
+{
+	return st->db;
 }
 
 int rm_store_readonly(const struct rm_store *st)

@@ -23,4 +23,13 @@ extern const int rm_pg_migrations_count;
  * (default 2M); tests lower it to read small runs that way. */
 extern size_t rm_store_split_rows;
 
+/* The connections under the stores, for the copier that reads and writes
+ * tables of either engine. */
+struct sqlite3;
+struct rm_store;
+struct sqlite3 *rm_store_sqlite(struct rm_store *st);
+struct pg_conn;
+struct rm_pg;
+struct pg_conn *rm_pg_conn(struct rm_pg *pg);
+
 #endif

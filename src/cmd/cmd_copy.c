@@ -1,0 +1,83 @@
+/*
+ * cmd_copy.c - `runmon copy`: moves runs between a SQLite file and a
+ * PostgreSQL database, either way.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "runmon/copy.h"
+#include "runmon/pg.h"
+
+static const char usage_text[] = "usage: runmon copy --from SRC --to DST (RUN...|--all)\n"
+                                 "\n"
+                                 "Copies runs from one store to another: a SQLite file (a path) or a\n"
+                                 "PostgreSQL database (postgresql://user@host:5432/db?sslmode=...; libpq's\n"
+                                 "PGPASSWORD, ~/.pgpass and PGSERVICE hold). Each run's steps, batches, evals,\n"
+                                 "buckets, findings, fitted levels, imports and file positions replace those\n"
+                                 "of the same run (entity, project and name) in DST, in one transaction per\n"
+                                 "run, so copying again changes nothing. A missing DST file is created.\n"
+                                 "\n"
+                                 "Options:\n"
+                                 "  --from SRC   the store to read\n"
+                                 "  --to DST     the store to write\n"
+                                 "  --all        every run of SRC (else the runs named: ENTITY/PROJECT/ID or\n"
+                                 "               the local name)\n";
+
+static void progress(void *arg, const char *run, const struct rm_copy_counts *one)
+{
+	(void)arg;
+	const char *sep = ": ";
+	printf("copied %s", run);
+	for (int t = 0; t < RM_COPY_TABLES; t++)
+		if (one->rows[t]) {
+			printf("%s%zu %s", sep, one->rows[t], rm_copy_table_name(t));
+			sep = ", ";
+		}
+	printf("%s\n", *sep == ':' ? " (no rows)" : "");
+	fflush(stdout);
+}
+
+static int run_copy(int argc, char **argv, struct rm_ctx *ctx)
+{
+	static const struct option longopts[] = {
+	    {"from", required_argument, NULL, 'f'},
+	    {"to", required_argument, NULL, 't'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *from = NULL, *to = NULL;
+	int c, all = 0;
+	(void)ctx; /* --db names one store; copy takes two */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': from = optarg; break;
+		case 't': to = optarg; break;
+		case 'a': all = 1; break;
+		case 'h': return rm_cmd_help(&cmd_copy);
+		default: return rm_cmd_usage_error(&cmd_copy, "bad option");
+		}
+	}
+	if (!from || !to || !*from || !*to)
+		return rm_cmd_usage_error(&cmd_copy, "give the stores: --from SRC --to DST");
+	if (all == (optind < argc))
+		return rm_cmd_usage_error(&cmd_copy, "name runs, or --all (not both)");
+	if (!strcmp(from, to))
+		return rm_cmd_usage_error(&cmd_copy, "--from and --to name the same store");
+	struct rm_copy_counts n;
+	struct rm_err err;
+	int rc = rm_copy(from, to, argv + optind, (size_t)(argc - optind), progress, NULL, &n, &err);
+	if (rc) {
+		rm_error("%s", err.msg);
+		return rm_exit_code(err.code);
+	}
+	char name[512];
+	rm_db_redact(to, name, sizeof(name));
+	printf("%zu run%s copied to %s\n", n.runs, n.runs == 1 ? "" : "s", name);
+	return RM_EXIT_OK;
+}
+
+const struct rm_cmd cmd_copy = {"copy", "copy runs between SQLite and PostgreSQL stores", usage_text, run_copy};
