@@ -15,8 +15,10 @@ Hugging Face ``Trainer``: ``attach(trainer)``, or the ``RunmonTrainerMixin``.
 Lightning: ``callbacks=[RunmonLightningCallback()]``.
 
 Each line is one ``os.write`` on a descriptor opened with ``O_APPEND``: no
-user-space buffer, so a kill at any moment leaves whole lines behind, and
-ranks appending to one local file do not interleave within a line.
+user-space buffer to lose, and ranks appending to one local file do not
+interleave within a line. A kill leaves whole lines, but for one case: Linux
+may stop a write at a page boundary when the process is killed, cutting the
+last line short; the next recorder to open the file cuts it off.
 """
 
 import json

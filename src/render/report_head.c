@@ -173,6 +173,14 @@ static const double *spark_curve(const struct rm_diagnosis *d, double *lo, doubl
 	return v;
 }
 
+/* Where v falls between lo and hi, in [0, 1]. Finite values near DBL_MAX
+ * overflow to NaN in the arithmetic: clamped. */
+static double spark_frac(double v, double lo, double hi)
+{
+	double f = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+	return f >= 0 ? fmin(f, 1) : 0;
+}
+
 /* ---- HTML ----------------------------------------------------------------- */
 
 static void sparkline_svg(FILE *fp, const struct rm_diagnosis *d)
@@ -192,7 +200,7 @@ static void sparkline_svg(FILE *fp, const struct rm_diagnosis *d)
 		first = isnan(first) ? v[i] : first;
 		last = v[i];
 		double x = 2 + 116.0 * (d->curves.bins > 1 ? (double)i / (d->curves.bins - 1) : 0.5);
-		double y = 2 + 20.0 * (hi > lo ? 1 - (v[i] - lo) / (hi - lo) : 0.5);
+		double y = 2 + 20.0 * (1 - spark_frac(v[i], lo, hi));
 		fprintf(fp, "%.1f,%.1f ", x, y);
 	}
 	fprintf(fp, "'/><title>adjusted loss %.3g to %.3g (range %.3g to %.3g)</title></svg>", first, last, lo, hi);
@@ -331,8 +339,7 @@ static void sparkline_md(FILE *fp, const struct rm_diagnosis *d)
 			fputs(" ", fp);
 			continue;
 		}
-		int b = hi > lo ? (int)floor(7.999 * (s / k - lo) / (hi - lo)) : 3;
-		fputs(blocks[b < 0 ? 0 : b > 7 ? 7 : b], fp);
+		fputs(blocks[(int)(7.999 * spark_frac(s / k, lo, hi))], fp);
 	}
 }
 
