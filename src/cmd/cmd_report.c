@@ -219,7 +219,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	if (rm_outfile_open(&of, output ? output : "-", &err)) {
 		rm_error("%s", err.msg);
 		code = rm_exit_code(err.code);
-		goto out;
+		goto out_seen;
 	}
 	FILE *fp = of.fp;
 	if (!strcmp(format, "html")) {

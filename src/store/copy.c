@@ -253,6 +253,7 @@ struct reader {
 	char *row;            /* PostgreSQL: the COPY row, unescaped in place */
 	unsigned char *bytes; /* decoded bytea */
 	size_t cap;
+	int copying; /* PostgreSQL: a COPY TO STDOUT not read to its end */
 	struct val v[16];
 };
 
@@ -279,6 +280,7 @@ static int read_open(struct reader *r, struct end *e, const struct table *t, int
 	if (PQresultStatus(res) != PGRES_COPY_OUT)
 		return pg_fail(e, res, err, "cannot read");
 	PQclear(res);
+	r->copying = 1;
 	return RM_OK;
 }
 
@@ -341,6 +343,8 @@ static int read_next(struct reader *r, struct rm_err *err)
 	PQfreemem(r->row);
 	r->row = NULL;
 	int len = PQgetCopyData(r->e->conn, &r->row, 0);
+	if (len < 0)
+		r->copying = 0;
 	if (len == -1) { /* done: the COPY's own result follows */
 		PGresult *res = PQgetResult(r->e->conn);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
@@ -390,9 +394,9 @@ static void read_close(struct reader *r)
 	sqlite3_finalize(r->s);
 	PQfreemem(r->row);
 	free(r->bytes);
-	if (r->e && r->e->conn) { /* a COPY cut short: drain it */
+	if (r->copying) { /* a COPY cut short: read it out, so the connection can go on */
 		char *buf;
-		while (PQisBusy(r->e->conn) && PQgetCopyData(r->e->conn, &buf, 0) > 0)
+		while (PQgetCopyData(r->e->conn, &buf, 0) > 0)
 			PQfreemem(buf);
 		PGresult *res;
 		while ((res = PQgetResult(r->e->conn)))

@@ -108,6 +108,23 @@ wait $p1 || fail "concurrent copy (first)"
 [ "$(psql -X -At "$pg" -c "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'lensy'")" = 3000 ] \
 	|| fail "concurrent copies left the wrong rows"
 
+# A copy that fails half-way through a run (a trigger refuses its evals,
+# after its steps went in) leaves that run as it was.
+sqlite3 "$a" "INSERT INTO steps(run_id, step, loss, nan_mask) SELECT id, 99, 0.5, 0 FROM runs WHERE name = 'imp'"
+psql -X -q "$pg" -c "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION 'refused by a test trigger'; END \$\$" \
+	-c "CREATE TRIGGER refuse BEFORE INSERT ON evals FOR EACH ROW EXECUTE FUNCTION refuse()"
+imp_steps="SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'imp'"
+before=$(psql -X -At "$pg" -c "$imp_steps")
+set +e
+"$runmon" copy --from "$a" --to "$pg" acme/llm/imp >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc = 4 ] && grep -q "refused by a test trigger" "$tmp/err" || fail "a failing copy: exit $rc, $(cat "$tmp/err")"
+[ "$(psql -X -At "$pg" -c "$imp_steps")" = "$before" ] || fail "a failed copy left the run half-written"
+psql -X -q "$pg" -c "DROP TRIGGER refuse ON evals"
+"$runmon" copy --from "$a" --to "$pg" acme/llm/imp >/dev/null || fail "the copy after the failure"
+[ "$(psql -X -At "$pg" -c "$imp_steps")" = $((before + 1)) ] || fail "the copy after the failure did not add the step"
+
 # Usage errors, and the other commands refuse a PostgreSQL URI without
 # showing its password.
 for bad in "--from $a" "--to $b --all" "--from $a --to $a --all" "--from $a --to $b" "--from $a --to $b --all lensy"; do
