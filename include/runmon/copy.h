@@ -17,6 +17,7 @@
 struct rm_copy_counts {
 	size_t runs;
 	size_t rows[RM_COPY_TABLES];
+	size_t reports, alerts; /* with every run: reports copied, alerts added */
 };
 
 const char *rm_copy_table_name(int i);
@@ -25,8 +26,10 @@ const char *rm_copy_table_name(int i);
 typedef void (*rm_copy_progress)(void *arg, const char *run, const struct rm_copy_counts *one);
 
 /* Copies the runs named (entity/project/name, or the local name) or, with
- * nnames 0, all of them, from `from` (a path or postgresql:// URI that
- * exists) to `to` (created when a path). Totals go to *c. */
+ * nnames 0, all of them with the store's history (the reports, matched by
+ * generation time, and the alert log's rows DST lacks), from `from` (a path
+ * or postgresql:// URI that exists) to `to` (created when a path). Totals
+ * go to *c. */
 int rm_copy(const char *from, const char *to, char *const *names, size_t nnames, rm_copy_progress progress, void *arg,
             struct rm_copy_counts *c, struct rm_err *err);
 

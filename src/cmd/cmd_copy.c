@@ -17,7 +17,8 @@ static const char usage_text[] = "usage: runmon copy --from SRC --to DST (RUN...
                                  "PGPASSWORD, ~/.pgpass and PGSERVICE hold). Each run's steps, batches, evals,\n"
                                  "buckets, findings, fitted levels, imports and file positions replace those\n"
                                  "of the same run (entity, project and name) in DST, in one transaction per\n"
-                                 "run, so copying again changes nothing. A missing DST file is created.\n"
+                                 "run, so copying again changes nothing. With --all, the report history\n"
+                                 "and the alert log go too. A missing DST file is created.\n"
                                  "\n"
                                  "Options:\n"
                                  "  --from SRC   the store to read\n"
@@ -76,7 +77,11 @@ static int run_copy(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	char name[512];
 	rm_db_redact(to, name, sizeof(name));
-	printf("%zu run%s copied to %s\n", n.runs, n.runs == 1 ? "" : "s", name);
+	printf("%zu run%s copied to %s", n.runs, n.runs == 1 ? "" : "s", name);
+	if (all)
+		printf(", with %zu report%s and %zu new alert%s", n.reports, n.reports == 1 ? "" : "s", n.alerts,
+		       n.alerts == 1 ? "" : "s");
+	printf("\n");
 	return RM_EXIT_OK;
 }
 

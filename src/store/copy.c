@@ -628,7 +628,7 @@ static int begin(struct end *e, int writer, const struct run_row *row, struct rm
 	if (e->db)
 		return exec_plain(e, writer ? "BEGIN IMMEDIATE" : "BEGIN", err);
 	int rc = exec_plain(e, writer ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
-	if (rc || !writer)
+	if (rc || !writer || !row)
 		return rc;
 	/* Writers of one run take turns (two collectors, or a copy and a sync). */
 	static const struct col key[3] = {{"e", C_TEXT}, {"p", C_TEXT}, {"n", C_TEXT}};
@@ -694,6 +694,125 @@ fail:
 	return rc;
 }
 
+/* ---- The history beside the runs (--all) --------------------------------- */
+
+static const struct table reports_table = {"reports", {{"id", C_INT}, {"generated_at", C_DBL}}};
+static const struct table report_tables[] = {
+    {"report_runs",
+     {{"report_id", C_INT}, {"run", C_TEXT}, {"severity", C_TEXT}, {"verdict", C_TEXT}, {"last_step", C_INT}}},
+    {"report_findings",
+     {{"report_id", C_INT}, {"run", C_TEXT}, {"detector", C_TEXT}, {"severity", C_TEXT}, {"first_step", C_INT}}},
+};
+static const struct table alerts_table = {
+    "alerts",
+    {{"fingerprint", C_TEXT}, {"channel", C_TEXT}, {"severity", C_TEXT}, {"sent_at", C_DBL}, {"status", C_TEXT}}};
+
+/* Rows of a table held in memory (strings copied): a connection reads one
+ * COPY at a time, so what is looked up row by row is read first. */
+struct held {
+	struct run_row *rows;
+	size_t n;
+};
+
+static int hold(struct end *src, const struct table *t, struct held *h, struct rm_err *err)
+{
+	struct reader r;
+	int rc = read_open(&r, src, t, -1, err), got = 0;
+	while (!rc && (got = read_next(&r, err)) > 0) {
+		h->rows = rm_xrealloc(h->rows, (h->n + 1) * sizeof(*h->rows));
+		struct run_row *row = &h->rows[h->n++];
+		memset(row, 0, sizeof(*row));
+		for (int i = 0; i < r.n; i++) {
+			row->v[i] = r.v[i];
+			if (!r.v[i].null && t->cols[i].type == C_TEXT)
+				row->v[i].s = row->text[i] = rm_xstrndup(r.v[i].s, r.v[i].n);
+		}
+	}
+	if (!rc && got < 0)
+		rc = -got;
+	read_close(&r);
+	return rc;
+}
+
+static void release(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		for (int j = 0; j < 16; j++)
+			free(h->rows[i].text[j]);
+	free(h->rows);
+}
+
+/* A report of SRC into DST: the one generated at the same time, or a new
+ * one; what it saw replaces what DST's saw. */
+static int copy_report(struct end *src, struct end *dst, const struct val *rep, struct rm_err *err)
+{
+	int64_t id;
+	int rc = run_sql(dst, "SELECT id FROM reports WHERE generated_at = ?1", reports_table.cols + 1, rep + 1, 1, &id,
+	                 err);
+	if (!rc && !id)
+		rc = run_sql(dst, "INSERT INTO reports(generated_at) VALUES (?1) RETURNING id", reports_table.cols + 1,
+		             rep + 1, 1, &id, err);
+	for (size_t t = 0; !rc && t < sizeof(report_tables) / sizeof(report_tables[0]); t++) {
+		char sql[128];
+		struct val key = {.i = id};
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE report_id = ?1", report_tables[t].name);
+		if ((rc = run_sql(dst, sql, report_tables[t].cols, &key, 1, NULL, err)))
+			break;
+		struct reader r;
+		struct writer w;
+		int got = 0;
+		if ((rc = read_open(&r, src, &report_tables[t], rep[0].i, err)) ||
+		    (rc = write_open(&w, dst, &report_tables[t], err))) {
+			read_close(&r);
+			return rc;
+		}
+		while ((got = read_next(&r, err)) > 0) {
+			r.v[0].i = id;
+			if ((rc = write_row(&w, r.v, err)))
+				break;
+		}
+		if (got < 0)
+			rc = -got;
+		read_close(&r);
+		int wrc = write_close(&w, !rc, err);
+		rc = rc ? rc : wrc;
+	}
+	return rc;
+}
+
+static int copy_history(struct end *src, struct end *dst, struct rm_copy_counts *c, struct rm_err *err)
+{
+	struct held reports = {0}, alerts = {0};
+	int rc;
+	if ((rc = hold(src, &reports_table, &reports, err)) || (rc = hold(src, &alerts_table, &alerts, err)) ||
+	    (rc = begin(dst, 1, NULL, err)))
+		goto out;
+	for (size_t i = 0; !rc && i < reports.n; i++)
+		if (!(rc = copy_report(src, dst, reports.rows[i].v, err)))
+			c->reports++;
+	for (size_t i = 0; !rc && i < alerts.n; i++) { /* the ones DST lacks */
+		int64_t have;
+		const struct val *v = alerts.rows[i].v;
+		static const struct col key[3] = {{"fingerprint", C_TEXT}, {"channel", C_TEXT}, {"sent_at", C_DBL}};
+		struct val kv[3] = {v[0], v[1], v[3]};
+		rc = run_sql(dst, "SELECT 1 FROM alerts WHERE fingerprint = ?1 AND channel = ?2 AND sent_at = ?3", key,
+		             kv, 3, &have, err);
+		if (!rc && !have &&
+		    !(rc = run_sql(dst,
+		                   "INSERT INTO alerts(fingerprint, channel, severity, sent_at, status)"
+		                   " VALUES (?1, ?2, ?3, ?4, ?5)",
+		                   alerts_table.cols, v, 5, NULL, err)))
+			c->alerts++;
+	}
+	rc = rc ? rc : exec_plain(dst, "COMMIT", err);
+	if (rc)
+		rollback(dst);
+out:
+	release(&reports);
+	release(&alerts);
+	return rc;
+}
+
 const char *rm_copy_table_name(int i)
 {
 	return tables[i].name;
@@ -727,6 +846,8 @@ int rm_copy(const char *from, const char *to, char *const *names, size_t nnames,
 			goto out;
 		}
 	}
+	if (!nnames && (rc = copy_history(&src, &dst, c, err)))
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct rm_copy_counts before = *c;
 		if ((rc = copy_run(&src, &dst, &rows[i], c, err)))

@@ -4,7 +4,8 @@
 # (lengths as blobs, NaN and infinite losses, evals, fitted levels and
 # length factors, findings, imports, a W&B run, text with tabs, newlines and
 # backslashes, a file position) goes to PostgreSQL and back, and every table
-# comes back row for row; copying again changes nothing; named runs; two
+# comes back row for row, with the report history and the alert log;
+# copying again changes nothing; named runs; two
 # copies of one run at once; the views answer on PostgreSQL as on SQLite;
 # the other commands refuse a PostgreSQL URI without showing its password.
 # Usage: copy.sh RUNMON DATA
@@ -24,6 +25,11 @@ UPDATE runs SET config_json = '{\"note\": \"tab' || char(9) || 'newline' || char
        display_name = 'quote '' and ' || char(13) WHERE name = 'lensy';
 UPDATE steps SET loss = 9e999 WHERE step = 3 AND run_id = (SELECT id FROM runs WHERE name = 'imp');
 INSERT INTO tails VALUES ('/var/log/train.log', (SELECT id FROM runs WHERE name = 'lensy'), 2049, 77, 123456, 789, 1764396000.5);"
+# The history beside the runs: two reports (what each saw) and the alert log.
+SOURCE_DATE_EPOCH=1764396000 "$runmon" --db "$a" report --all -o /dev/null || true
+SOURCE_DATE_EPOCH=1764482400 "$runmon" --db "$a" report --all -o /dev/null || true
+sqlite3 "$a" "INSERT INTO alerts(finding_id, fingerprint, channel, severity, sent_at, status) VALUES
+  (7, 'fp1', 'stdout', 'warn', 1764396000.25, 'sent'), (NULL, 'fp2', 'webhook:ab12', 'critical', 1764396001, 'failed')"
 [ "$(sqlite3 "$a" "SELECT COUNT(*) FROM steps WHERE loss IS NULL AND nan_mask & 1")" -ge 1 ] || fail "no NaN loss in the fixture"
 [ "$(sqlite3 "$a" "SELECT COUNT(*) FROM steps WHERE loss > 1e308 OR loss < -1e308")" = 2 ] || fail "no infinite losses in the fixture"
 
@@ -41,16 +47,16 @@ def rows(path):
     c = sqlite3.connect(path)
     names = {i: (e, p, n) for i, e, p, n in c.execute("SELECT id, entity, project, name FROM runs")}
     out = {}
+    reports = dict(c.execute("SELECT id, generated_at FROM reports"))
     for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"):
         cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
-        if "run_id" not in cols and t != "runs":
-            continue
-        keep = [x for x in cols if x != "id"]
+        keep = [x for x in cols if x not in ("id", "finding_id")]  # each store's own ids
         got = []
         for r in c.execute(f"SELECT {', '.join(chr(34) + x + chr(34) for x in keep)} FROM {t}"):
             r = list(r)
-            if "run_id" in keep:
-                r[keep.index("run_id")] = names[r[keep.index("run_id")]]
+            for col, ids in (("run_id", names), ("report_id", reports)):  # ids as what they name
+                if col in keep:
+                    r[keep.index(col)] = ids[r[keep.index(col)]]
             got.append(repr(r))
         out[t] = sorted(got)
     return out
@@ -64,12 +70,14 @@ print(sum(len(v) for v in a.values()), "rows in", len(a), "tables")
 PY
 }
 n=$(same "$a" "$b") || fail "SQLite -> PostgreSQL -> SQLite changed rows"
-case $n in [0-9][0-9][0-9][0-9]*" rows in 12 tables") ;; *) fail "compared too little: $n" ;; esac
+case $n in [0-9][0-9][0-9][0-9]*" rows in 16 tables") ;; *) fail "compared too little: $n" ;; esac
+grep -q "4 runs copied to .*, with 2 reports and 2 new alerts" "$tmp/out" || fail "history summary: $(tail -1 "$tmp/out")"
 
 # Again: nothing changes, on PostgreSQL or back.
-before=$(psql -X -At "$pg" -c "SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM steps), (SELECT COUNT(*) FROM batches), (SELECT COUNT(*) FROM findings), (SELECT max(id) FROM runs)")
+counts="SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM steps), (SELECT COUNT(*) FROM batches), (SELECT COUNT(*) FROM findings), (SELECT max(id) FROM runs), (SELECT COUNT(*) FROM reports), (SELECT COUNT(*) FROM report_runs), (SELECT COUNT(*) FROM alerts)"
+before=$(psql -X -At "$pg" -c "$counts")
 "$runmon" copy --from "$a" --to "$pg" --all >/dev/null || fail "second copy"
-after=$(psql -X -At "$pg" -c "SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM steps), (SELECT COUNT(*) FROM batches), (SELECT COUNT(*) FROM findings), (SELECT max(id) FROM runs)")
+after=$(psql -X -At "$pg" -c "$counts")
 [ "$before" = "$after" ] || fail "a second copy changed PostgreSQL: $before -> $after"
 "$runmon" copy --from "$pg" --to "$b" --all >/dev/null || fail "second copy back"
 same "$a" "$b" >/dev/null || fail "a second copy back changed rows"
