@@ -559,37 +559,59 @@ static void run_key(const struct val *v, char *buf, size_t n)
 		snprintf(buf, n, "%s", v[4].s);
 }
 
-/* The source's runs, all or those named, into rows[]. */
-static int list_runs(struct end *src, char *const *names, size_t nnames, struct run_row **rows, size_t *n,
-                     struct rm_err *err)
+/* Rows of a table held in memory (strings copied): a connection reads one
+ * COPY at a time, so what is looked up row by row is read first. */
+struct held {
+	struct run_row *rows;
+	size_t n;
+};
+
+static int hold(struct end *src, const struct table *t, struct held *h, struct rm_err *err)
 {
 	struct reader r;
-	int rc = read_open(&r, src, &runs_table, -1, err), got;
-	*rows = NULL;
-	*n = 0;
+	int rc = read_open(&r, src, t, -1, err), got = 0;
 	while (!rc && (got = read_next(&r, err)) > 0) {
-		char key[1024];
-		const struct val *v = r.v;
-		run_key(v, key, sizeof(key));
-		int want = !nnames;
-		for (size_t i = 0; i < nnames && !want; i++)
-			want = !strcmp(names[i], key);
-		if (!want)
-			continue;
-		*rows = rm_xrealloc(*rows, (*n + 1) * sizeof(**rows));
-		struct run_row *row = &(*rows)[(*n)++];
+		h->rows = rm_xrealloc(h->rows, (h->n + 1) * sizeof(*h->rows));
+		struct run_row *row = &h->rows[h->n++];
 		memset(row, 0, sizeof(*row));
 		for (int i = 0; i < r.n; i++) {
-			row->v[i] = v[i];
-			if (!v[i].null && runs_table.cols[i].type == C_TEXT) {
-				row->text[i] = rm_xstrndup(v[i].s, v[i].n);
-				row->v[i].s = row->text[i];
-			}
+			row->v[i] = r.v[i];
+			if (!r.v[i].null && t->cols[i].type == C_TEXT)
+				row->v[i].s = row->text[i] = rm_xstrndup(r.v[i].s, r.v[i].n);
 		}
 	}
 	if (!rc && got < 0)
 		rc = -got;
 	read_close(&r);
+	return rc;
+}
+
+static void release(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		for (int j = 0; j < 16; j++)
+			free(h->rows[i].text[j]);
+	free(h->rows);
+}
+
+/* The source's runs, all or those named. */
+static int list_runs(struct end *src, char *const *names, size_t nnames, struct held *runs, struct rm_err *err)
+{
+	int rc = hold(src, &runs_table, runs, err);
+	size_t kept = 0;
+	for (size_t i = 0; i < runs->n; i++) {
+		char key[1024];
+		int want = !nnames;
+		run_key(runs->rows[i].v, key, sizeof(key));
+		for (size_t j = 0; j < nnames && !want; j++)
+			want = !strcmp(names[j], key);
+		if (want)
+			runs->rows[kept++] = runs->rows[i];
+		else
+			for (int j = 0; j < 16; j++)
+				free(runs->rows[i].text[j]);
+	}
+	runs->n = kept;
 	return rc;
 }
 
@@ -707,41 +729,6 @@ static const struct table alerts_table = {
     "alerts",
     {{"fingerprint", C_TEXT}, {"channel", C_TEXT}, {"severity", C_TEXT}, {"sent_at", C_DBL}, {"status", C_TEXT}}};
 
-/* Rows of a table held in memory (strings copied): a connection reads one
- * COPY at a time, so what is looked up row by row is read first. */
-struct held {
-	struct run_row *rows;
-	size_t n;
-};
-
-static int hold(struct end *src, const struct table *t, struct held *h, struct rm_err *err)
-{
-	struct reader r;
-	int rc = read_open(&r, src, t, -1, err), got = 0;
-	while (!rc && (got = read_next(&r, err)) > 0) {
-		h->rows = rm_xrealloc(h->rows, (h->n + 1) * sizeof(*h->rows));
-		struct run_row *row = &h->rows[h->n++];
-		memset(row, 0, sizeof(*row));
-		for (int i = 0; i < r.n; i++) {
-			row->v[i] = r.v[i];
-			if (!r.v[i].null && t->cols[i].type == C_TEXT)
-				row->v[i].s = row->text[i] = rm_xstrndup(r.v[i].s, r.v[i].n);
-		}
-	}
-	if (!rc && got < 0)
-		rc = -got;
-	read_close(&r);
-	return rc;
-}
-
-static void release(struct held *h)
-{
-	for (size_t i = 0; i < h->n; i++)
-		for (int j = 0; j < 16; j++)
-			free(h->rows[i].text[j]);
-	free(h->rows);
-}
-
 /* A report of SRC into DST: the one generated at the same time, or a new
  * one; what it saw replaces what DST's saw. */
 static int copy_report(struct end *src, struct end *dst, const struct val *rep, struct rm_err *err)
@@ -822,8 +809,7 @@ int rm_copy(const char *from, const char *to, char *const *names, size_t nnames,
             struct rm_copy_counts *c, struct rm_err *err)
 {
 	struct end src, dst;
-	struct run_row *rows = NULL;
-	size_t n = 0;
+	struct held runs = {0};
 	int rc;
 	memset(c, 0, sizeof(*c));
 	if ((rc = open_end(&src, from, 1, err))) {
@@ -832,13 +818,13 @@ int rm_copy(const char *from, const char *to, char *const *names, size_t nnames,
 	}
 	if ((rc = open_end(&dst, to, 0, err)))
 		goto out;
-	if ((rc = list_runs(&src, names, nnames, &rows, &n, err)))
+	if ((rc = list_runs(&src, names, nnames, &runs, err)))
 		goto out;
 	for (size_t i = 0; i < nnames; i++) { /* every named run must exist */
 		int found = 0;
-		for (size_t j = 0; j < n && !found; j++) {
+		for (size_t j = 0; j < runs.n && !found; j++) {
 			char key[1024];
-			run_key(rows[j].v, key, sizeof(key));
+			run_key(runs.rows[j].v, key, sizeof(key));
 			found = !strcmp(key, names[i]);
 		}
 		if (!found) {
@@ -848,24 +834,21 @@ int rm_copy(const char *from, const char *to, char *const *names, size_t nnames,
 	}
 	if (!nnames && (rc = copy_history(&src, &dst, c, err)))
 		goto out;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < runs.n; i++) {
 		struct rm_copy_counts before = *c;
-		if ((rc = copy_run(&src, &dst, &rows[i], c, err)))
+		if ((rc = copy_run(&src, &dst, &runs.rows[i], c, err)))
 			goto out;
 		if (progress) {
 			struct rm_copy_counts one = {.runs = 1};
 			for (size_t t = 0; t < NTABLES; t++)
 				one.rows[t] = c->rows[t] - before.rows[t];
 			char key[1024];
-			run_key(rows[i].v, key, sizeof(key));
+			run_key(runs.rows[i].v, key, sizeof(key));
 			progress(arg, key, &one);
 		}
 	}
 out:
-	for (size_t i = 0; i < n; i++)
-		for (int j = 0; j < 16; j++)
-			free(rows[i].text[j]);
-	free(rows);
+	release(&runs);
 	close_end(&src);
 	close_end(&dst);
 	return rc;
