@@ -158,6 +158,13 @@ int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st)
 	return rm_ctx_open_store_flags(ctx, st, 0);
 }
 
+/* A writer held up by another on the same run (PostgreSQL) says why it waits. */
+static void tell_waiting(void *arg, const char *run, const char *holder)
+{
+	(void)arg;
+	fprintf(stderr, "runmon: run '%s' is being written by %s; waiting for it to commit\n", run, holder);
+}
+
 int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned flags)
 {
 	struct rm_err err;
@@ -165,6 +172,7 @@ int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned f
 		rm_error("%s", err.msg);
 		return rm_exit_code(err.code);
 	}
+	rm_store_on_wait(*st, tell_waiting, NULL);
 	return RM_EXIT_OK;
 }
 

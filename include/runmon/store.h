@@ -1,10 +1,13 @@
 /*
- * store.h - the SQLite store: open and migrate, upsert rows, list runs.
+ * store.h - the store: open and migrate, upsert rows, list runs, load what
+ * the detectors read. One interface over two engines: a path is a SQLite
+ * file, a postgresql:// URI a PostgreSQL database (src/store/db_*.c); the
+ * callers never know which.
  *
- * The only module that talks to SQLite. Writes use prepared statements with
- * bound parameters and upsert on primary keys, so re-importing or re-syncing
- * the same data changes nothing. Callers group writes with rm_store_begin /
- * rm_store_commit; rm_store_rollback undoes everything since begin.
+ * Writes bind parameters and upsert on primary keys, so re-importing or
+ * re-syncing the same data changes nothing. Callers group writes with
+ * rm_store_begin / rm_store_commit; rm_store_rollback undoes everything
+ * since begin.
  */
 #ifndef RUNMON_STORE_H
 #define RUNMON_STORE_H
@@ -77,8 +80,9 @@ struct rm_import_log {
 	const char *composition; /* NULL: none */
 };
 
-/* Opens (creating if needed) the database at path and migrates it to the
- * newest schema. *out is owned by the caller; close with rm_store_close. */
+/* Opens (creating if needed) the database at path, or the PostgreSQL
+ * database a postgresql:// URI names, and migrates it to the newest
+ * schema. *out is owned by the caller; close with rm_store_close. */
 int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err);
 
 /* As rm_store_open; with RM_STORE_MUST_EXIST a missing file is
@@ -101,9 +105,20 @@ int rm_store_schema_version(struct rm_store *st);
 /* Newest schema version this binary knows. */
 int rm_store_latest_version(void);
 
+/* 1 on PostgreSQL; the database as messages name it (a URI redacted). */
+int rm_store_is_postgres(const struct rm_store *st);
+const char *rm_store_name(const struct rm_store *st);
+
 int rm_store_begin(struct rm_store *st, struct rm_err *err);
 int rm_store_commit(struct rm_store *st, struct rm_err *err);
 void rm_store_rollback(struct rm_store *st);
+
+/* Inside a transaction, makes the run's other writers wait for its end
+ * (PostgreSQL: collectors on other machines; SQLite's write transaction
+ * already excludes them). A writer that must wait first calls the
+ * rm_store_on_wait function with who holds the run. */
+int rm_store_lock_run(struct rm_store *st, int64_t run_id, struct rm_err *err);
+void rm_store_on_wait(struct rm_store *st, void (*wait)(void *arg, const char *run, const char *holder), void *arg);
 
 /* Finds or creates the run; sets *run_id. */
 int rm_store_run_ensure(struct rm_store *st, const struct rm_run_key *key, int64_t *run_id, struct rm_err *err);
@@ -118,7 +133,8 @@ int rm_store_put_buckets(struct rm_store *st, int64_t run_id, const int64_t *bou
 /* Refreshes last_step and synced_at; sets loss_key when not NULL. */
 int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key, struct rm_err *err);
 
-/* SQLite's data_version: changes when another connection commits. */
+/* Changes when another connection commits (SQLite's data_version; on
+ * PostgreSQL a digest of the runs table and the import log). */
 int rm_store_data_version(struct rm_store *st, int64_t *v, struct rm_err *err);
 
 /* Steps of the run in [lo, hi): a range, so that counting what an import
@@ -218,7 +234,9 @@ int rm_store_set_run_meta(struct rm_store *st, int64_t run_id, const struct rm_r
 
 /* The run's sync cursor (0 when it was never synced). */
 int rm_store_sync_cursor(struct rm_store *st, int64_t run_id, int64_t *cursor, struct rm_err *err);
-/* Sets the cursor; call inside the transaction that writes the window. */
+/* Moves the cursor forward to `cursor` (never back: two collectors of one
+ * run may commit windows out of order); call inside the transaction that
+ * writes the window. */
 int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor, struct rm_err *err);
 
 /* A sample of a run's batches for the cost analysis: all of them, or ten

@@ -124,7 +124,7 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 		for (int f = 0; f < nf; f++)
 			printf("  %d. %s\n", f + 1, fix[f]);
 	}
-	printf("\nFull reports: runmon --db %s diagnose demo-homogeneous (or demo-interleaved)\n", ctx->db_path);
+	printf("\nFull reports: runmon --db %s diagnose demo-homogeneous (or demo-interleaved)\n", rm_store_name(st));
 	code = RM_EXIT_OK;
 out:
 	for (int i = 0; i < done; i++) {

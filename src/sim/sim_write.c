@@ -88,7 +88,8 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 	char *config = config_json(o);
 	if ((rc = rm_store_begin(st, err)))
 		goto out;
-	if ((rc = rm_store_run_ensure(st, &key, &run, err)) || (rc = rm_store_clear_run(st, run, err)))
+	if ((rc = rm_store_run_ensure(st, &key, &run, err)) || (rc = rm_store_lock_run(st, run, err)) ||
+	    (rc = rm_store_clear_run(st, run, err)))
 		goto fail;
 	if (!o->no_bucket && (rc = rm_store_put_buckets(st, run, o->bounds ? o->bounds : default_bounds,
 	                                                o->bounds ? o->nbounds : 7, err)))

@@ -141,6 +141,8 @@ int sink_open_key(struct sink *k, struct rm_store *st, const struct rm_import_op
 	k->opts = opts;
 	mapper_init(&k->map, res->format, opts);
 	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
+	if (!rc)
+		rc = rm_store_lock_run(st, k->run_id, err);
 	if (!rc && opts->nbounds >= 2)
 		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
 	res->run_id = k->run_id;

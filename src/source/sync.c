@@ -53,6 +53,8 @@ static int commit_barrier(void *arg, int64_t hi, struct rm_err *err)
 		rc = rm_store_commit(e->st, err);
 	if (!rc)
 		rc = rm_store_begin(e->st, err);
+	if (!rc)
+		rc = rm_store_lock_run(e->st, e->sink.run_id, err);
 	if (!rc) {
 		e->res->windows++;
 		e->res->to = hi;
@@ -119,6 +121,8 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 	int64_t nwin = (stop - cursor + page - 1) / page, launched = 0, committed = 0;
 	struct window *slots = rm_xcalloc((size_t)nslots, sizeof(*slots));
 	int inflight = 0, rc = rm_store_begin(e->st, err);
+	if (!rc && (rc = rm_store_lock_run(e->st, e->sink.run_id, err)))
+		rm_store_rollback(e->st);
 	if (rc) {
 		free(slots);
 		return rc;

@@ -21,6 +21,7 @@
 
 #include "runmon/pg.h"
 #include "runmon/store.h"
+#include "pgbuf.h"
 #include "store_internal.h"
 
 enum col_type { C_INT, C_DBL, C_TEXT, C_BLOB };
@@ -411,26 +412,8 @@ struct writer {
 	const struct table *t;
 	int n;
 	sqlite3_stmt *s;
-	char *buf;
-	size_t len, cap;
+	struct rm_pgbuf buf;
 };
-
-static void put(struct writer *w, const char *s, size_t n)
-{
-	if (w->len + n > w->cap)
-		w->buf = rm_xrealloc(w->buf, w->cap = 2 * (w->len + n) + 4096);
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-}
-
-/* Big-endian integers of COPY's binary format. */
-static void put_be(struct writer *w, uint64_t v, int bytes)
-{
-	unsigned char b[8];
-	for (int i = 0; i < bytes; i++)
-		b[i] = (unsigned char)(v >> 8 * (bytes - 1 - i));
-	put(w, (const char *)b, (size_t)bytes);
-}
 
 static int write_open(struct writer *w, struct end *e, const struct table *t, struct rm_err *err)
 {
@@ -457,9 +440,7 @@ static int write_open(struct writer *w, struct end *e, const struct table *t, st
 		return pg_fail(e, res, err, "cannot write");
 	PQclear(res);
 	/* The binary format's header: signature, flags, extension length. */
-	put(w, "PGCOPY\n\377\r\n\0", 11);
-	put_be(w, 0, 4);
-	put_be(w, 0, 4);
+	rm_pgbuf_header(&w->buf);
 	return RM_OK;
 }
 
@@ -471,23 +452,23 @@ static void put_field(struct writer *w, enum col_type type, const struct val *v)
 {
 	uint64_t bits;
 	if (v->null) {
-		put_be(w, UINT32_MAX, 4);
+		rm_pgbuf_be(&w->buf, UINT32_MAX, 4);
 		return;
 	}
 	switch (type) {
 	case C_INT:
-		put_be(w, 8, 4);
-		put_be(w, (uint64_t)v->i, 8);
+		rm_pgbuf_be(&w->buf, 8, 4);
+		rm_pgbuf_be(&w->buf, (uint64_t)v->i, 8);
 		break;
 	case C_DBL:
 		memcpy(&bits, &v->d, 8);
-		put_be(w, 8, 4);
-		put_be(w, bits, 8);
+		rm_pgbuf_be(&w->buf, 8, 4);
+		rm_pgbuf_be(&w->buf, bits, 8);
 		break;
 	case C_TEXT:
 	case C_BLOB:
-		put_be(w, v->n, 4);
-		put(w, v->s, v->n);
+		rm_pgbuf_be(&w->buf, v->n, 4);
+		rm_pgbuf_put(&w->buf, v->s, v->n);
 		break;
 	}
 }
@@ -511,13 +492,14 @@ static int write_row(struct writer *w, const struct val *v, struct rm_err *err)
 		sqlite3_reset(w->s);
 		return rc == SQLITE_DONE ? RM_OK : sqlite_fail(w->e, err, "cannot write");
 	}
-	put_be(w, (uint64_t)w->n, 2);
+	rm_pgbuf_be(&w->buf, (uint64_t)w->n, 2);
 	for (int i = 0; i < w->n; i++)
 		put_field(w, w->t->cols[i].type, &v[i]);
-	if (w->len < 1 << 18)
+	if (w->buf.len < 1 << 18)
 		return RM_OK;
-	int rc = PQputCopyData(w->e->conn, w->buf, (int)w->len) == 1 ? RM_OK : pg_fail(w->e, NULL, err, "cannot write");
-	w->len = 0;
+	int rc = PQputCopyData(w->e->conn, w->buf.s, (int)w->buf.len) == 1 ? RM_OK
+	                                                                   : pg_fail(w->e, NULL, err, "cannot write");
+	w->buf.len = 0;
 	return rc;
 }
 
@@ -527,8 +509,8 @@ static int write_close(struct writer *w, int ok, struct rm_err *err)
 	if (w->s)
 		sqlite3_finalize(w->s);
 	else if (w->e && w->e->conn) {
-		put_be(w, UINT16_MAX, 2); /* the trailer: a field count of -1 */
-		if (ok && PQputCopyData(w->e->conn, w->buf, (int)w->len) != 1)
+		rm_pgbuf_be(&w->buf, UINT16_MAX, 2); /* the trailer: a field count of -1 */
+		if (ok && PQputCopyData(w->e->conn, w->buf.s, (int)w->buf.len) != 1)
 			rc = pg_fail(w->e, NULL, err, "cannot write");
 		PQputCopyEnd(w->e->conn, ok && !rc ? NULL : "cancelled");
 		PGresult *res;
@@ -539,7 +521,7 @@ static int write_close(struct writer *w, int ok, struct rm_err *err)
 				PQclear(res);
 		}
 	}
-	free(w->buf);
+	free(w->buf.s);
 	return rc;
 }
 

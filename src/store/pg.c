@@ -93,14 +93,6 @@ static void no_notices(void *arg, const char *msg)
 	(void)msg;
 }
 
-/* PQerrorMessage's first line: the rest is context a user cannot act on. */
-static int pg_err(struct rm_pg *pg, struct rm_err *err, const char *what)
-{
-	const char *m = PQerrorMessage(pg->conn);
-	int len = (int)strcspn(m, "\n");
-	return rm_err_set(err, RM_E_STORE, "%s in PostgreSQL database '%s': %.*s", what, pg->name, len, m);
-}
-
 /* Runs sql; *out (when not NULL) gets the result, else it is cleared. */
 static int exec(struct rm_pg *pg, const char *sql, PGresult **out, struct rm_err *err, const char *what)
 {
@@ -201,8 +193,10 @@ int rm_pg_open_version(struct rm_pg **out, const char *uri, int max_version, str
 	pg->conn = PQconnectdb(uri);
 	int rc;
 	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
-		rc = pg->conn ? pg_err(pg, err, "cannot connect")
-		              : rm_err_set(err, RM_E_STORE, "cannot connect to PostgreSQL database '%s'", pg->name);
+		/* PQerrorMessage's first line: the rest is context a user cannot act on. */
+		const char *m = pg->conn ? PQerrorMessage(pg->conn) : "out of memory";
+		rc = rm_err_set(err, RM_E_STORE, "cannot connect to PostgreSQL database '%s': %.*s", pg->name,
+		                (int)strcspn(m, "\n"), m);
 		goto fail;
 	}
 	PQsetNoticeProcessor(pg->conn, no_notices, NULL);

@@ -1,97 +1,82 @@
 /*
- * store.c - SQLite store: connection setup, migrations, upserts, run listing.
- *
- * WAL mode and a busy timeout let `watch` write while `diagnose` and Grafana
- * read. Foreign keys are declared in sql/ but not enforced: every writer
- * here creates the run first, and the per-row parent lookup would cost ~8%
- * of an import; deleting a run deletes its rows explicitly. Statements are prepared once per connection and reused.
- * Nothing here prints; errors carry sqlite3_errmsg.
+ * store.c - the store runmon's commands call, written once over the driver
+ * (db.h) for SQLite and PostgreSQL alike: runs, upserts of steps, batches
+ * and evals, the series the detectors read, findings, reports and the
+ * positions and logs beside them. Statements used per row are prepared
+ * once per connection and reused. Nothing here prints.
  */
 #include "runmon/store.h"
 
+#include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "db.h"
 #include "runmon/changes.h"
 #include "runmon/pg.h"
 #include "runmon/text.h"
 #include "store_internal.h"
 
-enum stmt_id { ST_STEP, ST_BATCH, ST_EVAL, ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
+enum stmt_id { ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
 
 static const char *const stmt_sql[ST_COUNT] = {
-    [ST_STEP] = "INSERT INTO steps(run_id, step, loss, lr, epoch, grad_norm, runtime, ts, nan_mask)"
-                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-                " ON CONFLICT(run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr,"
-                " epoch = excluded.epoch, grad_norm = excluded.grad_norm, runtime = excluded.runtime,"
-                " ts = excluded.ts, nan_mask = excluded.nan_mask",
-    [ST_BATCH] = "INSERT INTO batches(run_id, step, rank, micro, bucket, n, min_len, max_len, mean_len,"
-                 " tokens, padded_tokens, lens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-                 " ON CONFLICT(run_id, step, rank, micro) DO UPDATE SET bucket = excluded.bucket,"
-                 " n = excluded.n, min_len = excluded.min_len, max_len = excluded.max_len,"
-                 " mean_len = excluded.mean_len, tokens = excluded.tokens,"
-                 " padded_tokens = excluded.padded_tokens, lens = excluded.lens",
-    [ST_EVAL] = "INSERT INTO evals(run_id, step, key, value) VALUES (?1, ?2, ?3, ?4)"
-                " ON CONFLICT(run_id, step, key) DO UPDATE SET value = excluded.value",
     [ST_RUN_FIND] = "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3",
-    [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4)",
+    [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+};
+
+/* The upserts of an import, keyed by their first columns. */
+enum upsert_id { UP_STEP, UP_BATCH, UP_EVAL, UP_COUNT };
+static const struct {
+	const char *table;
+	int nkeys, ncols;
+	const char *cols[12];
+} upserts[UP_COUNT] = {
+    [UP_STEP] = {"steps", 2, 9, {"run_id", "step", "loss", "lr", "epoch", "grad_norm", "runtime", "ts", "nan_mask"}},
+    [UP_BATCH] = {"batches",
+                  4,
+                  12,
+                  {"run_id", "step", "rank", "micro", "bucket", "n", "min_len", "max_len", "mean_len", "tokens",
+                   "padded_tokens", "lens"}},
+    [UP_EVAL] = {"evals", 3, 4, {"run_id", "step", "key", "value"}},
 };
 
 struct rm_store {
-	sqlite3 *db;
-	char *path;
-	int readonly; /* the file cannot be written: reads only */
-	sqlite3_stmt *stmt[ST_COUNT];
+	struct rm_db *db;
+	const char *path; /* for messages: the file, or the URI redacted */
+	struct rm_dbq *stmt[ST_COUNT], *up[UP_COUNT];
+	void (*wait)(void *arg, const char *run, const char *holder);
+	void *wait_arg;
+	int64_t told; /* the run the wait function was last called for */
 };
 
 static int db_err(struct rm_store *st, struct rm_err *err, const char *what)
 {
-	return rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, st->path, sqlite3_errmsg(st->db));
+	return rm_db_fail(st->db, err, what);
 }
 
-static int exec(struct rm_store *st, const char *sql, struct rm_err *err, const char *what)
+static struct rm_dbq *stmt(struct rm_store *st, enum stmt_id id, struct rm_err *err)
 {
-	char *msg = NULL;
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, st->path,
-		           msg ? msg : sqlite3_errmsg(st->db));
-		sqlite3_free(msg);
-		return RM_E_STORE;
-	}
-	return RM_OK;
-}
-
-static sqlite3_stmt *stmt(struct rm_store *st, enum stmt_id id, struct rm_err *err)
-{
-	if (!st->stmt[id] &&
-	    sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL) != SQLITE_OK) {
-		db_err(st, err, "cannot prepare statement");
-		return NULL;
-	}
+	if (!st->stmt[id])
+		st->stmt[id] = rm_dbq_prepare(st->db, stmt_sql[id], 0, err);
 	return st->stmt[id];
 }
 
-/* The integer a one-row query answers, or -1 when it cannot be read. */
-static int query_int(struct rm_store *st, const char *sql)
+static struct rm_dbq *upsert(struct rm_store *st, enum upsert_id id, struct rm_err *err)
 {
-	sqlite3_stmt *s;
-	int v = -1;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	return v;
+	if (!st->up[id])
+		st->up[id] = rm_dbq_upsert(st->db, upserts[id].table, upserts[id].cols, upserts[id].ncols,
+		                           upserts[id].nkeys, err);
+	return st->up[id];
 }
 
 int rm_store_schema_version(struct rm_store *st)
 {
-	return query_int(st, "PRAGMA user_version");
+	return rm_db_schema_version(st->db);
 }
 
 int rm_store_latest_version(void)
@@ -99,118 +84,18 @@ int rm_store_latest_version(void)
 	return rm_migrations[rm_migrations_count - 1].version;
 }
 
-/* Applies each migration newer than the database in its own transaction,
- * so a failed step leaves the database at the previous version. */
-static int migrate(struct rm_store *st, int max_version, struct rm_err *err)
-{
-	int rc;
-	if ((rc = exec(st, "BEGIN IMMEDIATE", err, "cannot lock for migration")))
-		return rc;
-	int v = rm_store_schema_version(st);
-	if (v < 0) {
-		rc = db_err(st, err, "cannot read schema version");
-		goto fail;
-	}
-	if (v > rm_store_latest_version()) {
-		rc = rm_err_set(err, RM_E_STORE,
-		                "database '%s' has schema version %d, newer than this runmon knows (%d)", st->path, v,
-		                rm_store_latest_version());
-		goto fail;
-	}
-	for (int i = 0; i < rm_migrations_count; i++) {
-		const struct rm_migration *m = &rm_migrations[i];
-		if (m->version <= v || m->version > max_version)
-			continue;
-		char what[128];
-		snprintf(what, sizeof(what), "migration %s failed", m->name);
-		if ((rc = exec(st, m->sql, err, what)))
-			goto fail;
-		char pragma[64];
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
-		if ((rc = exec(st, pragma, err, "cannot set schema version")))
-			goto fail;
-	}
-	return exec(st, "COMMIT", err, "cannot commit migration");
-fail:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
-}
-
 static int open_store(struct rm_store **out, const char *path, int max_version, unsigned flags, struct rm_err *err)
 {
-	if (rm_db_is_postgres(path)) {
-		char name[512];
-		rm_db_redact(path, name, sizeof(name));
-		return rm_err_set(err, RM_E_USAGE,
-		                  "'%s' is a PostgreSQL database: so far only `runmon copy` reads and writes one; the "
-		                  "other commands take a SQLite file",
-		                  name);
-	}
-	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
-	int rc;
+	struct rm_db *db;
+	int rc = rm_db_open(&db, path, max_version, flags & RM_STORE_MUST_EXIST ? RM_DB_MUST_EXIST : 0, err);
 	*out = NULL;
-	st->path = rm_xstrdup(path);
-	if (!*path) {
-		rc = rm_err_set(err, RM_E_USAGE, "an empty database path (--db or RUNMON_DB)");
-		goto fail;
-	}
-	/* NOMUTEX: a handle is used by one thread at a time (the importer's
-	 * writer thread takes it over while the reader waits), so SQLite's
-	 * per-call mutex is pure cost (~8% of an import). */
-	int oflags =
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (flags & RM_STORE_MUST_EXIST ? 0 : SQLITE_OPEN_CREATE);
-	if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
-		if (st->db && sqlite3_errcode(st->db) == SQLITE_CANTOPEN && (flags & RM_STORE_MUST_EXIST))
-			rc = rm_err_set(err, RM_E_NOTFOUND, "no database at '%s' (import or sync a run first)", path);
-		else
-			rc = rm_err_set(err, RM_E_STORE, "cannot open database '%s': %s", path,
-			                st->db ? sqlite3_errmsg(st->db) : "out of memory");
-		goto fail;
-	}
-	sqlite3_busy_timeout(st->db, 10000);
-	sqlite3_extended_result_codes(st->db, 1);
-	/* Before anything writes (WAL, migrations): another program's database
-	 * is never touched. Schema version 0 with objects is not runmon's, which
-	 * sets the version in the transaction that creates its tables. */
-	/* Objects in the schema; -1 when it cannot be read (not a database). */
-	int objects = query_int(st, "SELECT COUNT(*) FROM sqlite_schema"), version = rm_store_schema_version(st);
-	if (objects < 0) {
-		rc = db_err(st, err, "cannot open");
-		goto fail;
-	}
-	if (version == 0 && objects > 0) {
-		rc = rm_err_set(err, RM_E_STORE,
-		                "'%s' is not a runmon database (it holds %d tables or indexes of another program);"
-		                " give another --db",
-		                path, objects);
-		goto fail;
-	}
-	if (sqlite3_db_readonly(st->db, "main") == 1) {
-		st->readonly = 1;
-		if (version < max_version) {
-			rc = rm_err_set(err, RM_E_STORE,
-			                "database '%s' is read-only and at schema version %d; this runmon needs %d",
-			                path, version, max_version);
-			goto fail;
-		}
-		*out = st;
-		return RM_OK;
-	}
-	/* journal_mode answers with a row; read it to catch "not a database". */
-	if ((rc = exec(st, "PRAGMA journal_mode = WAL", err, "cannot open")))
-		goto fail;
-	if ((rc = exec(st,
-	               "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-	               " PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY",
-	               err, "cannot configure")))
-		goto fail;
-	if ((rc = migrate(st, max_version, err)))
-		goto fail;
+	if (rc)
+		return rc;
+	struct rm_store *st = rm_xcalloc(1, sizeof(*st));
+	st->db = db;
+	st->path = db->name;
 	*out = st;
 	return RM_OK;
-fail:
-	rm_store_close(st);
-	return rc;
 }
 
 int rm_store_open_version(struct rm_store **out, const char *path, int max_version, struct rm_err *err)
@@ -220,22 +105,32 @@ int rm_store_open_version(struct rm_store **out, const char *path, int max_versi
 
 int rm_store_open(struct rm_store **out, const char *path, struct rm_err *err)
 {
-	return open_store(out, path, rm_store_latest_version(), 0, err);
+	return open_store(out, path, INT_MAX, 0, err);
 }
 
 int rm_store_open_flags(struct rm_store **out, const char *path, unsigned flags, struct rm_err *err)
 {
-	return open_store(out, path, rm_store_latest_version(), flags, err);
+	return open_store(out, path, INT_MAX, flags, err);
 }
 
 struct sqlite3 *rm_store_sqlite(struct rm_store *st)
 {
-	return st->db;
+	return st->db->lite;
 }
 
 int rm_store_readonly(const struct rm_store *st)
 {
-	return st->readonly;
+	return st->db->readonly;
+}
+
+int rm_store_is_postgres(const struct rm_store *st)
+{
+	return st->db->pg != NULL;
+}
+
+const char *rm_store_name(const struct rm_store *st)
+{
+	return st->path;
 }
 
 void rm_store_close(struct rm_store *st)
@@ -243,168 +138,198 @@ void rm_store_close(struct rm_store *st)
 	if (!st)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(st->stmt[i]);
-	sqlite3_close(st->db);
-	free(st->path);
+		rm_dbq_finalize(st->stmt[i]);
+	for (int i = 0; i < UP_COUNT; i++)
+		rm_dbq_finalize(st->up[i]);
+	rm_db_close(st->db);
 	free(st);
 }
 
 int rm_store_begin(struct rm_store *st, struct rm_err *err)
 {
-	return exec(st, "BEGIN IMMEDIATE", err, "cannot start transaction");
+	return rm_db_begin(st->db, err);
 }
 
 int rm_store_commit(struct rm_store *st, struct rm_err *err)
 {
-	return exec(st, "COMMIT", err, "cannot commit");
+	return rm_db_commit(st->db, err);
 }
 
 void rm_store_rollback(struct rm_store *st)
 {
-	if (!sqlite3_get_autocommit(st->db))
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	rm_db_rollback(st->db);
+}
+
+void rm_store_on_wait(struct rm_store *st, void (*wait)(void *arg, const char *run, const char *holder), void *arg)
+{
+	st->wait = wait;
+	st->wait_arg = arg;
+}
+
+struct waiting {
+	struct rm_store *st;
+	int64_t run_id;
+};
+
+/* Tells the wait function once per run, by the run's name. */
+static void waiting(void *arg, const char *holder)
+{
+	struct waiting *w = arg;
+	struct rm_run_info info;
+	struct rm_err err;
+	if (!w->st->wait || w->st->told == w->run_id)
+		return;
+	w->st->told = w->run_id;
+	if (rm_store_get_run_brief(w->st, w->run_id, &info, &err)) {
+		w->st->wait(w->st->wait_arg, "?", holder);
+		return;
+	}
+	char *name = *info.entity ? rm_xasprintf("%s/%s/%s", info.entity, info.project, info.name) : NULL;
+	w->st->wait(w->st->wait_arg, name ? name : info.name, holder);
+	free(name);
+	rm_run_info_release(&info);
+}
+
+int rm_store_lock_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
+{
+	struct waiting w = {st, run_id};
+	return rm_db_lock_run(st->db, run_id, waiting, &w, err);
 }
 
 /* Runs a bound statement to completion and resets it. */
-static int run(struct rm_store *st, sqlite3_stmt *s, struct rm_err *err, const char *what)
+static int run(struct rm_store *st, struct rm_dbq *s, struct rm_err *err, const char *what)
 {
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return db_err(st, err, what);
-	return RM_OK;
+	int rc = rm_dbq_step(s, err);
+	rm_dbq_reset(s);
+	return rc < 0 ? db_err(st, err, what) : RM_OK;
+}
+
+/* The first column of the statement's first row into *v; 0 without a row. */
+static int run_int(struct rm_store *st, struct rm_dbq *s, int64_t *v, struct rm_err *err, const char *what)
+{
+	int rc = rm_dbq_step(s, err);
+	*v = rc == RM_DB_ROW ? rm_dbq_col_int(s, 0) : 0;
+	while (rc == RM_DB_ROW)
+		rc = rm_dbq_step(s, err);
+	rm_dbq_reset(s);
+	return rc < 0 ? db_err(st, err, what) : RM_OK;
 }
 
 int rm_store_run_ensure(struct rm_store *st, const struct rm_run_key *key, int64_t *run_id, struct rm_err *err)
 {
-	sqlite3_stmt *s = stmt(st, ST_RUN_FIND, err);
+	struct rm_dbq *s = stmt(st, ST_RUN_FIND, err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, key->entity, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, key->project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, key->name, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*run_id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc == SQLITE_ROW)
-		return RM_OK;
-	if (rc != SQLITE_DONE)
-		return db_err(st, err, "cannot look up run");
+	rm_dbq_text(s, 1, key->entity, -1);
+	rm_dbq_text(s, 2, key->project, -1);
+	rm_dbq_text(s, 3, key->name, -1);
+	int rc = run_int(st, s, run_id, err, "cannot look up run");
+	if (rc || *run_id)
+		return rc;
 	if (!(s = stmt(st, ST_RUN_INSERT, err)))
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, key->source, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, key->entity, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, key->project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, key->name, -1, SQLITE_STATIC);
-	if ((rc = run(st, s, err, "cannot create run")))
-		return rc;
-	*run_id = sqlite3_last_insert_rowid(st->db);
-	return RM_OK;
+	rm_dbq_text(s, 1, key->source, -1);
+	rm_dbq_text(s, 2, key->entity, -1);
+	rm_dbq_text(s, 3, key->project, -1);
+	rm_dbq_text(s, 4, key->name, -1);
+	return run_int(st, s, run_id, err, "cannot create run");
 }
 
 /* Binds a value that may be missing (NULL) or NaN (NULL, flagged by caller). */
-static void bind_opt(sqlite3_stmt *s, int i, int have, double v)
+static void bind_opt(struct rm_dbq *s, int i, int have, double v)
 {
 	if (!have || isnan(v))
-		sqlite3_bind_null(s, i);
+		rm_dbq_null(s, i);
 	else
-		sqlite3_bind_double(s, i, v);
+		rm_dbq_double(s, i, v);
 }
 
 int rm_store_put_step(struct rm_store *st, int64_t run_id, const struct rm_step *r, struct rm_err *err)
 {
-	sqlite3_stmt *s = stmt(st, ST_STEP, err);
+	struct rm_dbq *s = upsert(st, UP_STEP, err);
 	if (!s)
 		return RM_E_STORE;
 	int nan_mask = 0;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, r->step);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, r->step);
 	for (int f = 0; f < RM_S_COUNT; f++) {
 		int have = (r->have >> f) & 1;
 		bind_opt(s, 3 + f, have, r->v[f]);
 		if (have && isnan(r->v[f]) && f <= RM_S_GRAD_NORM)
 			nan_mask |= 1 << f;
 	}
-	sqlite3_bind_int(s, 9, nan_mask);
+	rm_dbq_int(s, 9, nan_mask);
 	return run(st, s, err, "cannot write step");
 }
 
 int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batch *b, struct rm_err *err)
 {
-	sqlite3_stmt *s = stmt(st, ST_BATCH, err);
+	struct rm_dbq *s = upsert(st, UP_BATCH, err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, b->step);
-	sqlite3_bind_int64(s, 3, b->rank);
-	sqlite3_bind_int64(s, 4, b->micro);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, b->step);
+	rm_dbq_int(s, 3, b->rank);
+	rm_dbq_int(s, 4, b->micro);
 	for (int f = 0; f < RM_B_COUNT; f++) {
 		int have = (b->have >> f) & 1;
 		if (have && f != RM_B_MEAN_LEN && isfinite(b->v[f]))
-			sqlite3_bind_int64(s, 5 + f, (sqlite3_int64)llround(b->v[f]));
+			rm_dbq_int(s, 5 + f, (int64_t)llround(b->v[f]));
 		else
 			bind_opt(s, 5 + f, have, b->v[f]);
 	}
 	if (b->lens && b->lens_bytes)
-		sqlite3_bind_blob(s, 12, b->lens, (int)b->lens_bytes, SQLITE_STATIC);
+		rm_dbq_blob(s, 12, b->lens, b->lens_bytes);
 	else
-		sqlite3_bind_null(s, 12);
+		rm_dbq_null(s, 12);
 	return run(st, s, err, "cannot write batch");
 }
 
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
                       struct rm_err *err)
 {
-	sqlite3_stmt *s = stmt(st, ST_EVAL, err);
+	struct rm_dbq *s = upsert(st, UP_EVAL, err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, step);
-	sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, step);
+	rm_dbq_text(s, 3, key, -1);
 	bind_opt(s, 4, 1, value);
 	return run(st, s, err, "cannot write eval row");
 }
 
 /* Prepares a one-off statement; the caller finalizes it. */
-static sqlite3_stmt *prepare(struct rm_store *st, const char *sql, struct rm_err *err)
+static struct rm_dbq *prepare(struct rm_store *st, const char *sql, struct rm_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		db_err(st, err, "cannot prepare statement");
-		return NULL;
-	}
-	return s;
+	return rm_dbq_prepare(st->db, sql, 0, err);
 }
 
-static int run_once(struct rm_store *st, sqlite3_stmt *s, struct rm_err *err, const char *what)
+static int run_once(struct rm_store *st, struct rm_dbq *s, struct rm_err *err, const char *what)
 {
-	int rc = sqlite3_step(s);
-	int ok = rc == SQLITE_DONE || rc == SQLITE_ROW;
+	int rc = rm_dbq_step(s, err);
+	int ok = rc == RM_DB_DONE || rc == RM_DB_ROW;
 	if (!ok)
 		db_err(st, err, what);
-	sqlite3_finalize(s);
+	rm_dbq_finalize(s);
 	return ok ? RM_OK : RM_E_STORE;
 }
 
 int rm_store_put_buckets(struct rm_store *st, int64_t run_id, const int64_t *bounds, int nbounds, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "DELETE FROM buckets WHERE run_id = ?1", err);
+	struct rm_dbq *s = prepare(st, "DELETE FROM buckets WHERE run_id = ?1", err);
 	int rc;
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	if ((rc = run_once(st, s, err, "cannot replace buckets")))
 		return rc;
 	for (int i = 0; i + 1 < nbounds; i++) {
 		if (!(s = prepare(st, "INSERT INTO buckets(run_id, bucket, lo, hi) VALUES (?1, ?2, ?3, ?4)", err)))
 			return RM_E_STORE;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int(s, 2, i);
-		sqlite3_bind_int64(s, 3, bounds[i]);
-		sqlite3_bind_int64(s, 4, bounds[i + 1]);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_int(s, 2, i);
+		rm_dbq_int(s, 3, bounds[i]);
+		rm_dbq_int(s, 4, bounds[i + 1]);
 		if ((rc = run_once(st, s, err, "cannot write bucket")))
 			return rc;
 	}
@@ -413,68 +338,65 @@ int rm_store_put_buckets(struct rm_store *st, int64_t run_id, const int64_t *bou
 
 int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st,
-	                          "UPDATE runs SET last_step = (SELECT MAX(step) FROM steps WHERE run_id = ?1),"
-	                          " loss_key = COALESCE(?2, loss_key), synced_at = ?3 WHERE id = ?1",
-	                          err);
+	struct rm_dbq *s = prepare(st,
+	                           "UPDATE runs SET last_step = (SELECT MAX(step) FROM steps WHERE run_id = ?1),"
+	                           " loss_key = COALESCE(?2, loss_key), synced_at = ?3 WHERE id = ?1",
+	                           err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	if (loss_key)
-		sqlite3_bind_text(s, 2, loss_key, -1, SQLITE_STATIC);
-	sqlite3_bind_double(s, 3, (double)time(NULL));
+		rm_dbq_text(s, 2, loss_key, -1);
+	rm_dbq_double(s, 3, (double)time(NULL));
 	return run_once(st, s, err, "cannot update run");
 }
 
 int rm_store_data_version(struct rm_store *st, int64_t *v, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "PRAGMA data_version", err);
-	if (!s)
-		return RM_E_STORE;
-	*v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-	return run_once(st, s, err, "cannot read data_version");
+	return rm_db_data_version(st->db, v, err);
 }
 
 int rm_store_count_steps(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, int64_t *n, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT COUNT(*) FROM steps WHERE run_id = ?1 AND step >= ?2 AND step < ?3", err);
+	struct rm_dbq *s =
+	    prepare(st, "SELECT COUNT(*) FROM steps WHERE run_id = ?1 AND step >= ?2 AND step < ?3", err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, lo);
-	sqlite3_bind_int64(s, 3, hi);
-	*n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, lo);
+	rm_dbq_int(s, 3, hi);
+	*n = rm_dbq_step(s, err) == RM_DB_ROW ? rm_dbq_col_int(s, 0) : 0;
 	return run_once(st, s, err, "cannot count steps");
 }
 
 int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st,
-	                          "INSERT INTO imports(run_id, path, format, lines, steps, batches, replaced,"
-	                          " restarts, skipped, imported_at, composition)"
-	                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-	                          err);
+	struct rm_dbq *s = prepare(st,
+	                           "INSERT INTO imports(run_id, path, format, lines, steps, batches, replaced,"
+	                           " restarts, skipped, imported_at, composition)"
+	                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	                           err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, log->run_id);
-	sqlite3_bind_text(s, 2, log->path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, log->format, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, log->lines);
-	sqlite3_bind_int64(s, 5, log->steps);
-	sqlite3_bind_int64(s, 6, log->batches);
-	sqlite3_bind_int64(s, 7, log->replaced);
-	sqlite3_bind_int64(s, 8, log->restarts);
-	sqlite3_bind_int64(s, 9, log->skipped);
-	sqlite3_bind_double(s, 10, (double)time(NULL));
+	rm_dbq_int(s, 1, log->run_id);
+	rm_dbq_text(s, 2, log->path, -1);
+	rm_dbq_text(s, 3, log->format, -1);
+	rm_dbq_int(s, 4, log->lines);
+	rm_dbq_int(s, 5, log->steps);
+	rm_dbq_int(s, 6, log->batches);
+	rm_dbq_int(s, 7, log->replaced);
+	rm_dbq_int(s, 8, log->restarts);
+	rm_dbq_int(s, 9, log->skipped);
+	rm_dbq_double(s, 10, (double)time(NULL));
 	if (log->composition)
-		sqlite3_bind_text(s, 11, log->composition, -1, SQLITE_STATIC);
+		rm_dbq_text(s, 11, log->composition, -1);
 	return run_once(st, s, err, "cannot log import");
 }
 
-static char *col_text(sqlite3_stmt *s, int i)
+static char *col_text(struct rm_dbq *s, int i)
 {
-	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? rm_utf8_fix((const char *)t) : NULL; /* names from file names may not be UTF-8 */
+	const char *t = rm_dbq_col_text(s, i);
+	return t ? rm_utf8_fix(t) : NULL; /* names from file names may not be UTF-8 */
 }
 
 /* The keys the run's latest import with batch composition read it from. */
@@ -489,9 +411,9 @@ static const char run_info_sql[] =
     " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
     " r.synced_at, " RUN_COMPOSITION " FROM runs r";
 
-static void read_run_info(sqlite3_stmt *s, struct rm_run_info *r)
+static void read_run_info(struct rm_dbq *s, struct rm_run_info *r)
 {
-	r->id = sqlite3_column_int64(s, 0);
+	r->id = rm_dbq_col_int(s, 0);
 	r->source = col_text(s, 1);
 	r->entity = col_text(s, 2);
 	r->project = col_text(s, 3);
@@ -499,11 +421,11 @@ static void read_run_info(sqlite3_stmt *s, struct rm_run_info *r)
 	r->display_name = col_text(s, 5);
 	r->state = col_text(s, 6);
 	r->loss_key = col_text(s, 7);
-	r->steps = sqlite3_column_int64(s, 8);
-	r->first_step = sqlite3_column_int64(s, 9);
-	r->last_step = sqlite3_column_int64(s, 10);
-	r->batch_steps = sqlite3_column_int64(s, 11);
-	r->synced_at = sqlite3_column_double(s, 12);
+	r->steps = rm_dbq_col_int(s, 8);
+	r->first_step = rm_dbq_col_int(s, 9);
+	r->last_step = rm_dbq_col_int(s, 10);
+	r->batch_steps = rm_dbq_col_int(s, 11);
+	r->synced_at = rm_dbq_col_double(s, 12);
 	r->composition = col_text(s, 13);
 }
 
@@ -511,29 +433,29 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 {
 	char sql[sizeof(run_info_sql) + 32];
 	snprintf(sql, sizeof(sql), "%s ORDER BY r.id", run_info_sql);
-	sqlite3_stmt *s = prepare(st, sql, err);
+	struct rm_dbq *s = prepare(st, sql, err);
 	size_t cap = 0;
 	int rc;
 	*out = NULL;
 	*n = 0;
 	if (!s)
 		return RM_E_STORE;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
 			*out = rm_xrealloc(*out, cap * sizeof(**out));
 		}
 		read_run_info(s, &(*out)[(*n)++]);
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != RM_DB_DONE) {
 		db_err(st, err, "cannot list runs");
-		sqlite3_finalize(s);
+		rm_dbq_finalize(s);
 		rm_run_info_free(*out, *n);
 		*out = NULL;
 		*n = 0;
 		return RM_E_STORE;
 	}
-	sqlite3_finalize(s);
+	rm_dbq_finalize(s);
 	return RM_OK;
 }
 
@@ -548,18 +470,18 @@ static int get_run(struct rm_store *st, const char *base, int64_t run_id, struct
 {
 	char sql[sizeof(run_info_sql) + 32];
 	snprintf(sql, sizeof(sql), "%s WHERE r.id = ?1", base);
-	sqlite3_stmt *s = prepare(st, sql, err);
+	struct rm_dbq *s = prepare(st, sql, err);
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
+	rm_dbq_int(s, 1, run_id);
+	int rc = rm_dbq_step(s, err);
+	if (rc == RM_DB_ROW)
 		read_run_info(s, out);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
+	rm_dbq_finalize(s);
+	if (rc == RM_DB_ROW)
 		return RM_OK;
-	if (rc == SQLITE_DONE)
+	if (rc == RM_DB_DONE)
 		return rm_err_set(err, RM_E_NOTFOUND, "no run with id %lld", (long long)run_id);
 	return db_err(st, err, "cannot read run");
 }
@@ -595,10 +517,10 @@ int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);
-		sqlite3_stmt *s = prepare(st, sql, err);
+		struct rm_dbq *s = prepare(st, sql, err);
 		if (!s)
 			return RM_E_STORE;
-		sqlite3_bind_int64(s, 1, run_id);
+		rm_dbq_int(s, 1, run_id);
 		int rc = run_once(st, s, err, "cannot clear run");
 		if (rc)
 			return rc;
@@ -608,7 +530,7 @@ int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 
 int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
-	sqlite3_stmt *s =
+	struct rm_dbq *s =
 	    prepare(st,
 	            "DELETE FROM runs WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM steps WHERE run_id = ?1)"
 	            " AND NOT EXISTS (SELECT 1 FROM batches WHERE run_id = ?1)"
@@ -616,7 +538,7 @@ int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_er
 	            err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	return run_once(st, s, err, "cannot drop an empty run");
 }
 
@@ -630,15 +552,15 @@ void rm_run_info_free(struct rm_run_info *runs, size_t n)
 int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err)
 {
 	const char *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-	sqlite3_stmt *s;
+	struct rm_dbq *s;
 	int found = 0, rank[2] = {0, 0}, rc;
 	if (s1 && s2 && !strchr(s2 + 1, '/')) {
 		s = prepare(st, "SELECT id, 2 FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3", err);
 		if (!s)
 			return RM_E_STORE;
-		sqlite3_bind_text(s, 1, spec, (int)(s1 - spec), SQLITE_TRANSIENT);
-		sqlite3_bind_text(s, 2, s1 + 1, (int)(s2 - s1 - 1), SQLITE_TRANSIENT);
-		sqlite3_bind_text(s, 3, s2 + 1, -1, SQLITE_TRANSIENT);
+		rm_dbq_text(s, 1, spec, (int)(s1 - spec));
+		rm_dbq_text(s, 2, s1 + 1, (int)(s2 - s1 - 1));
+		rm_dbq_text(s, 3, s2 + 1, -1);
 	} else {
 		/* Rank 2: a local run of that name; 1: a W&B run id; 0: a display
 		 * name. The best rank wins; a tie is ambiguous. */
@@ -649,15 +571,15 @@ int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, st
 		    err);
 		if (!s)
 			return RM_E_STORE;
-		sqlite3_bind_text(s, 1, spec, -1, SQLITE_TRANSIENT);
+		rm_dbq_text(s, 1, spec, -1);
 	}
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW && found < 2) {
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW && found < 2) {
 		if (found == 0)
-			*run_id = sqlite3_column_int64(s, 0);
-		rank[found++] = sqlite3_column_int(s, 1);
+			*run_id = rm_dbq_col_int(s, 0);
+		rank[found++] = (int)rm_dbq_col_int(s, 1);
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+	rm_dbq_finalize(s);
+	if (rc != RM_DB_DONE && rc != RM_DB_ROW)
 		return db_err(st, err, "cannot look up run");
 	if (!found)
 		return rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s' (see 'runmon runs')", spec,
@@ -669,26 +591,27 @@ int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, st
 	return RM_OK;
 }
 
-static double col_opt(sqlite3_stmt *s, int i)
+static double col_opt(struct rm_dbq *s, int i)
 {
-	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+	return rm_dbq_isnull(s, i) ? NAN : rm_dbq_col_double(s, i);
 }
 
 /* Rows of table from step `since` that also meet `and` (SQL, "" for
  * none): what a load will read, so arrays are sized once. */
-static size_t count_rows(sqlite3 *db, const char *table, const char *and, int64_t run_id, int64_t since)
+static size_t count_rows(struct rm_db *db, const char *table, const char *and, int64_t run_id, int64_t since)
 {
 	char sql[256];
-	sqlite3_stmt *s;
+	struct rm_err err;
+	struct rm_dbq *s;
 	size_t n = 0;
 	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2%s", table, and);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (!(s = rm_dbq_prepare(db, sql, 0, &err)))
 		return 0;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, since);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		n = (size_t)sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, since);
+	if (rm_dbq_step(s, &err) == RM_DB_ROW)
+		n = (size_t)rm_dbq_col_int(s, 0);
+	rm_dbq_finalize(s);
 	return n;
 }
 
@@ -698,7 +621,7 @@ static size_t count_rows(sqlite3 *db, const char *table, const char *and, int64_
  * lookups, where COUNT(*) (and MIN with MAX in one query) scan every row:
  * 8M rows for a run of 1M steps on 8 ranks. The step range comes back in
  * lo, hi (hi < lo when there is none). */
-static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, int64_t *lo, int64_t *hi)
+static size_t estimate_batch_rows(struct rm_db *db, int64_t run_id, int64_t since, int64_t *lo, int64_t *hi)
 {
 	static const char *const sql[4] = {
 	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1",
@@ -709,15 +632,16 @@ static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, in
 	*lo = since;
 	*hi = -1;
 	for (int i = 0; i < 4; i++) {
-		sqlite3_stmt *s;
-		if (sqlite3_prepare_v2(db, sql[i], -1, &s, NULL) != SQLITE_OK)
+		struct rm_err err;
+		struct rm_dbq *s = rm_dbq_prepare(db, sql[i], 0, &err);
+		if (!s)
 			return 0;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, i >= 2 ? v[0] : since);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_int(s, 2, i >= 2 ? v[0] : since);
 		v[i] = i == 3 ? v[1] : v[i]; /* no second step: the first is the last */
-		if (sqlite3_step(s) == SQLITE_ROW)
-			v[i] = sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
+		if (rm_dbq_step(s, &err) == RM_DB_ROW)
+			v[i] = rm_dbq_col_int(s, 0);
+		rm_dbq_finalize(s);
 		if (i == 1 && v[1] < v[0])
 			return 0;
 	}
@@ -731,25 +655,25 @@ static size_t estimate_batch_rows(sqlite3 *db, int64_t run_id, int64_t since, in
 /* Grows the parallel arrays of a series to hold cap entries. */
 #define GROW(arr, cap) ((arr) = rm_xrealloc((arr), (cap) * sizeof(*(arr))))
 
-/* Loss rows of the run; returns an SQLite result code. */
-static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_store_series *out)
+/* Loss rows of the run. */
+static int load_steps(struct rm_db *db, int64_t run_id, int64_t since, struct rm_store_series *out, struct rm_err *err)
 {
-	sqlite3_stmt *s;
 	size_t cap = count_rows(db, "steps", "", run_id, since);
-	int rc = sqlite3_prepare_v2(db,
-	                            "SELECT step, loss, nan_mask, lr, epoch FROM steps"
-	                            " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
-	                            -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, since);
+	struct rm_dbq *s = rm_dbq_prepare(db,
+	                                  "SELECT step, loss, nan_mask, lr, epoch FROM steps"
+	                                  " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
+	                                  RM_DBQ_STREAM, err);
+	int rc;
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, since);
 	GROW(out->step, cap + 1);
 	GROW(out->loss, cap + 1);
 	GROW(out->nonfinite, cap + 1);
 	GROW(out->lr, cap + 1);
 	GROW(out->epoch, cap + 1);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
 		if (out->n == cap) { /* rows added since the count */
 			cap = cap ? cap * 2 : 4096;
 			GROW(out->step, cap);
@@ -759,43 +683,44 @@ static int load_steps(sqlite3 *db, int64_t run_id, int64_t since, struct rm_stor
 			GROW(out->epoch, cap);
 		}
 		size_t i = out->n++;
-		out->step[i] = sqlite3_column_int64(s, 0);
+		out->step[i] = rm_dbq_col_int(s, 0);
 		double v = col_opt(s, 1);
-		int nan = sqlite3_column_int(s, 2) & 1;
+		int nan = (int)rm_dbq_col_int(s, 2) & 1;
 		out->nonfinite[i] = nan ? 1 : isnan(v) ? 3 : isinf(v) ? 2 : 0;
 		out->loss[i] = out->nonfinite[i] ? NAN : v;
 		out->lr[i] = col_opt(s, 3);
 		out->epoch[i] = col_opt(s, 4);
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+	rm_dbq_finalize(s);
+	return rc < 0 ? -rc : RM_OK;
 }
 
 /* Dense buckets for the loaded batches, with the run's text labels:
  * out->bucket holds each row's index into ids and becomes its dense
  * bucket. */
-static int map_buckets(sqlite3 *db, int64_t run_id, const struct rm_bucket_ids *ids, struct rm_store_series *out)
+static int map_buckets(struct rm_db *db, int64_t run_id, const struct rm_bucket_ids *ids, struct rm_store_series *out,
+                       struct rm_err *err)
 {
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(db, "SELECT bucket, label FROM bucket_labels WHERE run_id = ?1 ORDER BY bucket", -1,
-	                            &s, NULL);
-	if (rc != SQLITE_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, run_id);
+	struct rm_dbq *s =
+	    rm_dbq_prepare(db, "SELECT bucket, label FROM bucket_labels WHERE run_id = ?1 ORDER BY bucket", 0, err);
+	int rc;
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
 	size_t n = 0, cap = 0;
 	int64_t *id = NULL;
 	char **label = NULL;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
 			GROW(id, cap);
 			GROW(label, cap);
 		}
-		id[n] = sqlite3_column_int64(s, 0);
+		id[n] = rm_dbq_col_int(s, 0);
 		label[n++] = col_text(s, 1);
 	}
-	sqlite3_finalize(s);
-	if (rc == SQLITE_DONE) {
+	rm_dbq_finalize(s);
+	if (rc == RM_DB_DONE) {
 		struct rm_bucket_texts texts = {n, id, label};
 		int *dense_of = rm_xmalloc((ids->n ? ids->n : 1) * sizeof(int));
 		rm_bucket_map_from_ids(&out->map, ids, &texts, dense_of);
@@ -811,7 +736,7 @@ static int map_buckets(sqlite3 *db, int64_t run_id, const struct rm_bucket_ids *
 		free(label[i]);
 	free(label);
 	free(id);
-	return rc;
+	return rc < 0 ? -rc : RM_OK;
 }
 
 size_t rm_store_split_rows = 2000000;
@@ -833,8 +758,9 @@ struct batch_part {
 	size_t unknown; /* rows with neither a length nor a bucket */
 	int multi;
 	int64_t top_rank;
-	sqlite3 *db;
+	struct rm_db *db;
 	int rc;
+	struct rm_err err;
 };
 
 /* Keeps row i's encoded lengths for the composition of mixed batches. */
@@ -856,26 +782,27 @@ static void keep_lens(struct batch_part *p, size_t i, const void *blob, size_t n
 static void *scan_batches(void *arg)
 {
 	struct batch_part *p = arg;
-	sqlite3_stmt *s;
-	p->rc = sqlite3_prepare_v2(p->db,
-	                           "SELECT step, bucket, COALESCE(max_len, mean_len), rank, lens FROM batches"
-	                           " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
-	                           -1, &s, NULL);
-	if (p->rc != SQLITE_OK)
+	struct rm_dbq *s = rm_dbq_prepare(p->db,
+	                                  "SELECT step, bucket, COALESCE(max_len, mean_len), rank, lens FROM batches"
+	                                  " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
+	                                  RM_DBQ_STREAM, &p->err);
+	int rc;
+	if (!s) {
+		p->rc = RM_E_STORE;
 		return NULL;
-	sqlite3_bind_int64(s, 1, p->run_id);
-	sqlite3_bind_int64(s, 2, p->from);
-	sqlite3_bind_int64(s, 3, p->to);
+	}
+	rm_dbq_int(s, 1, p->run_id);
+	rm_dbq_int(s, 2, p->from);
+	rm_dbq_int(s, 3, p->to);
 	GROW(p->bstep, p->cap + 1);
 	GROW(p->bucket, p->cap + 1);
 	GROW(p->max_len, p->cap + 1);
 	GROW(p->brank, p->cap + 1);
-	while ((p->rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t step = sqlite3_column_int64(s, 0);
-		int64_t bucket =
-		    sqlite3_column_type(s, 1) == SQLITE_INTEGER ? sqlite3_column_int64(s, 1) : RM_BUCKET_NONE;
+	while ((rc = rm_dbq_step(s, &p->err)) == RM_DB_ROW) {
+		int64_t step = rm_dbq_col_int(s, 0);
+		int64_t bucket = !rm_dbq_isnull(s, 1) ? rm_dbq_col_int(s, 1) : RM_BUCKET_NONE;
 		double ml = col_opt(s, 2);
-		int64_t rank = sqlite3_column_int64(s, 3);
+		int64_t rank = rm_dbq_col_int(s, 3);
 		p->unknown += isnan(ml) && bucket == RM_BUCKET_NONE;
 		size_t i = p->nb;
 		if (p->nb == p->cap) {
@@ -889,8 +816,10 @@ static void *scan_batches(void *arg)
 				memset(p->lens_at + i, 0, (p->cap + 1 - i) * sizeof(*p->lens_at));
 			}
 		}
-		if (sqlite3_column_type(s, 4) == SQLITE_BLOB)
-			keep_lens(p, i, sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4));
+		size_t nlens;
+		const void *lens = rm_dbq_col_blob(s, 4, &nlens);
+		if (lens)
+			keep_lens(p, i, lens, nlens);
 		p->multi |= i > 0 && p->bstep[i - 1] == step; /* another rank or micro-batch of the step */
 		p->nb++;
 		p->bstep[i] = step;
@@ -900,7 +829,8 @@ static void *scan_batches(void *arg)
 		if (rank > p->top_rank)
 			p->top_rank = rank;
 	}
-	sqlite3_finalize(s);
+	rm_dbq_finalize(s);
+	p->rc = rc < 0 ? -rc : RM_OK;
 	return NULL;
 }
 
@@ -953,21 +883,21 @@ static void join_parts(struct batch_part *a, struct batch_part *b)
 #undef JOIN
 
 /* The run's recorded bucket boundaries, if any. */
-static int load_bounds(sqlite3 *db, int64_t run_id, struct rm_store_series *out)
+static int load_bounds(struct rm_db *db, int64_t run_id, struct rm_store_series *out, struct rm_err *err)
 {
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(db, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, run_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	struct rm_dbq *s = rm_dbq_prepare(db, "SELECT lo, hi FROM buckets WHERE run_id = ?1 ORDER BY bucket", 0, err);
+	int rc;
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
 		out->bounds = rm_xrealloc(out->bounds, (size_t)(out->nbounds + 2) * sizeof(*out->bounds));
 		if (out->nbounds == 0)
-			out->bounds[out->nbounds++] = sqlite3_column_int64(s, 0);
-		out->bounds[out->nbounds++] = sqlite3_column_int64(s, 1);
+			out->bounds[out->nbounds++] = rm_dbq_col_int(s, 0);
+		out->bounds[out->nbounds++] = rm_dbq_col_int(s, 1);
 	}
-	sqlite3_finalize(s);
-	return rc;
+	rm_dbq_finalize(s);
+	return rc < 0 ? -rc : RM_OK;
 }
 
 /* With recorded lengths and boundaries, and ids that are the boundaries'
@@ -1016,15 +946,15 @@ static void mixed_batches(const struct batch_part *a, struct rm_store_series *ou
  * drew (the detectors read the mixture; see detect_mixture.c). A run of
  * many rows (8M for 1M steps on 8 ranks) is read in two halves at once,
  * the second on a connection of its own. */
-static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t since, struct rm_store_series *out)
+static int load_batches(struct rm_db *db, int64_t run_id, int64_t since, struct rm_store_series *out,
+                        struct rm_err *err)
 {
 	int64_t lo, hi;
 	size_t rows = estimate_batch_rows(db, run_id, since, &lo, &hi); /* parts grow when it is short */
 	struct batch_part a = {.run_id = run_id, .from = since, .to = INT64_MAX, .cap = rows, .db = db};
 	struct batch_part b = {.run_id = run_id, .to = INT64_MAX};
 	pthread_t th;
-	int split = rows >= rm_store_split_rows && hi > lo &&
-	            sqlite3_open_v2(path, &b.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
+	int split = rows >= rm_store_split_rows && hi > lo && !rm_db_open_again(db, &b.db, &b.err);
 	if (split) {
 		b.from = a.to = lo + (hi - lo + 1) / 2;
 		b.cap = rows / 2 + 1; /* a's arrays take b's rows after its own */
@@ -1037,13 +967,14 @@ static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t s
 	scan_batches(&a);
 	if (split) {
 		pthread_join(th, NULL);
-		if (a.rc == SQLITE_DONE && b.rc != SQLITE_DONE)
+		if (!a.rc && b.rc) {
 			a.rc = b.rc;
+			a.err = b.err;
+		}
 		join_parts(&a, &b);
 	}
 	rm_bucket_ids_release(&b.ids);
-	if (b.db)
-		sqlite3_close(b.db);
+	rm_db_close(b.db);
 	out->bstep = a.bstep;
 	out->bucket = a.bucket;
 	out->max_len = a.max_len;
@@ -1052,83 +983,71 @@ static int load_batches(sqlite3 *db, const char *path, int64_t run_id, int64_t s
 	out->multi = a.multi;
 	out->nranks = a.top_rank < RM_MAX_RANKS ? (int)a.top_rank + 1 : RM_MAX_RANKS;
 	int rc = a.rc;
-	if (rc == SQLITE_DONE && a.unknown)
+	if (rc)
+		*err = a.err;
+	if (!rc && a.unknown)
 		out->tokens_only = count_rows(db, "batches", /* a token count and nothing to place it by */
 		                              " AND bucket IS NULL AND max_len IS NULL AND mean_len IS NULL"
 		                              " AND tokens IS NOT NULL",
 		                              run_id, since);
-	if (rc == SQLITE_DONE)
-		rc = load_bounds(db, run_id, out);
-	if (rc == SQLITE_DONE && a.lens_at)
+	if (!rc)
+		rc = load_bounds(db, run_id, out, err);
+	if (!rc && a.lens_at)
 		reserve_buckets(&a.ids, out);
-	if (rc == SQLITE_DONE)
-		rc = map_buckets(db, run_id, &a.ids, out);
-	if (rc == SQLITE_DONE && a.lens_at)
+	if (!rc)
+		rc = map_buckets(db, run_id, &a.ids, out, err);
+	if (!rc && a.lens_at)
 		mixed_batches(&a, out);
 	rm_bucket_ids_release(&a.ids);
 	free(a.lens);
 	free(a.lens_at);
-	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+	return rc;
 }
 
 struct batch_job {
-	sqlite3 *db;
-	const char *path;
+	struct rm_db *db;
 	int64_t run_id, since;
 	struct rm_store_series *out;
 	int rc;
-	char msg[256];
+	struct rm_err err;
 };
 
 static void *batch_thread(void *arg)
 {
 	struct batch_job *j = arg;
-	j->rc = load_batches(j->db, j->path, j->run_id, j->since, j->out);
-	if (j->rc)
-		snprintf(j->msg, sizeof(j->msg), "%s", sqlite3_errmsg(j->db));
+	j->rc = load_batches(j->db, j->run_id, j->since, j->out, &j->err);
 	return NULL;
 }
 
 int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
                          struct rm_err *err)
 {
-	sqlite3_stmt *s;
-	int rc;
 	memset(out, 0, sizeof(*out));
 	/* Steps and batches are read at once, on two connections: each is a
-	 * long scan, and the second core is otherwise idle. (WAL lets both
-	 * read while a writer commits; they may see a step more or less.) */
-	struct batch_job job = {.path = st->path, .run_id = run_id, .since = since, .out = out};
+	 * long scan, and the second core is otherwise idle. (Both engines let
+	 * them read while a writer commits; they may see a step more or less.) */
+	struct batch_job job = {.run_id = run_id, .since = since, .out = out};
 	pthread_t th;
 	int threaded =
-	    sqlite3_open_v2(st->path, &job.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
-	    pthread_create(&th, NULL, batch_thread, &job) == 0;
-	rc = load_steps(st->db, run_id, since, out);
-	if (threaded) {
+	    !rm_db_open_again(st->db, &job.db, &job.err) && pthread_create(&th, NULL, batch_thread, &job) == 0;
+	int rc = load_steps(st->db, run_id, since, out, err);
+	if (threaded)
 		pthread_join(th, NULL);
-	} else {
-		job.rc = load_batches(st->db, st->path, run_id, since, out);
-		if (job.rc)
-			snprintf(job.msg, sizeof(job.msg), "%s", sqlite3_errmsg(st->db));
+	else
+		job.rc = load_batches(st->db, run_id, since, out, &job.err);
+	rm_db_close(job.db);
+	if (!rc && job.rc) {
+		*err = job.err;
+		rc = job.rc;
 	}
-	sqlite3_close(job.db);
-	if (rc)
-		goto fail;
-	if (job.rc) {
-		rm_err_set(err, RM_E_STORE, "cannot load run in database '%s': %s", st->path, job.msg);
-		goto fail_quiet;
+	struct rm_dbq *s = rc ? NULL : prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
+	if (s) {
+		rm_dbq_int(s, 1, run_id);
+		if (rm_dbq_step(s, err) == RM_DB_ROW)
+			out->config_json = col_text(s, 0);
+		rm_dbq_finalize(s);
+		return RM_OK;
 	}
-	s = prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
-	if (!s)
-		goto fail_quiet;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		out->config_json = col_text(s, 0);
-	sqlite3_finalize(s);
-	return RM_OK;
-fail:
-	db_err(st, err, "cannot load run");
-fail_quiet:
 	rm_store_series_release(out);
 	return RM_E_STORE;
 }
@@ -1159,10 +1078,10 @@ int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct 
 	int rc;
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
-	sqlite3_stmt *s = prepare(st, "DELETE FROM findings WHERE run_id = ?1", err);
+	struct rm_dbq *s = prepare(st, "DELETE FROM findings WHERE run_id = ?1", err);
 	if (!s)
 		goto fail;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	if ((rc = run_once(st, s, err, "cannot replace findings")))
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
@@ -1173,18 +1092,18 @@ int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct 
 		            err);
 		if (!s)
 			goto fail;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_text(s, 2, f->detector, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, f->severity, -1, SQLITE_STATIC);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_text(s, 2, f->detector, -1);
+		rm_dbq_text(s, 3, f->severity, -1);
 		if (f->first_step >= 0)
-			sqlite3_bind_int64(s, 4, f->first_step);
+			rm_dbq_int(s, 4, f->first_step);
 		if (f->last_step >= 0)
-			sqlite3_bind_int64(s, 5, f->last_step);
+			rm_dbq_int(s, 5, f->last_step);
 		bind_opt(s, 6, 1, f->statistic);
 		bind_opt(s, 7, 1, f->p_value);
 		if (f->evidence_json)
-			sqlite3_bind_text(s, 8, f->evidence_json, -1, SQLITE_STATIC);
-		sqlite3_bind_double(s, 9, (double)time(NULL));
+			rm_dbq_text(s, 8, f->evidence_json, -1);
+		rm_dbq_double(s, 9, (double)time(NULL));
 		if ((rc = run_once(st, s, err, "cannot write finding")))
 			goto fail;
 	}
@@ -1196,85 +1115,124 @@ fail:
 
 int rm_store_set_config(struct rm_store *st, int64_t run_id, const char *config_json, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "UPDATE runs SET config_json = ?2 WHERE id = ?1", err);
+	struct rm_dbq *s = prepare(st, "UPDATE runs SET config_json = ?2 WHERE id = ?1", err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, config_json, -1, SQLITE_STATIC);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, config_json, -1);
 	return run_once(st, s, err, "cannot set run config");
+}
+
+/* RFC 7396 (JSON Merge Patch): an object merges member by member, a null
+ * member removes, anything else replaces. Takes target's reference. */
+static json_t *merge_patch(json_t *target, json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	if (!json_is_object(patch)) {
+		json_decref(target);
+		return json_incref(patch);
+	}
+	if (!json_is_object(target)) {
+		json_decref(target);
+		target = json_object();
+	}
+	json_object_foreach (patch, k, v) {
+		if (json_is_null(v))
+			json_object_del(target, k);
+		else
+			json_object_set_new(target, k, merge_patch(json_incref(json_object_get(target, k)), v));
+	}
+	return target;
 }
 
 int rm_store_merge_config(struct rm_store *st, int64_t run_id, const char *patch_json, struct rm_err *err)
 {
-	sqlite3_stmt *s =
-	    prepare(st, "UPDATE runs SET config_json = json_patch(COALESCE(config_json, '{}'), ?2) WHERE id = ?1", err);
-	if (!s)
-		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, patch_json, -1, SQLITE_STATIC);
-	return run_once(st, s, err, "cannot merge run config");
+	json_error_t jerr;
+	json_t *patch = json_loads(patch_json, JSON_DECODE_ANY, &jerr), *config = NULL;
+	if (!patch)
+		return rm_err_set(err, RM_E_INPUT, "a run config that is not JSON: %s", jerr.text);
+	struct rm_dbq *s = prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
+	int rc = s ? rm_dbq_step(s, err) : -RM_E_STORE;
+	if (rc == RM_DB_ROW && rm_dbq_col_text(s, 0))
+		config = json_loads(rm_dbq_col_text(s, 0), JSON_DECODE_ANY, NULL);
+	rm_dbq_finalize(s);
+	char *text = NULL;
+	if (rc >= 0) {
+		config = merge_patch(config, patch);
+		text = json_dumps(config, JSON_COMPACT | JSON_ENCODE_ANY);
+		rc = rm_store_set_config(st, run_id, text, err);
+	} else {
+		rc = db_err(st, err, "cannot merge run config");
+	}
+	free(text);
+	json_decref(config);
+	json_decref(patch);
+	return rc;
 }
 
 int rm_store_set_run_state(struct rm_store *st, int64_t run_id, const char *display_name, const char *state,
                            struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(
+	struct rm_dbq *s = prepare(
 	    st, "UPDATE runs SET display_name = COALESCE(?2, display_name), state = COALESCE(?3, state) WHERE id = ?1",
 	    err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, display_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, state, -1, SQLITE_STATIC);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, display_name, -1);
+	rm_dbq_text(s, 3, state, -1);
 	return run_once(st, s, err, "cannot update run");
 }
 
 int rm_store_set_run_meta(struct rm_store *st, int64_t run_id, const struct rm_run_meta *m, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st,
-	                          "UPDATE runs SET source = 'wandb', display_name = COALESCE(?2, display_name),"
-	                          " state = COALESCE(?3, state), config_json = COALESCE(?4, config_json),"
-	                          " created_at = COALESCE(?5, created_at), heartbeat_at = COALESCE(?6, heartbeat_at),"
-	                          " remote_last_step = COALESCE(?7, remote_last_step),"
-	                          " history_lines = COALESCE(?8, history_lines) WHERE id = ?1",
-	                          err);
+	struct rm_dbq *s = prepare(st,
+	                           "UPDATE runs SET source = 'wandb', display_name = COALESCE(?2, display_name),"
+	                           " state = COALESCE(?3, state), config_json = COALESCE(?4, config_json),"
+	                           " created_at = COALESCE(?5, created_at), heartbeat_at = COALESCE(?6, heartbeat_at),"
+	                           " remote_last_step = COALESCE(?7, remote_last_step),"
+	                           " history_lines = COALESCE(?8, history_lines) WHERE id = ?1",
+	                           err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	if (m->display_name)
-		sqlite3_bind_text(s, 2, m->display_name, -1, SQLITE_STATIC);
+		rm_dbq_text(s, 2, m->display_name, -1);
 	if (m->state)
-		sqlite3_bind_text(s, 3, m->state, -1, SQLITE_STATIC);
+		rm_dbq_text(s, 3, m->state, -1);
 	if (m->config_json)
-		sqlite3_bind_text(s, 4, m->config_json, -1, SQLITE_STATIC);
+		rm_dbq_text(s, 4, m->config_json, -1);
 	if (m->created_at > 0)
-		sqlite3_bind_double(s, 5, m->created_at);
+		rm_dbq_double(s, 5, m->created_at);
 	if (m->heartbeat_at > 0)
-		sqlite3_bind_double(s, 6, m->heartbeat_at);
+		rm_dbq_double(s, 6, m->heartbeat_at);
 	if (m->remote_last_step >= 0)
-		sqlite3_bind_int64(s, 7, m->remote_last_step);
+		rm_dbq_int(s, 7, m->remote_last_step);
 	if (m->history_lines >= 0)
-		sqlite3_bind_int64(s, 8, m->history_lines);
+		rm_dbq_int(s, 8, m->history_lines);
 	return run_once(st, s, err, "cannot update run");
 }
 
 int rm_store_sync_cursor(struct rm_store *st, int64_t run_id, int64_t *cursor, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT COALESCE(sync_cursor, 0) FROM runs WHERE id = ?1", err);
+	struct rm_dbq *s = prepare(st, "SELECT COALESCE(sync_cursor, 0) FROM runs WHERE id = ?1", err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	*cursor = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	rm_dbq_int(s, 1, run_id);
+	*cursor = rm_dbq_step(s, err) == RM_DB_ROW ? rm_dbq_col_int(s, 0) : 0;
 	return run_once(st, s, err, "cannot read sync cursor");
 }
 
 int rm_store_set_sync_cursor(struct rm_store *st, int64_t run_id, int64_t cursor, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "UPDATE runs SET sync_cursor = ?2 WHERE id = ?1", err);
+	struct rm_dbq *s = prepare(
+	    st, "UPDATE runs SET sync_cursor = CASE WHEN sync_cursor > ?2 THEN sync_cursor ELSE ?2 END WHERE id = ?1",
+	    err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_int64(s, 2, cursor);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, cursor);
 	return run_once(st, s, err, "cannot set sync cursor");
 }
 
@@ -1288,7 +1246,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 	out->stride = total > max_batches && max_batches ? (int64_t)((total + max_batches - 1) / max_batches) : 1;
 	/* Ten evenly spaced blocks of consecutive steps: range scans on the
 	 * primary key read only the sample. */
-	sqlite3_stmt *s;
+	struct rm_dbq *s;
 	if (hi < lo)
 		return RM_OK;
 	s = prepare(st,
@@ -1301,22 +1259,21 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 	if (!s)
 		return RM_E_STORE;
 	int64_t span = hi - lo + 1, width = out->stride > 1 ? span / out->stride / BLOCKS + 1 : span;
-	int rc = SQLITE_DONE;
-	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == SQLITE_DONE; blk++) {
+	int rc = RM_DB_DONE;
+	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == RM_DB_DONE; blk++) {
 		int64_t a = lo + (int64_t)((double)span / BLOCKS * blk); /* span may be near 2^62 (fuzz_diagnose) */
-		sqlite3_reset(s);
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, out->stride > 1 ? a : lo);
-		sqlite3_bind_int64(s, 3, out->stride > 1 ? a + width : hi + 1);
-		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-			int64_t step = sqlite3_column_int64(s, 0);
+		rm_dbq_reset(s);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_int(s, 2, out->stride > 1 ? a : lo);
+		rm_dbq_int(s, 3, out->stride > 1 ? a + width : hi + 1);
+		while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
+			int64_t step = rm_dbq_col_int(s, 0);
 			double v[6];
 			for (int i = 0; i < 6; i++)
 				v[i] = col_opt(s, 2 + i);
-			int bucket = map->derived ? rm_bucket_map_of_length(map, v[2]) /* v[2]: max_len */
-			             : sqlite3_column_type(s, 1) == SQLITE_INTEGER
-			                 ? rm_bucket_map_dense(map, sqlite3_column_int64(s, 1))
-			                 : -1;
+			int bucket = map->derived           ? rm_bucket_map_of_length(map, v[2]) /* v[2]: max_len */
+			             : !rm_dbq_isnull(s, 1) ? rm_bucket_map_dense(map, rm_dbq_col_int(s, 1))
+			                                    : -1;
 			size_t i = out->nb;
 			if (i > 0 && out->step[i - 1] == step) { /* another rank: add its sequences */
 				i--;
@@ -1349,8 +1306,8 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 			out->nb++;
 		}
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
+	rm_dbq_finalize(s);
+	if (rc != RM_DB_DONE) {
 		rm_store_cost_release(out);
 		return db_err(st, err, "cannot load batch statistics");
 	}
@@ -1376,10 +1333,10 @@ int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm
 	int rc = rm_store_begin(st, err);
 	if (rc)
 		return rc;
-	sqlite3_stmt *s = prepare(st, "DELETE FROM bucket_levels WHERE run_id = ?1", err);
+	struct rm_dbq *s = prepare(st, "DELETE FROM bucket_levels WHERE run_id = ?1", err);
 	if (!s)
 		goto fail;
-	sqlite3_bind_int64(s, 1, run_id);
+	rm_dbq_int(s, 1, run_id);
 	if (run_once(st, s, err, "cannot replace bucket levels"))
 		goto fail;
 	/* One row per stored id: a grouped bucket's level goes to each of its labels. */
@@ -1394,11 +1351,11 @@ int rm_store_replace_levels(struct rm_store *st, int64_t run_id, const struct rm
 		    err);
 		if (!s)
 			goto fail;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_int64(s, 2, map->raw[r]);
-		sqlite3_bind_text(s, 3, log_scale ? "log" : "linear", -1, SQLITE_STATIC);
-		sqlite3_bind_double(s, 4, shift[i]);
-		sqlite3_bind_double(s, 5, level[i]);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_int(s, 2, map->raw[r]);
+		rm_dbq_text(s, 3, log_scale ? "log" : "linear", -1);
+		rm_dbq_double(s, 4, shift[i]);
+		rm_dbq_double(s, 5, level[i]);
 		if (run_once(st, s, err, "cannot write bucket level"))
 			goto fail;
 	}
@@ -1415,11 +1372,11 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 		return rc;
 	static const char *const clear[] = {"DELETE FROM length_levels WHERE run_id = ?1",
 	                                    "DELETE FROM length_factors WHERE run_id = ?1"};
-	sqlite3_stmt *s;
+	struct rm_dbq *s;
 	for (size_t i = 0; i < 2; i++) {
 		if (!(s = prepare(st, clear[i], err)))
 			goto fail;
-		sqlite3_bind_int64(s, 1, run_id);
+		rm_dbq_int(s, 1, run_id);
 		if (run_once(st, s, err, "cannot replace the length effect"))
 			goto fail;
 	}
@@ -1428,11 +1385,11 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 	if (!(s = prepare(
 	          st, "INSERT INTO length_levels(run_id, scale, slope, ref_len, r2) VALUES (?1, ?2, ?3, ?4, ?5)", err)))
 		goto fail;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, f->log_scale ? "log" : "linear", -1, SQLITE_STATIC);
-	sqlite3_bind_double(s, 3, f->slope);
-	sqlite3_bind_double(s, 4, f->ref_len);
-	sqlite3_bind_double(s, 5, f->r2);
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, f->log_scale ? "log" : "linear", -1);
+	rm_dbq_double(s, 3, f->slope);
+	rm_dbq_double(s, 4, f->ref_len);
+	rm_dbq_double(s, 5, f->r2);
 	if (run_once(st, s, err, "cannot write the length effect"))
 		goto fail;
 	/* Bins 1% wide from just below the shortest length past the longest;
@@ -1444,10 +1401,10 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 		if (!(s = prepare(st, "INSERT INTO length_factors(run_id, lo, hi, effect) VALUES (?1, ?2, ?3, ?4)",
 		                  err)))
 			goto fail;
-		sqlite3_bind_int64(s, 1, run_id);
-		sqlite3_bind_double(s, 2, lo);
-		sqlite3_bind_double(s, 3, hi);
-		sqlite3_bind_double(s, 4, f->log_scale ? exp(f->slope * mid) : f->slope * mid);
+		rm_dbq_int(s, 1, run_id);
+		rm_dbq_double(s, 2, lo);
+		rm_dbq_double(s, 3, hi);
+		rm_dbq_double(s, 4, f->log_scale ? exp(f->slope * mid) : f->slope * mid);
 		if (run_once(st, s, err, "cannot write the length effect"))
 			goto fail;
 	}
@@ -1460,83 +1417,84 @@ fail:
 int rm_store_alert_sent(struct rm_store *st, const char *fingerprint, const char *channel, int *severity,
                         struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st,
-	                          "SELECT COALESCE(MAX(CASE severity WHEN 'info' THEN 1 WHEN 'warn' THEN 2"
-	                          " WHEN 'critical' THEN 3 END), 0) FROM alerts"
-	                          " WHERE fingerprint = ?1 AND channel = ?2 AND status = 'sent'",
-	                          err);
+	struct rm_dbq *s = prepare(st,
+	                           "SELECT COALESCE(MAX(CASE severity WHEN 'info' THEN 1 WHEN 'warn' THEN 2"
+	                           " WHEN 'critical' THEN 3 END), 0) FROM alerts"
+	                           " WHERE fingerprint = ?1 AND channel = ?2 AND status = 'sent'",
+	                           err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, channel, -1, SQLITE_STATIC);
-	*severity = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	rm_dbq_text(s, 1, fingerprint, -1);
+	rm_dbq_text(s, 2, channel, -1);
+	*severity = rm_dbq_step(s, err) == RM_DB_ROW ? (int)rm_dbq_col_int(s, 0) : 0;
 	return run_once(st, s, err, "cannot read the alert log");
 }
 
 int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char *channel, const char *severity,
                        const char *status, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st,
-	                          "INSERT INTO alerts(fingerprint, channel, severity, sent_at, status)"
-	                          " VALUES (?1, ?2, ?3, ?4, ?5)",
-	                          err);
+	struct rm_dbq *s = prepare(st,
+	                           "INSERT INTO alerts(fingerprint, channel, severity, sent_at, status)"
+	                           " VALUES (?1, ?2, ?3, ?4, ?5)",
+	                           err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, channel, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, severity, -1, SQLITE_STATIC);
-	sqlite3_bind_double(s, 4, (double)time(NULL));
-	sqlite3_bind_text(s, 5, status, -1, SQLITE_STATIC);
+	rm_dbq_text(s, 1, fingerprint, -1);
+	rm_dbq_text(s, 2, channel, -1);
+	rm_dbq_text(s, 3, severity, -1);
+	rm_dbq_double(s, 4, (double)time(NULL));
+	rm_dbq_text(s, 5, status, -1);
 	return run_once(st, s, err, "cannot log alert");
 }
 
 int rm_store_bucket_text_id(struct rm_store *st, int64_t run_id, const char *label, int64_t *id, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT bucket FROM bucket_labels WHERE run_id = ?1 AND label = ?2", err);
+	struct rm_dbq *s = prepare(st, "SELECT bucket FROM bucket_labels WHERE run_id = ?1 AND label = ?2", err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, label, -1, SQLITE_TRANSIENT);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, label, -1);
+	int rc = rm_dbq_step(s, err);
+	if (rc == RM_DB_ROW)
+		*id = rm_dbq_col_int(s, 0);
+	rm_dbq_finalize(s);
+	if (rc == RM_DB_ROW)
 		return RM_OK;
-	if (rc != SQLITE_DONE)
+	if (rc != RM_DB_DONE)
 		return db_err(st, err, "cannot read bucket labels");
 	s = prepare(st,
-	            "INSERT INTO bucket_labels(run_id, bucket, label) SELECT ?1, COALESCE(MAX(bucket) + 1, ?3), ?2"
+	            "INSERT INTO bucket_labels(run_id, bucket, label)"
+	            " SELECT CAST(?1 AS BIGINT), COALESCE(MAX(bucket) + 1, CAST(?3 AS BIGINT)), CAST(?2 AS TEXT)"
 	            " FROM bucket_labels WHERE run_id = ?1 RETURNING bucket",
 	            err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_int64(s, 1, run_id);
-	sqlite3_bind_text(s, 2, label, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 3, RM_BUCKET_TEXT_ID);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(s, 0);
-	if (rc == SQLITE_ROW)
-		rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? RM_OK : db_err(st, err, "cannot write bucket label");
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, label, -1);
+	rm_dbq_int(s, 3, RM_BUCKET_TEXT_ID);
+	rc = rm_dbq_step(s, err);
+	if (rc == RM_DB_ROW)
+		*id = rm_dbq_col_int(s, 0);
+	if (rc == RM_DB_ROW)
+		rc = rm_dbq_step(s, err);
+	rm_dbq_finalize(s);
+	return rc == RM_DB_DONE ? RM_OK : db_err(st, err, "cannot write bucket label");
 }
 
 int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err)
 {
-	sqlite3_stmt *s = prepare(st, "SELECT dev, ino, offset, lineno, run_id FROM tails WHERE path = ?1", err);
+	struct rm_dbq *s = prepare(st, "SELECT dev, ino, \"offset\", lineno, run_id FROM tails WHERE path = ?1", err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	rm_dbq_text(s, 1, path, -1);
 	memset(pos, 0, sizeof(*pos));
-	*found = sqlite3_step(s) == SQLITE_ROW;
+	*found = rm_dbq_step(s, err) == RM_DB_ROW;
 	if (*found) {
-		pos->dev = (uint64_t)sqlite3_column_int64(s, 0);
-		pos->ino = (uint64_t)sqlite3_column_int64(s, 1);
-		pos->offset = (uint64_t)sqlite3_column_int64(s, 2);
-		pos->lineno = (uint64_t)sqlite3_column_int64(s, 3);
-		pos->run_id = sqlite3_column_int64(s, 4);
+		pos->dev = (uint64_t)rm_dbq_col_int(s, 0);
+		pos->ino = (uint64_t)rm_dbq_col_int(s, 1);
+		pos->offset = (uint64_t)rm_dbq_col_int(s, 2);
+		pos->lineno = (uint64_t)rm_dbq_col_int(s, 3);
+		pos->run_id = rm_dbq_col_int(s, 4);
 	}
 	return run_once(st, s, err, "cannot read the sidecar position");
 }
@@ -1544,22 +1502,22 @@ int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos 
 int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, const struct rm_tail_pos *pos,
                       struct rm_err *err)
 {
-	sqlite3_stmt *s =
+	struct rm_dbq *s =
 	    prepare(st,
-	            "INSERT INTO tails(path, run_id, dev, ino, offset, lineno, updated_at)"
+	            "INSERT INTO tails(path, run_id, dev, ino, \"offset\", lineno, updated_at)"
 	            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(path) DO UPDATE SET"
 	            " run_id = excluded.run_id, dev = excluded.dev, ino = excluded.ino,"
-	            " offset = excluded.offset, lineno = excluded.lineno, updated_at = excluded.updated_at",
+	            " \"offset\" = excluded.\"offset\", lineno = excluded.lineno, updated_at = excluded.updated_at",
 	            err);
 	if (!s)
 		return RM_E_STORE;
-	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, run_id);
-	sqlite3_bind_int64(s, 3, (sqlite3_int64)pos->dev);
-	sqlite3_bind_int64(s, 4, (sqlite3_int64)pos->ino);
-	sqlite3_bind_int64(s, 5, (sqlite3_int64)pos->offset);
-	sqlite3_bind_int64(s, 6, (sqlite3_int64)pos->lineno);
-	sqlite3_bind_double(s, 7, (double)time(NULL));
+	rm_dbq_text(s, 1, path, -1);
+	rm_dbq_int(s, 2, run_id);
+	rm_dbq_int(s, 3, (int64_t)pos->dev);
+	rm_dbq_int(s, 4, (int64_t)pos->ino);
+	rm_dbq_int(s, 5, (int64_t)pos->offset);
+	rm_dbq_int(s, 6, (int64_t)pos->lineno);
+	rm_dbq_double(s, 7, (double)time(NULL));
 	return run_once(st, s, err, "cannot save the sidecar position");
 }
 
@@ -1570,40 +1528,46 @@ int rm_store_put_report(struct rm_store *st, double generated, const struct rm_s
 	int rc;
 	if ((rc = rm_store_begin(st, err)))
 		return rc;
-	sqlite3_stmt *s = prepare(st, "INSERT INTO reports(generated_at) VALUES (?1)", err);
+	struct rm_dbq *s = prepare(st, "INSERT INTO reports(generated_at) VALUES (?1) RETURNING id", err);
+	int64_t id;
 	if (!s)
 		goto fail;
-	sqlite3_bind_double(s, 1, generated);
-	if (run_once(st, s, err, "cannot keep the report"))
+	rm_dbq_double(s, 1, generated);
+	rc = run_int(st, s, &id, err, "cannot keep the report");
+	rm_dbq_finalize(s);
+	if (rc)
 		goto fail;
-	int64_t id = sqlite3_last_insert_rowid(st->db);
 	for (size_t i = 0; i < seen->n; i++) {
 		const struct rm_seen_run *r = &seen->runs[i];
-		if (!(s = prepare(st,
-		                  "INSERT OR REPLACE INTO report_runs(report_id, run, severity, verdict, last_step)"
-		                  " VALUES (?1, ?2, ?3, ?4, ?5)",
-		                  err)))
+		if (!(s = prepare(
+		          st,
+		          "INSERT INTO report_runs(report_id, run, severity, verdict, last_step)"
+		          " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(run, report_id) DO UPDATE SET"
+		          " severity = excluded.severity, verdict = excluded.verdict, last_step = excluded.last_step",
+		          err)))
 			goto fail;
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_text(s, 2, r->run, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, rm_severity_name(r->severity), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, r->verdict, -1, SQLITE_STATIC);
+		rm_dbq_int(s, 1, id);
+		rm_dbq_text(s, 2, r->run, -1);
+		rm_dbq_text(s, 3, rm_severity_name(r->severity), -1);
+		rm_dbq_text(s, 4, r->verdict, -1);
 		if (r->last_step >= 0)
-			sqlite3_bind_int64(s, 5, r->last_step);
+			rm_dbq_int(s, 5, r->last_step);
 		if (run_once(st, s, err, "cannot keep the report's runs"))
 			goto fail;
 		for (size_t j = 0; j < r->nf; j++) {
-			if (!(s = prepare(st,
-			                  "INSERT OR REPLACE INTO report_findings(report_id, run, detector, severity,"
-			                  " first_step) VALUES (?1, ?2, ?3, ?4, ?5)",
-			                  err)))
+			if (!(s = prepare(
+			          st,
+			          "INSERT INTO report_findings(report_id, run, detector, severity, first_step)"
+			          " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(run, report_id, detector) DO UPDATE SET"
+			          " severity = excluded.severity, first_step = excluded.first_step",
+			          err)))
 				goto fail;
-			sqlite3_bind_int64(s, 1, id);
-			sqlite3_bind_text(s, 2, r->run, -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 3, r->f[j].detector, -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 4, rm_severity_name(r->f[j].severity), -1, SQLITE_STATIC);
+			rm_dbq_int(s, 1, id);
+			rm_dbq_text(s, 2, r->run, -1);
+			rm_dbq_text(s, 3, r->f[j].detector, -1);
+			rm_dbq_text(s, 4, rm_severity_name(r->f[j].severity), -1);
 			if (r->f[j].first_step >= 0)
-				sqlite3_bind_int64(s, 5, r->f[j].first_step);
+				rm_dbq_int(s, 5, r->f[j].first_step);
 			if (run_once(st, s, err, "cannot keep the report's findings"))
 				goto fail;
 		}
@@ -1614,9 +1578,9 @@ fail:
 	return RM_E_STORE;
 }
 
-static enum rm_severity col_severity(sqlite3_stmt *s, int i)
+static enum rm_severity col_severity(struct rm_dbq *s, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(s, i);
+	const char *t = rm_dbq_col_text(s, i);
 	enum rm_severity sev = RM_SEV_NONE;
 	if (t)
 		rm_severity_parse(t, &sev); /* "none" and anything unknown: none */
@@ -1626,49 +1590,47 @@ static enum rm_severity col_severity(sqlite3_stmt *s, int i)
 int rm_store_get_seen(struct rm_store *st, const char *const *runs, size_t n, double cutoff, struct rm_seen *out,
                       double *latest, struct rm_err *err)
 {
-	sqlite3_stmt *r = prepare(st,
-	                          "SELECT rr.report_id, p.generated_at, rr.severity, rr.verdict, rr.last_step"
-	                          " FROM report_runs rr JOIN reports p ON p.id = rr.report_id"
-	                          " WHERE rr.run = ?1 AND p.generated_at <= ?2"
-	                          " ORDER BY p.generated_at DESC, p.id DESC LIMIT 1",
-	                          err),
-	             *f = prepare(st,
-	                          "SELECT detector, severity, first_step FROM report_findings"
-	                          " WHERE run = ?1 AND report_id = ?2 ORDER BY rowid",
-	                          err),
-	             *t = prepare(st, "SELECT MAX(generated_at) FROM reports WHERE generated_at <= ?1", err);
+	struct rm_dbq *r = prepare(st,
+	                           "SELECT rr.report_id, p.generated_at, rr.severity, rr.verdict, rr.last_step"
+	                           " FROM report_runs rr JOIN reports p ON p.id = rr.report_id"
+	                           " WHERE rr.run = ?1 AND p.generated_at <= ?2"
+	                           " ORDER BY p.generated_at DESC, p.id DESC LIMIT 1",
+	                           err),
+	              *f = prepare(st,
+	                           "SELECT detector, severity, first_step FROM report_findings"
+	                           " WHERE run = ?1 AND report_id = ?2 ORDER BY detector",
+	                           err),
+	              *t = prepare(st, "SELECT MAX(generated_at) FROM reports WHERE generated_at <= ?1", err);
 	int rc = r && f && t ? RM_OK : RM_E_STORE;
 	for (size_t i = 0; !rc && i < n; i++) {
-		sqlite3_bind_text(r, 1, runs[i], -1, SQLITE_STATIC);
-		sqlite3_bind_double(r, 2, cutoff);
-		int step = sqlite3_step(r);
-		if (step == SQLITE_ROW) {
-			const char *verdict = (const char *)sqlite3_column_text(r, 3);
+		rm_dbq_text(r, 1, runs[i], -1);
+		rm_dbq_double(r, 2, cutoff);
+		int step = rm_dbq_step(r, err);
+		if (step == RM_DB_ROW) {
+			const char *verdict = rm_dbq_col_text(r, 3);
 			struct rm_seen_run *sr =
 			    rm_seen_push(out, runs[i], col_severity(r, 2), verdict ? verdict : "",
-			                 sqlite3_column_type(r, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(r, 4),
-			                 sqlite3_column_double(r, 1));
-			sqlite3_bind_text(f, 1, runs[i], -1, SQLITE_STATIC);
-			sqlite3_bind_int64(f, 2, sqlite3_column_int64(r, 0));
-			while ((step = sqlite3_step(f)) == SQLITE_ROW)
-				rm_seen_push_finding(
-				    sr, (const char *)sqlite3_column_text(f, 0), col_severity(f, 1),
-				    sqlite3_column_type(f, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(f, 2));
-			sqlite3_reset(f);
+			                 rm_dbq_isnull(r, 4) ? -1 : rm_dbq_col_int(r, 4), rm_dbq_col_double(r, 1));
+			rm_dbq_text(f, 1, runs[i], -1);
+			rm_dbq_int(f, 2, rm_dbq_col_int(r, 0));
+			while ((step = rm_dbq_step(f, err)) == RM_DB_ROW)
+				rm_seen_push_finding(sr, rm_dbq_col_text(f, 0), col_severity(f, 1),
+				                     rm_dbq_isnull(f, 2) ? -1 : rm_dbq_col_int(f, 2));
+			rm_dbq_reset(f);
 		}
-		if (step != SQLITE_DONE)
+		if (step != RM_DB_DONE)
 			rc = db_err(st, err, "cannot read earlier reports");
-		sqlite3_reset(r);
+		rm_dbq_reset(r);
 	}
 	if (!rc) {
-		sqlite3_bind_double(t, 1, cutoff);
-		if (sqlite3_step(t) != SQLITE_ROW)
+		rm_dbq_double(t, 1, cutoff);
+		if (rm_dbq_step(t, err) != RM_DB_ROW)
 			rc = db_err(st, err, "cannot read earlier reports");
 		else
-			*latest = sqlite3_column_double(t, 0); /* NULL: 0 */
+			*latest = rm_dbq_col_double(t, 0); /* NULL: 0 */
 	}
-	sqlite3_finalize(r);
-	sqlite3_finalize(f);
-	sqlite3_finalize(t);
+	rm_dbq_finalize(r);
+	rm_dbq_finalize(f);
+	rm_dbq_finalize(t);
 	return rc;
 }

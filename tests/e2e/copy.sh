@@ -150,7 +150,7 @@ rc=$?
 "$runmon" copy --from "$secret" --to "$b" --all >>"$tmp/out" 2>>"$tmp/err"
 rc2=$?
 set -e
-[ $rc = 2 ] && grep -q "is a PostgreSQL database: so far only .runmon copy." "$tmp/err" || fail "runs on PostgreSQL: $(cat "$tmp/err")"
+[ $rc = 4 ] && grep -q "password authentication failed" "$tmp/err" || fail "runs with a wrong password: exit $rc, $(cat "$tmp/err")"
 [ $rc2 != 0 ] || fail "a wrong password was accepted"
 ! grep -q S3cretPw "$tmp/out" "$tmp/err" || fail "the password was shown: $(cat "$tmp/err")"
 grep -q "runmon:\*\*\*@" "$tmp/err" || fail "the database is not named redacted: $(cat "$tmp/err")"
