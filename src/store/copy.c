@@ -285,37 +285,6 @@ static int read_open(struct reader *r, struct end *e, const struct table *t, int
 	return RM_OK;
 }
 
-static int hex(int c)
-{
-	return c <= '9' ? c - '0' : (c | 32) - 'a' + 10;
-}
-
-/* A COPY text field in place: backslash escapes undone; NULL for \N. */
-static char *unescape(char *f, size_t *len)
-{
-	if (!strcmp(f, "\\N"))
-		return NULL;
-	char *w = f;
-	for (char *p = f; *p; p++) {
-		if (*p != '\\' || !p[1]) {
-			*w++ = *p;
-			continue;
-		}
-		switch (*++p) {
-		case 'n': *w++ = '\n'; break;
-		case 't': *w++ = '\t'; break;
-		case 'r': *w++ = '\r'; break;
-		case 'b': *w++ = '\b'; break;
-		case 'f': *w++ = '\f'; break;
-		case 'v': *w++ = '\v'; break;
-		default: *w++ = *p;
-		}
-	}
-	*w = '\0';
-	*len = (size_t)(w - f);
-	return f;
-}
-
 /* 1 with a row in r->v, 0 at the end, or an error status < 0. */
 static int read_next(struct reader *r, struct rm_err *err)
 {
@@ -367,7 +336,7 @@ static int read_next(struct reader *r, struct rm_err *err)
 		p = tab ? tab + 1 : p + strlen(p);
 		struct val *v = &r->v[i];
 		size_t n = 0;
-		char *s = unescape(f, &n);
+		char *s = rm_pgcopy_unescape(f, &n);
 		v->null = !s;
 		if (!s)
 			continue;
@@ -382,7 +351,8 @@ static int read_next(struct reader *r, struct rm_err *err)
 			if (bytes + 1 > r->cap)
 				r->bytes = rm_xrealloc(r->bytes, r->cap = 2 * bytes + 1);
 			for (size_t j = 0; j < bytes; j++)
-				r->bytes[j] = (unsigned char)(hex(s[2 + 2 * j]) << 4 | hex(s[3 + 2 * j]));
+				r->bytes[j] =
+				    (unsigned char)(rm_pgcopy_hex(s[2 + 2 * j]) << 4 | rm_pgcopy_hex(s[3 + 2 * j]));
 			v->s = (const char *)r->bytes;
 			v->n = bytes;
 		}

@@ -101,6 +101,7 @@ int rm_pgdb_open(struct rm_db *db, int max_version, unsigned flags, struct rm_er
 void rm_pgdb_close(struct rm_db *db);
 int rm_pgdb_exec(struct rm_db *db, const char *sql, struct rm_err *err, const char *what);
 void rm_pgdb_rollback(struct rm_db *db);
+int rm_pgdb_commit(struct rm_db *db, struct rm_err *err);
 int rm_pgdb_fail(struct rm_db *db, struct rm_err *err, const char *what);
 int rm_pgdb_schema_version(struct rm_db *db);
 int rm_pgdb_data_version(struct rm_db *db, int64_t *v, struct rm_err *err);

@@ -190,7 +190,7 @@ int rm_db_begin(struct rm_db *db, struct rm_err *err)
 
 int rm_db_commit(struct rm_db *db, struct rm_err *err)
 {
-	return rm_db_exec(db, "COMMIT", err, "cannot commit");
+	return db->pg ? rm_pgdb_commit(db, err) : lite_exec(db, "COMMIT", err, "cannot commit");
 }
 
 void rm_db_rollback(struct rm_db *db)

@@ -29,8 +29,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4) RETURNING id",
 };
 
-/* The upserts of an import, keyed by their first columns. */
-enum upsert_id { UP_STEP, UP_BATCH, UP_EVAL, UP_COUNT };
+/* The upserts of an import (and the length effect's table of up to 2000
+ * rows), keyed by their first columns. */
+enum upsert_id { UP_STEP, UP_BATCH, UP_EVAL, UP_FACTOR, UP_COUNT };
 static const struct {
 	const char *table;
 	int nkeys, ncols;
@@ -43,6 +44,7 @@ static const struct {
                   {"run_id", "step", "rank", "micro", "bucket", "n", "min_len", "max_len", "mean_len", "tokens",
                    "padded_tokens", "lens"}},
     [UP_EVAL] = {"evals", 3, 4, {"run_id", "step", "key", "value"}},
+    [UP_FACTOR] = {"length_factors", 2, 4, {"run_id", "lo", "hi", "effect"}},
 };
 
 struct rm_store {
@@ -615,25 +617,28 @@ static size_t count_rows(struct rm_db *db, const char *table, const char *and, i
 	return n;
 }
 
-/* About how many batch rows the run has from step `since`: the rows of
- * its first step, times the steps of its range at the spacing of its first
- * two (a run logged every K steps has batch rows every K steps). Indexed
- * lookups, where COUNT(*) (and MIN with MAX in one query) scan every row:
- * 8M rows for a run of 1M steps on 8 ranks. The step range comes back in
- * lo, hi (hi < lo when there is none). */
-static size_t estimate_batch_rows(struct rm_db *db, int64_t run_id, int64_t since, int64_t *lo, int64_t *hi)
+/* About how many rows of table (steps or batches) the run has from step
+ * `since`: the rows of its first step, times the steps of its range at the
+ * spacing of its first two (a run logged every K steps has rows every K
+ * steps). Indexed lookups, where COUNT(*) (and MIN with MAX in one query)
+ * scan every row: 8M rows for a run of 1M steps on 8 ranks. The step range
+ * comes back in lo, hi (hi < lo when there is none). */
+static size_t estimate_rows(struct rm_db *db, const char *table, int64_t run_id, int64_t since, int64_t *lo,
+                            int64_t *hi)
 {
-	static const char *const sql[4] = {
-	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1",
-	    "SELECT step FROM batches WHERE run_id = ?1 AND step >= ?2 ORDER BY step DESC LIMIT 1",
-	    "SELECT COUNT(*) FROM batches WHERE run_id = ?1 AND step = ?2",
-	    "SELECT step FROM batches WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT 1"};
+	static const char *const sql[4][2] = {
+	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1"},
+	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2 ORDER BY step DESC LIMIT 1"},
+	    {"SELECT COUNT(*) FROM ", " WHERE run_id = ?1 AND step = ?2"},
+	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT 1"}};
 	int64_t v[4] = {0, -1, 0, 0};
 	*lo = since;
 	*hi = -1;
 	for (int i = 0; i < 4; i++) {
 		struct rm_err err;
-		struct rm_dbq *s = rm_dbq_prepare(db, sql[i], 0, &err);
+		char q[160];
+		snprintf(q, sizeof(q), "%s%s%s", sql[i][0], table, sql[i][1]);
+		struct rm_dbq *s = rm_dbq_prepare(db, q, 0, &err);
 		if (!s)
 			return 0;
 		rm_dbq_int(s, 1, run_id);
@@ -658,7 +663,8 @@ static size_t estimate_batch_rows(struct rm_db *db, int64_t run_id, int64_t sinc
 /* Loss rows of the run. */
 static int load_steps(struct rm_db *db, int64_t run_id, int64_t since, struct rm_store_series *out, struct rm_err *err)
 {
-	size_t cap = count_rows(db, "steps", "", run_id, since);
+	int64_t lo, hi;
+	size_t cap = estimate_rows(db, "steps", run_id, since, &lo, &hi); /* the arrays grow when it is short */
 	struct rm_dbq *s = rm_dbq_prepare(db,
 	                                  "SELECT step, loss, nan_mask, lr, epoch FROM steps"
 	                                  " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
@@ -950,7 +956,7 @@ static int load_batches(struct rm_db *db, int64_t run_id, int64_t since, struct 
                         struct rm_err *err)
 {
 	int64_t lo, hi;
-	size_t rows = estimate_batch_rows(db, run_id, since, &lo, &hi); /* parts grow when it is short */
+	size_t rows = estimate_rows(db, "batches", run_id, since, &lo, &hi); /* parts grow when it is short */
 	struct batch_part a = {.run_id = run_id, .from = since, .to = INT64_MAX, .cap = rows, .db = db};
 	struct batch_part b = {.run_id = run_id, .to = INT64_MAX};
 	pthread_t th;
@@ -1242,7 +1248,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 	enum { BLOCKS = 10 };
 	memset(out, 0, sizeof(*out));
 	int64_t lo, hi;
-	size_t total = estimate_batch_rows(st->db, run_id, since, &lo, &hi), cap = 0;
+	size_t total = estimate_rows(st->db, "batches", run_id, since, &lo, &hi), cap = 0;
 	out->stride = total > max_batches && max_batches ? (int64_t)((total + max_batches - 1) / max_batches) : 1;
 	/* Ten evenly spaced blocks of consecutive steps: range scans on the
 	 * primary key read only the sample. */
@@ -1398,14 +1404,13 @@ int rm_store_replace_length(struct rm_store *st, int64_t run_id, const struct rm
 	double ratio = exp(fmax(log(1.01), (log(f->max_len) - log(f->min_len)) / 2000));
 	for (double lo = f->min_len / ratio; lo < f->max_len; lo *= ratio) {
 		double hi = lo * ratio, mid = log(sqrt(lo) * sqrt(hi) / f->ref_len);
-		if (!(s = prepare(st, "INSERT INTO length_factors(run_id, lo, hi, effect) VALUES (?1, ?2, ?3, ?4)",
-		                  err)))
+		if (!(s = upsert(st, UP_FACTOR, err)))
 			goto fail;
 		rm_dbq_int(s, 1, run_id);
 		rm_dbq_double(s, 2, lo);
 		rm_dbq_double(s, 3, hi);
 		rm_dbq_double(s, 4, f->log_scale ? exp(f->slope * mid) : f->slope * mid);
-		if (run_once(st, s, err, "cannot write the length effect"))
+		if (run(st, s, err, "cannot write the length effect"))
 			goto fail;
 	}
 	return rm_store_commit(st, err);
