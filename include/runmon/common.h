@@ -30,7 +30,7 @@ enum rm_status {
 	RM_E_USAGE,   /* bad option or argument */
 	RM_E_INPUT,   /* malformed input file or row */
 	RM_E_IO,      /* file system error */
-	RM_E_STORE,   /* SQLite error */
+	RM_E_STORE,   /* database error (SQLite or PostgreSQL) */
 	RM_E_NET,     /* network or server error */
 	RM_E_NOTFOUND /* the named run or object does not exist */
 };

@@ -101,9 +101,9 @@ both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import ag
 both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import again"
 
 # 3. Simulate and diagnose: the same verdicts, levels and findings.
-both simulate --strategy chunked --steps 20000 --run chunked --spikes bucket >/dev/null || fail simulate
-both simulate --strategy interleaved --steps 20000 --run inter --ranks 4 --lens >/dev/null || fail simulate
-both simulate --strategy chunked --steps 6000 --run nob --no-bucket --cumulative >/dev/null || fail simulate
+both simulate --strategy chunked --steps 8000 --run chunked --spikes bucket >/dev/null || fail simulate
+both simulate --strategy interleaved --steps 6000 --run inter --ranks 4 --lens >/dev/null || fail simulate
+both simulate --strategy chunked --steps 4000 --run nob --no-bucket --cumulative >/dev/null || fail simulate
 for r in chunked inter nob sc data; do
 	both diagnose "$r" >/dev/null || [ $? = 1 ] || fail "diagnose $r: $(cat "$tmp/pg.err")"
 	both diagnose --json "$r" >/dev/null || [ $? = 1 ] || fail "diagnose --json $r"
@@ -112,7 +112,7 @@ grep -q '"verdict"' "$tmp/pg.out" || fail "no JSON diagnosis: $(head -c 300 "$tm
 same_rows diagnose
 
 # 4. Demo, runs, buckets.
-both demo --steps 4000 >/dev/null || [ $? = 1 ] || fail "demo: $(cat "$tmp/pg.err")"
+both demo --steps 3000 >/dev/null || [ $? = 1 ] || fail "demo: $(cat "$tmp/pg.err")"
 both runs || fail "runs"
 grep -q "demo-homogeneous" "$tmp/pg.out" || fail "runs on PostgreSQL: $(cat "$tmp/pg.out")"
 both buckets --k 3 "$data/arrow/seqlen" || fail "buckets"
