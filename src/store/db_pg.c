@@ -129,7 +129,13 @@ int rm_pgdb_open(struct rm_db *db, int max_version, unsigned flags, struct rm_er
 		if (*c == '\'' || *c == '\\')
 			*c = '_';
 	snprintf(sql, sizeof(sql), "SET application_name = 'runmon pid %ld on %.40s'", (long)getpid(), host);
-	return run_plain(db, sql, err, "cannot configure the connection");
+	if ((rc = run_plain(db, sql, err, "cannot configure the connection")))
+		return rc;
+	/* A role that may not write reads, as a read-only SQLite file does. */
+	PGresult *r = PQexec(db->pg->conn, "SELECT has_table_privilege('runs', 'INSERT')");
+	db->readonly = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "f");
+	PQclear(r);
+	return RM_OK;
 }
 
 void rm_pgdb_close(struct rm_db *db)

@@ -149,10 +149,12 @@ static int migrate(struct rm_pg *pg, int max_version, struct rm_err *err)
 		                pg->name, tables);
 		goto fail;
 	}
-	if ((rc = exec(pg,
-	               "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
-	               " applied_at double precision NOT NULL)",
-	               NULL, err, "cannot create the schema version table")) ||
+	/* Created only when missing: a role that may only read (a reporting
+	 * one, Grafana's) has no right to create, even what exists. */
+	if ((!have && (rc = exec(pg,
+	                         "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+	                         " applied_at double precision NOT NULL)",
+	                         NULL, err, "cannot create the schema version table"))) ||
 	    (rc = query_int(pg, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &version, err,
 	                    "cannot read the schema version")))
 		goto fail;

@@ -180,4 +180,20 @@ PGPASSFILE=/dev/null "$runmon" --db "$(echo "$secret" | sed 's|/runmon?|/nosuchd
 grep -q "Full reports: runmon --db postgresql://runmon:\*\*\*@" "$tmp/s.out" || fail "demo does not name the database redacted: $(cat "$tmp/s.out")"
 ! grep -q "$pw" "$tmp/s.out" || fail "the password was shown: $(grep "$pw" "$tmp/s.out")"
 
+# 9. A role that may only read (a reporting one, Grafana's): runs, diagnose
+# and report work and keep nothing; an import is refused, naming why.
+psql -qAt "$pg" -c "CREATE ROLE reader LOGIN PASSWORD 'rpw'" -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader"
+ro=$(echo "$pg" | sed 's|postgresql://runmon@|postgresql://reader:rpw@|')
+kept=$(psql -qAt "$pg" -c "SELECT COUNT(*) FROM reports")
+PGPASSFILE=/dev/null "$runmon" --db "$ro" runs >"$tmp/ro.out" 2>&1 || fail "runs as a reader: $(cat "$tmp/ro.out")"
+PGPASSFILE=/dev/null "$runmon" --db "$ro" diagnose chunked >"$tmp/ro.out" 2>&1 || [ $? = 1 ] || fail "diagnose as a reader: $(cat "$tmp/ro.out")"
+PGPASSFILE=/dev/null "$runmon" --db "$ro" report --all -o "$tmp/ro.html" 2>"$tmp/ro.err" || [ $? = 1 ] || fail "report as a reader: $(cat "$tmp/ro.err")"
+grep -q "read-only database: this report is not kept" "$tmp/ro.err" || fail "report as a reader: $(cat "$tmp/ro.err")"
+[ "$(psql -qAt "$pg" -c "SELECT COUNT(*) FROM reports")" = "$kept" ] || fail "a reader's report was kept"
+set +e
+PGPASSFILE=/dev/null "$runmon" --db "$ro" import --run ro "$data/sidecar.jsonl" >"$tmp/ro.out" 2>&1
+rc=$?
+set -e
+[ $rc = 4 ] && grep -q "permission denied for table runs" "$tmp/ro.out" || fail "import as a reader: exit $rc, $(cat "$tmp/ro.out")"
+
 echo "backends: SQLite and PostgreSQL alike through import, diagnose, demo, report, watch and sync"
