@@ -8,6 +8,7 @@
 #include <libpq-fe.h>
 #include <math.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,54 @@ static void collectors_starting_together_migrate_once(void **state)
 	assert_int_equal(pg_int(uri, "SELECT count(*) FROM schema_migrations"), rm_pg_latest_version());
 }
 
+struct creator {
+	const char *uri;
+	int64_t id;
+	int rc;
+	char msg[512];
+};
+
+static void *create_run(void *arg)
+{
+	struct creator *c = arg;
+	struct rm_store *st;
+	struct rm_err err;
+	struct rm_run_key key = {"wandb", "acme", "llm", "same"};
+	c->rc = rm_store_open(&st, c->uri, &err);
+	if (!c->rc)
+		c->rc = rm_store_run_ensure(st, &key, &c->id, &err);
+	if (c->rc)
+		snprintf(c->msg, sizeof(c->msg), "%s", err.msg);
+	rm_store_close(st);
+	return NULL;
+}
+
+/* A run created by one collector while another creates it: the second
+ * waits for the first to commit and finds it (a unique-key error had
+ * failed a sync under valgrind's slowness). */
+static void two_collectors_create_one_run(void **state)
+{
+	(void)state;
+	const char *uri = fresh_db("t_create");
+	struct rm_store *st;
+	struct rm_err err;
+	struct rm_run_key key = {"wandb", "acme", "llm", "same"};
+	int64_t id;
+	assert_int_equal(rm_store_open(&st, uri, &err), 0);
+	assert_int_equal(rm_store_begin(st, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &key, &id, &err), 0);
+	struct creator c = {.uri = uri};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, create_run, &c), 0);
+	usleep(300000); /* the other has looked, found nothing, and waits on the insert */
+	assert_int_equal(rm_store_commit(st, &err), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.id, id);
+	assert_int_equal(pg_int(uri, "SELECT count(*) FROM runs"), 1);
+	rm_store_close(st);
+}
+
 static void refuses_foreign_and_newer_databases(void **state)
 {
 	(void)state;
@@ -290,6 +339,7 @@ int main(void)
 	    cmocka_unit_test(redacts_passwords),
 	    cmocka_unit_test(migrates_once),
 	    cmocka_unit_test(collectors_starting_together_migrate_once),
+	    cmocka_unit_test(two_collectors_create_one_run),
 	    cmocka_unit_test(refuses_foreign_and_newer_databases),
 	    cmocka_unit_test(views_answer_as_on_sqlite),
 	    cmocka_unit_test(password_never_shown),

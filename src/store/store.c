@@ -26,7 +26,9 @@ enum stmt_id { ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_FIND] = "SELECT id FROM runs WHERE entity = ?1 AND project = ?2 AND name = ?3",
-    [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+    /* Two collectors may create the run at once: the second gets no row and looks again. */
+    [ST_RUN_INSERT] = "INSERT INTO runs(source, entity, project, name) VALUES (?1, ?2, ?3, ?4)"
+                      " ON CONFLICT(entity, project, name) DO NOTHING RETURNING id",
 };
 
 /* The upserts of an import (and the length effect's table of up to 2000
@@ -234,7 +236,16 @@ int rm_store_run_ensure(struct rm_store *st, const struct rm_run_key *key, int64
 	rm_dbq_text(s, 2, key->entity, -1);
 	rm_dbq_text(s, 3, key->project, -1);
 	rm_dbq_text(s, 4, key->name, -1);
-	return run_int(st, s, run_id, err, "cannot create run");
+	if ((rc = run_int(st, s, run_id, err, "cannot create run")) || *run_id)
+		return rc;
+	if (!(s = stmt(st, ST_RUN_FIND, err)))
+		return RM_E_STORE;
+	rm_dbq_text(s, 1, key->entity, -1);
+	rm_dbq_text(s, 2, key->project, -1);
+	rm_dbq_text(s, 3, key->name, -1);
+	if ((rc = run_int(st, s, run_id, err, "cannot look up run")) || *run_id)
+		return rc;
+	return rm_err_set(err, RM_E_STORE, "run '%s' was created and is gone in database '%s'", key->name, st->path);
 }
 
 /* Binds a value that may be missing (NULL) or NaN (NULL, flagged by caller). */
