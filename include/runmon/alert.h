@@ -1,6 +1,7 @@
 /*
- * alert.h - alerts from a diagnosis, their payloads for each channel, and
- * delivery with retries. Payload shapes follow shared/integrations.md
+ * alert.h - the alert layer: alerts from a diagnosis (alert.c), their
+ * payloads for each channel, and delivery (deliver.c: channels, dedup
+ * against the alert log, a flood guard, the HTTP client's retries). Payload shapes follow shared/integrations.md
  * (Alertmanager's webhook v4, Slack incoming webhooks) and wandb-api.md
  * section 5 (notifyScriptableRunAlert).
  */
@@ -9,7 +10,10 @@
 
 #include <stddef.h>
 
+#include "runmon/common.h"
 #include "runmon/detect.h"
+#include "runmon/model.h"
+#include "runmon/net.h"
 #include "runmon/store.h"
 
 struct rm_alert {
@@ -46,5 +50,42 @@ char *rm_alert_slack_body(const struct rm_alert *a, int n);
 char *rm_alert_wandb_body(const struct rm_alert *a);
 /* One line for stdout. */
 void rm_alert_line(const struct rm_alert *a, char *buf, size_t n);
+
+/* ---- delivery (deliver.c) ------------------------------------------------ */
+
+#define RM_ALERT_RATE_MAX 1000 /* the highest --max-per-hour */
+#define RM_ALERT_CHANNELS 20
+
+enum rm_channel_kind { RM_CHANNEL_STDOUT, RM_CHANNEL_WEBHOOK, RM_CHANNEL_SLACK, RM_CHANNEL_WANDB };
+
+struct rm_channel {
+	char name[64]; /* in the alert log: kind and a hash of the URL, never the URL */
+	enum rm_channel_kind kind;
+	struct rm_http *http;
+	int own_http;
+	double sent_at[RM_ALERT_RATE_MAX]; /* monotonic times of the last messages, a ring */
+	int nsent, held;                   /* held: a flood warning is out */
+};
+
+/* Where alerts go: the channels, the alert log in st that makes delivery
+ * idempotent across restarts, and at most max_per_hour messages per
+ * channel. Warnings and stdout's lines go through voice. */
+struct rm_alerter {
+	struct rm_store *st;
+	struct rm_channel ch[RM_ALERT_CHANNELS];
+	int nch;
+	int max_per_hour;
+	struct rm_voice voice;
+};
+
+void rm_alerter_init(struct rm_alerter *a, struct rm_store *st, int max_per_hour, const struct rm_voice *voice);
+/* Adds a channel: stdout; a webhook or Slack at url (a client of its own,
+ * made with ho); or W&B alerts through borrowed, W&B's client. */
+void rm_alerter_add(struct rm_alerter *a, enum rm_channel_kind kind, const char *url, const struct rm_http_opts *ho,
+                    struct rm_http *borrowed);
+/* Sends each channel the alerts it has not had yet at their severity; a
+ * failed or held delivery is tried again at the next call. */
+void rm_alerter_send(struct rm_alerter *a, const struct rm_alert *al, int n);
+void rm_alerter_release(struct rm_alerter *a);
 
 #endif

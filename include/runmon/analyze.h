@@ -38,4 +38,23 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
  * Returns 1 when found. */
 int rm_config_int(const char *config_json, const char *const *keys, int64_t *out);
 
+/* ---- reports (report.c) --------------------------------------------------- */
+
+struct rm_report_spec {
+	const char *format;   /* html, md or json */
+	const char *output;   /* a path, or NULL / "-" for stdout */
+	const char *baseline; /* a JSON report to compare with; NULL: the store's reports */
+	double cutoff;        /* the store's baseline: the latest report generated at or before this */
+	double now;           /* the report's time (unix seconds) */
+	enum rm_severity fail_on, fail_on_new;
+	int fail_worst; /* fail when a run is at fail_on or worse */
+	int fail_new;   /* fail when what is new since the baseline reaches fail_on_new */
+};
+
+/* Diagnoses runs ids[0..n), writes the report (spec), and keeps what it saw
+ * as the next report's baseline (a read-only store says so through v).
+ * *failed tells whether a fail rule of spec hit. */
+int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
+                    const struct rm_voice *v, int *failed, struct rm_err *err);
+
 #endif

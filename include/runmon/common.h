@@ -1,6 +1,7 @@
 /*
- * common.h - error reporting, exit codes and aborting allocators shared by
- * every runmon module.
+ * common.h - the common layer, used by every other: errors and exit codes,
+ * aborting allocators, time, paths, text sanitising for terminals and the
+ * atomic output file.
  *
  * Core functions never print: they return an rm_status and fill a
  * caller-provided struct rm_err. Only the command layer prints and picks the
@@ -11,7 +12,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+/* ==== common ================================================================ */
+/*
+ * error reporting, exit codes and aborting allocators shared by
+ * every runmon module.
+ *
+ * Core functions never print: they return an rm_status and fill a
+ * caller-provided struct rm_err. Only the command layer prints and picks the
+ * process exit code.
+ */
 #define RM_VERSION "0.1.0"
 
 #if defined(__GNUC__)
@@ -84,5 +95,103 @@ char *rm_xasprintf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Where a layer below the commands says something (a warning, progress,
+ * an alert line for stdout): the command sets the function and decides
+ * how it shows; a voice without one says nothing. */
+enum rm_say_kind { RM_SAY_INFO, RM_SAY_WARNING, RM_SAY_LINE };
+struct rm_voice {
+	void (*say)(void *arg, enum rm_say_kind kind, const char *msg);
+	void *arg;
+};
+void rm_say(const struct rm_voice *v, enum rm_say_kind kind, const char *fmt, ...) RM_PRINTF(3, 4);
+
+/* ==== text ================================================================== */
+/*
+ * untrusted text made safe to show: run names, keys and paths
+ * come from file contents and file names, so they may hold terminal escape
+ * sequences or bytes that are not UTF-8.
+ */
+/* Length of the well-formed UTF-8 sequence at p (1..4; RFC 3629: no
+ * overlongs, surrogates or code points above U+10FFFF), 0 if none. */
+size_t rm_utf8_len(const unsigned char *p, size_t left);
+
+/* A copy of s with each byte that starts no well-formed sequence replaced
+ * by U+FFFD, as JSON and the store's readers need. Caller frees. */
+char *rm_utf8_fix(const char *s);
+
+/* Copies src into dst (n bytes with the NUL), cut at a character boundary
+ * with "~" at the end when it does not fit, so the copy stays UTF-8. */
+void rm_utf8_copy(char *dst, size_t n, const char *src);
+
+/* s as a terminal may show it: C0 and C1 controls, DEL and malformed bytes
+ * become \xHH (\u00HH for C1), so no escape sequence reaches the screen and
+ * no line can be forged. Returns s itself when nothing needs escaping, else
+ * one of a few rotating buffers: valid until 8 later calls, main thread only. */
+const char *rm_tx(const char *s);
+
+/* ==== outfile =============================================================== */
+/*
+ * an output file written whole or not at all, safe to aim at
+ * a shared directory from a root cron job.
+ *
+ * A regular file (or a path that does not exist yet) is written to a new
+ * temporary file beside it, created with O_CREAT|O_EXCL under an
+ * unpredictable name (so a planted symlink is never followed), and renamed
+ * over the path on commit: readers see the old file or the new one, and
+ * concurrent writers to one path all succeed (the last rename wins). A
+ * symlink to a regular file is replaced, not followed. Anything else that
+ * exists (a character device such as /dev/null, a FIFO, /dev/stdout) is
+ * written in place.
+ * "-" is standard output.
+ */
+struct rm_outfile {
+	FILE *fp;   /* write here */
+	char *path; /* NULL for standard output */
+	char *tmp;  /* the temporary file, NULL when writing in place */
+};
+
+int rm_outfile_open(struct rm_outfile *o, const char *path, struct rm_err *err);
+/* Flushes, syncs and closes; renames the temporary file over the path. */
+int rm_outfile_commit(struct rm_outfile *o, struct rm_err *err);
+/* Closes and removes the temporary file; the path keeps what it had. */
+void rm_outfile_abort(struct rm_outfile *o);
+
+/* ==== banned functions ======================================================
+ * As git's banned.h: calls that overflow, keep hidden state or lose errors
+ * are compile errors in runmon's own code (sprintf: snprintf or
+ * rm_xasprintf; strtok: strtok_r; ato*: strto*). The headers that declare
+ * them come first, so only calls are caught. Test code may define
+ * RM_ALLOW_BANNED. */
+#ifndef RM_ALLOW_BANNED
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define RM_BANNED(func) sorry_##func##_is_banned_in_runmon
+#undef sprintf
+#define sprintf(...) RM_BANNED(sprintf)
+#undef vsprintf
+#define vsprintf(...) RM_BANNED(vsprintf)
+#undef strcpy
+#define strcpy(...) RM_BANNED(strcpy)
+#undef strcat
+#define strcat(...) RM_BANNED(strcat)
+#undef strncpy
+#define strncpy(...) RM_BANNED(strncpy)
+#undef strtok
+#define strtok(...) RM_BANNED(strtok)
+#undef atof
+#define atof(...) RM_BANNED(atof)
+#undef atoi
+#define atoi(...) RM_BANNED(atoi)
+#undef atol
+#define atol(...) RM_BANNED(atol)
+#undef gets
+#define gets(...) RM_BANNED(gets)
+#undef gmtime
+#define gmtime(...) RM_BANNED(gmtime)
+#undef localtime
+#define localtime(...) RM_BANNED(localtime)
+#endif
 
 #endif

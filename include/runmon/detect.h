@@ -1,9 +1,10 @@
 /*
  * detect.h - the detectors of homogeneous length-bucketed batching.
  *
- * Pure functions over arrays: no database, network, clock or JSON. The
- * command layer loads a struct rm_series, calls rm_detect_all and renders
- * the struct rm_diagnosis. Formulas are cited in each detector's file.
+ * Pure functions over arrays: no database, network, clock or JSON (the
+ * layer check holds them to it). The analyze layer loads a struct
+ * rm_series, calls rm_detect_all, and the render layer turns the struct
+ * rm_diagnosis into words. Formulas are cited in each detector's file.
  */
 #ifndef RUNMON_DETECT_H
 #define RUNMON_DETECT_H
@@ -12,15 +13,10 @@
 #include <stdint.h>
 
 #include "runmon/common.h"
-#include "runmon/lens.h"
-#include "runmon/padding.h"
+#include "runmon/cost.h"
+#include "runmon/model.h"
 
 #define RM_MAX_LIST 8 /* worst runs, ladders, spikes listed individually */
-
-enum rm_severity { RM_SEV_NONE, RM_SEV_INFO, RM_SEV_WARN, RM_SEV_CRITICAL };
-const char *rm_severity_name(enum rm_severity s);
-/* Parses info|warn|critical; returns 0 on success. */
-int rm_severity_parse(const char *name, enum rm_severity *out);
 
 /* What the detectors read. Loss points are the steps that have a loss row
  * (every step, or one per logging interval); batch composition is per
@@ -194,13 +190,6 @@ struct rm_resets_result {
 /* 6. Composition as a mixture: several batches per step (data-parallel
  * ranks, micro-batches). See detect_mixture.c. */
 #define RM_MIX_WINDOWS 6
-enum rm_mix_shape {
-	RM_MIX_NONE,         /* one batch per step, or too few steps */
-	RM_MIX_RANDOM,       /* the mixture stays at the run's proportions */
-	RM_MIX_LOCKSTEP,     /* the ranks of a step draw one bucket together */
-	RM_MIX_RANK_STREAKS, /* each rank streaks through buckets on its own; the step mixes them */
-	RM_MIX_DRIFT         /* no rank streaks, yet the mixture drifts */
-};
 struct rm_mixture_result {
 	int ok;
 	int ranks;         /* ranks seen */
@@ -227,7 +216,6 @@ struct rm_mixture_result {
 	enum rm_mix_shape shape;
 	enum rm_severity severity; /* of the rank-streak or drift shape */
 };
-const char *rm_mix_shape_name(enum rm_mix_shape s);
 
 /* 5. Continuous length coupling (no buckets needed): how much of the
  * detrended log loss the batch's log length explains, and how ordered the
@@ -253,19 +241,6 @@ struct rm_length_result {
 };
 
 /* 6. Verdict. */
-enum rm_hypothesis {
-	RM_H_HOMOGENEOUS,
-	RM_H_BUCKET_RESETS, /* resets in some buckets while the order is healthy */
-	RM_H_CHECKPOINT,
-	RM_H_EPOCH,
-	RM_H_LR,
-	RM_H_INSTABILITY,
-	RM_H_PERIODIC, /* resets every N steps, N inferred: a save, an eval, a shard boundary */
-	RM_H_COUNT
-};
-const char *rm_hypothesis_name(enum rm_hypothesis h);
-/* The same as an identifier (homogeneous_batching, ...), for metric labels. */
-const char *rm_hypothesis_id(enum rm_hypothesis h);
 
 struct rm_ranked {
 	enum rm_hypothesis h;

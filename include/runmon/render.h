@@ -1,17 +1,79 @@
 /*
- * render.h - turns a diagnosis into words, a terminal report, JSON and
- * finding rows. Renderers read results only; they compute no statistics.
+ * render.h - the render layer: what changed since the last report, and a
+ * diagnosis turned into words, a terminal report, JSON, HTML, Markdown and
+ * finding rows. Renderers read results only; they compute no statistics
+ * and never touch the store.
  */
 #ifndef RUNMON_RENDER_H
 #define RUNMON_RENDER_H
 
 #include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "runmon/changes.h"
+#include "runmon/common.h"
+#include "runmon/model.h"
 #include "runmon/detect.h"
-#include "runmon/store.h"
 
+/* ==== changes =============================================================== */
+/*
+ * what changed since the last report: each report keeps what
+ * it saw of every run (its severity, verdict and findings), and the next
+ * one compares with that, run by run.
+ */
+/* A finding as a report saw it: the detector's name (the findings table's
+ * words), its severity and the step it starts at (-1: not a span). */
+
+/* Reads the runs of a JSON report written by `runmon report` (its
+ * "overview"); *generated is its generation time. Errors name the file. */
+int rm_seen_read_report(const char *path, struct rm_seen *out, double *generated, struct rm_err *err);
+
+/* How a run stands against the baseline, compared at the levels a reader
+ * sees (ok below warn, warn, critical). */
+enum rm_change {
+	RM_CH_NEW,      /* not in the baseline */
+	RM_CH_RISEN,    /* a higher level */
+	RM_CH_FALLEN,   /* a lower level, still warn or more */
+	RM_CH_RESOLVED, /* was warn or more, now ok */
+	RM_CH_CHANGED,  /* same level; findings or verdict differ */
+	RM_CH_UNCHANGED,
+	RM_CH_COUNT
+};
+const char *rm_change_name(enum rm_change c);
+
+struct rm_run_change {
+	enum rm_change kind;
+	const struct rm_seen_run *now, *was; /* was: NULL when new */
+	/* Findings new or more severe than before (indexes into now->f), and
+	 * those gone (indexes into was->f). */
+	size_t *appeared, nappeared, *gone, ngone;
+};
+
+struct rm_changes {
+	int baseline;               /* 0: no earlier report to compare with */
+	double baseline_at;         /* the newest baseline report's time */
+	const char *file;           /* --baseline FILE, or NULL: the store */
+	struct rm_run_change *runs; /* one per run of now, in its order */
+	size_t n, count[RM_CH_COUNT];
+};
+
+/* Compares now with was (runs matched by name); baseline and baseline_at
+ * are left to the caller. */
+void rm_changes_compute(const struct rm_seen *now, const struct rm_seen *was, struct rm_changes *out);
+/* 1 when something reached level since the baseline: a new or risen run
+ * at level or above, or a finding at level or above that appeared. */
+int rm_changes_new_at(const struct rm_changes *c, enum rm_severity level);
+void rm_changes_release(struct rm_changes *c);
+
+/* Appends run with the severity, verdict and findings of d. */
+void rm_seen_add(struct rm_seen *s, const char *run, const struct rm_diagnosis *d);
+
+/* ==== render ================================================================ */
+/*
+ * turns a diagnosis into words, a terminal report, JSON and
+ * finding rows. Renderers read results only; they compute no statistics.
+ */
 #define RM_DIAGNOSIS_SCHEMA "runmon.diagnosis/3"
 
 struct rm_render_ctx {

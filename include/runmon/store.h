@@ -1,5 +1,20 @@
 /*
- * store.h - the store: open and migrate, upsert rows, list runs, load what
+ * store.h - the store layer: one interface over two engines, SQLite and
+ * PostgreSQL; copying runs between stores. The only layer that touches
+ * sqlite3 or libpq.
+ */
+#ifndef RUNMON_STORE_H
+#define RUNMON_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runmon/common.h"
+#include "runmon/model.h"
+
+/* ==== store ================================================================= */
+/*
+ * the store: open and migrate, upsert rows, list runs, load what
  * the detectors read. One interface over two engines: a path is a SQLite
  * file, a postgresql:// URI a PostgreSQL database (src/store/db_*.c); the
  * callers never know which.
@@ -9,69 +24,7 @@
  * rm_store_begin / rm_store_commit; rm_store_rollback undoes everything
  * since begin.
  */
-#ifndef RUNMON_STORE_H
-#define RUNMON_STORE_H
-
-#include <stdint.h>
-
-#include "runmon/bucketmap.h"
-#include "runmon/common.h"
-
 struct rm_store;
-
-/* Per-step values; a bit in `have` says the value was logged (it may still
- * be NaN or infinite). */
-enum rm_step_field { RM_S_LOSS, RM_S_LR, RM_S_EPOCH, RM_S_GRAD_NORM, RM_S_RUNTIME, RM_S_TS, RM_S_COUNT };
-
-struct rm_step {
-	int64_t step;
-	double v[RM_S_COUNT];
-	uint32_t have; /* 1 << enum rm_step_field */
-};
-
-enum rm_batch_field {
-	RM_B_BUCKET,
-	RM_B_N,
-	RM_B_MIN_LEN,
-	RM_B_MAX_LEN,
-	RM_B_MEAN_LEN,
-	RM_B_TOKENS,
-	RM_B_PADDED, /* padding tokens */
-	RM_B_COUNT
-};
-
-/* What import accepts as one batch (a larger value is a bad line): 2^20
- * sequences, each up to 2^30 tokens. Products of the two stay exact in a
- * double and an int64. */
-#define RM_BATCH_MAX_N   1048576
-#define RM_BATCH_MAX_LEN 1073741824
-
-struct rm_batch {
-	int64_t step;
-	int64_t rank;         /* data-parallel rank */
-	int64_t micro;        /* micro-batch within the step (gradient accumulation) */
-	double v[RM_B_COUNT]; /* counts and lengths in tokens */
-	uint32_t have;        /* 1 << enum rm_batch_field */
-	const uint8_t *lens;  /* the batch's lengths, encoded (lens.h); NULL when not recorded */
-	uint32_t lens_bytes;
-};
-
-struct rm_run_key {
-	const char *source;  /* "file" or "wandb" */
-	const char *entity;  /* "" for local runs */
-	const char *project; /* "" for local runs */
-	const char *name;    /* W&B run id or local name */
-};
-
-struct rm_run_info {
-	int64_t id;
-	char *source, *entity, *project, *name, *display_name, *state, *loss_key;
-	int64_t steps; /* step rows */
-	int64_t first_step, last_step;
-	int64_t batch_steps; /* steps that have batch composition */
-	double synced_at;    /* unix seconds, 0 if never */
-	char *composition;   /* the keys the latest import read batch composition from, or NULL */
-};
 
 struct rm_import_log {
 	int64_t run_id;
@@ -190,17 +143,15 @@ struct rm_store_series {
  * display name. RM_E_NOTFOUND names the database when there is none. */
 int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err);
 
-/* Loads steps >= since of the run. */
-int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, struct rm_store_series *out,
-                         struct rm_err *err);
-void rm_store_series_release(struct rm_store_series *s);
+/* Derives buckets from n batches' max_len for a run without bucket ids
+ * (cost.h's rm_bucket_map_derive); returns 1 when it did. */
+typedef int rm_bucket_derive_fn(struct rm_bucket_map *m, const double *max_len, size_t n, int *dense_out);
 
-struct rm_finding_row {
-	const char *detector, *severity;
-	int64_t first_step, last_step; /* -1 when not applicable */
-	double statistic, p_value;     /* NaN when not applicable */
-	const char *evidence_json;
-};
+/* Loads steps >= since of the run. A run whose batches carry no bucket id
+ * gets its buckets from derive (NULL: none), on the loading thread. */
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, rm_bucket_derive_fn *derive,
+                         struct rm_store_series *out, struct rm_err *err);
+void rm_store_series_release(struct rm_store_series *s);
 
 /* Replaces the run's findings with rows[0..n) in one transaction. */
 int rm_store_replace_findings(struct rm_store *st, int64_t run_id, const struct rm_finding_row *rows, size_t n,
@@ -293,5 +244,67 @@ int rm_store_alert_sent(struct rm_store *st, const char *fingerprint, const char
 /* Records a delivery attempt (status "sent" or "failed"). */
 int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char *channel, const char *severity,
                        const char *status, struct rm_err *err);
+
+/* ==== pg ==================================================================== */
+/*
+ * the PostgreSQL connection behind `--db postgresql://...`: opened
+ * by libpq with its own conventions (PGPASSWORD, ~/.pgpass, PGSERVICE,
+ * sslmode), migrated to the newest schema of sql/postgresql/, and a
+ * password never shown: every message names the database redacted.
+ */
+/* 1 when spec names a PostgreSQL database (postgresql:// or postgres://)
+ * rather than a SQLite file. */
+int rm_db_is_postgres(const char *spec);
+
+/* spec with any password replaced by "***": the userinfo of a URI
+ * (user:secret@) and password=... in its query or in a key=value string. */
+void rm_db_redact(const char *spec, char *buf, size_t n);
+
+struct rm_pg;
+
+/* Connects and migrates (one transaction, under an advisory lock, so
+ * collectors starting together migrate once). A database holding tables
+ * but no runmon schema, or a newer runmon's, is refused before anything is
+ * written. *out is closed with rm_pg_close. */
+int rm_pg_open(struct rm_pg **out, const char *uri, struct rm_err *err);
+/* As rm_pg_open, migrating no further than max_version (tests). */
+int rm_pg_open_version(struct rm_pg **out, const char *uri, int max_version, struct rm_err *err);
+void rm_pg_close(struct rm_pg *pg);
+
+/* The schema version of the open database, and the newest this binary knows. */
+int rm_pg_schema_version(struct rm_pg *pg);
+int rm_pg_latest_version(void);
+
+/* The database as messages name it (redacted). */
+const char *rm_pg_name(const struct rm_pg *pg);
+
+/* ==== copy ================================================================== */
+/*
+ * moves runs between stores (`runmon copy`): SQLite files and
+ * PostgreSQL databases, either way. A run's rows replace the destination's
+ * rows of the same run (entity, project and name), one transaction per
+ * run, so a second copy changes nothing.
+ */
+/* The tables copied with each run, in order (rm_copy_table_name). */
+#define RM_COPY_TABLES 11
+
+struct rm_copy_counts {
+	size_t runs;
+	size_t rows[RM_COPY_TABLES];
+	size_t reports, alerts; /* with every run: reports copied, alerts added */
+};
+
+const char *rm_copy_table_name(int i);
+
+/* Called after each run with its key and what it moved. */
+typedef void (*rm_copy_progress)(void *arg, const char *run, const struct rm_copy_counts *one);
+
+/* Copies the runs named (entity/project/name, or the local name) or, with
+ * nnames 0, all of them with the store's history (the reports, matched by
+ * generation time, and the alert log's rows DST lacks), from `from` (a path
+ * or postgresql:// URI that exists) to `to` (created when a path). Totals
+ * go to *c. */
+int rm_copy(const char *from, const char *to, char *const *names, size_t nnames, rm_copy_progress progress, void *arg,
+            struct rm_copy_counts *c, struct rm_err *err);
 
 #endif

@@ -1,21 +1,27 @@
 /*
- * wandb.h - the W&B public GraphQL API (wandb-api.md): authentication,
+ * wandb.h - the W&B layer: the GraphQL client (runs, history windows,
+ * alerts) and sync, which writes runs through the sink.
+ */
+#ifndef RUNMON_WANDB_H
+#define RUNMON_WANDB_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "runmon/common.h"
+#include "runmon/net.h"
+#include "runmon/store.h"
+
+/* ==== wandb ================================================================= */
+/*
+ * the W&B public GraphQL API (wandb-api.md): authentication,
  * run metadata, run listing and history pages.
  *
  * The API key comes from WANDB_API_KEY, else from the netrc entry whose
  * machine is the host of the base URL (as W&B's own tools do). It is never
  * accepted on the command line and never appears in a message.
  */
-#ifndef RUNMON_WANDB_H
-#define RUNMON_WANDB_H
-
-#include <jansson.h>
-#include <stdint.h>
-
-#include "runmon/common.h"
-#include "runmon/http.h"
-
-#define RM_WANDB_DEFAULT_URL "https://api.wandb.ai"
 
 struct rm_wandb_opts {
 	const char *base_url;            /* NULL: WANDB_BASE_URL, else RM_WANDB_DEFAULT_URL */
@@ -47,10 +53,6 @@ struct rm_run_path {
 /* Returns 1 and fills p (release it) when spec is a run path, else 0. */
 int rm_run_path_parse(const char *spec, struct rm_run_path *p);
 void rm_run_path_release(struct rm_run_path *p);
-
-/* The run's page in the W&B UI (api.wandb.ai -> wandb.ai, api.X -> app.X,
- * other hosts unchanged; WANDB_APP_URL wins). Caller frees. */
-char *rm_wandb_run_url(const char *base_url, const char *entity, const char *project, const char *run);
 
 struct rm_wandb_run {
 	char *name; /* the run id */
@@ -92,5 +94,58 @@ void rm_wandb_describe_failure(const struct rm_wandb *w, const struct rm_http_re
 /* "2024-05-01T10:00:00[.fff][Z]" (a missing zone is UTC) to unix seconds;
  * 0 if unparsable. */
 double rm_wandb_parse_time(const char *s);
+
+/* ==== sync ================================================================== */
+/*
+ * incremental, concurrent, resumable pull of W&B runs into the
+ * store.
+ *
+ * History comes in HistoryPage step windows [lo, hi) up to lastStep + 1
+ * (an empty window does not end the scan). Several windows are in flight
+ * at once; they are committed in step order, each in one transaction with
+ * the run's sync cursor, so a sync killed at any moment resumes with no gap
+ * and no duplicate.
+ */
+struct rm_sync_progress {
+	const char *run; /* entity/project/id */
+	int64_t rows;    /* history rows stored so far in this sync */
+	int64_t total;   /* historyLineCount, 0 unknown */
+	int64_t cursor;  /* steps below are stored */
+	int64_t stop;    /* lastStep + 1 */
+	double elapsed;  /* seconds */
+};
+
+struct rm_sync_opts {
+	int jobs;                 /* windows in flight; 0 (default): the client's limit (flow.h) */
+	int page_size;            /* steps per window (default 1000) */
+	const char *loss_key;     /* NULL: detect */
+	const char *batch_prefix; /* NULL: "batch/" */
+	const int64_t *bounds;
+	int nbounds;
+	int full;       /* start from step 0, ignoring the cursor */
+	int max_rounds; /* re-check lastStep of a growing run (default 3) */
+	void (*progress)(void *arg, const struct rm_sync_progress *p);
+	void *progress_arg;
+	/* When *cancel becomes nonzero (a signal handler), no new window is
+	 * fetched; the windows already queued are committed, and the sync
+	 * returns RM_OK with res->cancelled set. It resumes from there. */
+	volatile sig_atomic_t *cancel;
+};
+void rm_sync_opts_default(struct rm_sync_opts *o);
+
+struct rm_sync_result {
+	int64_t run_id;
+	int64_t from, to; /* cursor before and after */
+	int64_t windows, rows, steps, batches, new_steps;
+	char loss_key[128];
+	char state[32];
+	double seconds;
+	int cancelled;
+};
+
+/* Syncs one run. On failure the windows committed before the error stay
+ * (the cursor says how far), and err says what failed. */
+int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, const char *project, const char *name,
+                const struct rm_sync_opts *o, struct rm_sync_result *res, struct rm_err *err);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * alert.c - see alert.h.
+ * alert.c - see runmon/alert.h.
  */
 #include "runmon/alert.h"
 
@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "runmon/render.h"
-#include "runmon/text.h"
+#include "runmon/common.h"
 
 void rm_alert_fingerprint(const char *const *names, const char *const *values, int n, char out[17])
 {
@@ -68,16 +68,7 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		struct rm_alert *a = &out[n++];
 		memset(a, 0, sizeof(*a));
 		fill_common(a, run, url, now);
-		static const char *const names[RM_H_COUNT] = {
-		    [RM_H_HOMOGENEOUS] = "RunmonHomogeneousBatching",
-		    [RM_H_BUCKET_RESETS] = "RunmonBucketResets",
-		    [RM_H_CHECKPOINT] = "RunmonCheckpointResets",
-		    [RM_H_EPOCH] = "RunmonEpochResets",
-		    [RM_H_LR] = "RunmonScheduleResets",
-		    [RM_H_INSTABILITY] = "RunmonInstability",
-		    [RM_H_PERIODIC] = "RunmonPeriodicResets",
-		};
-		snprintf(a->alertname, sizeof(a->alertname), "%s", names[d->rank[0].h]);
+		snprintf(a->alertname, sizeof(a->alertname), "%s", rm_hypothesis_alertname(d->rank[0].h));
 		snprintf(a->detector, sizeof(a->detector), "verdict");
 		a->severity = d->severity;
 		a->bucket = -1;

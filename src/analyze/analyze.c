@@ -1,5 +1,5 @@
 /*
- * analyze.c - see analyze.h.
+ * analyze.c - see runmon/analyze.h.
  */
 #include "runmon/analyze.h"
 
@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "runmon/cost.h"
 #include "runmon/render.h"
 
 static const char *const checkpoint_keys[] = {"save_steps",         "save_every",          "save_interval",
@@ -86,7 +87,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	int64_t since = o->since;
 	if (o->window && info->last_step - o->window + 1 > since)
 		since = info->last_step - o->window + 1;
-	if ((rc = rm_store_load_series(st, run_id, since, &ss, err))) {
+	if ((rc = rm_store_load_series(st, run_id, since, rm_bucket_map_derive, &ss, err))) {
 		rm_run_info_release(info);
 		return rc;
 	}

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "runmon/buckets.h"
-#include "runmon/lengthsrc.h"
+#include "cmd/cli.h"
+#include "runmon/cost.h"
+#include "runmon/parse.h"
 
 static const char usage_text[] = "usage: runmon buckets [options] DATASET|LENGTHS\n"
                                  "\n"

@@ -6,9 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "runmon/copy.h"
-#include "runmon/pg.h"
+#include "cmd/cli.h"
+#include "runmon/store.h"
 
 static const char usage_text[] = "usage: runmon copy --from SRC --to DST (RUN...|--all)\n"
                                  "\n"

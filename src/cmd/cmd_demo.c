@@ -5,7 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cmd/cmd.h"
+#include "cmd/cli.h"
 #include "runmon/analyze.h"
 #include "runmon/render.h"
 #include "runmon/sim.h"

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cmd/cmd.h"
+#include "cmd/cli.h"
 #include "runmon/analyze.h"
 #include "runmon/import.h"
-#include "runmon/lengthsrc.h"
+#include "runmon/parse.h"
 #include "runmon/render.h"
-#include "runmon/sync.h"
+#include "runmon/wandb.h"
 
 static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
                                  "\n"
@@ -190,11 +190,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_exit_code(err.code);
 	}
 	free(lens);
-	if (info.entity && *info.entity) {
-		const char *base = getenv("WANDB_BASE_URL");
-		url =
-		    rm_wandb_run_url(base && *base ? base : RM_WANDB_DEFAULT_URL, info.entity, info.project, info.name);
-	}
+	url = rm_run_page(&info);
 	struct rm_render_ctx rc = {.run = &info, .since = o.since, .color = !json && rm_use_color(), .run_url = url};
 	if (json) {
 		json_t *doc = rm_render_json(&d, &rc);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "runmon/text.h"
+#include "cmd/cli.h"
+#include "runmon/common.h"
 #include "runmon/import.h"
 
 static const char usage_text[] =

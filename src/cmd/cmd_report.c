@@ -8,11 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd/cmd.h"
+#include "cmd/cli.h"
 #include "runmon/analyze.h"
-#include "runmon/changes.h"
-#include "runmon/outfile.h"
 #include "runmon/render.h"
+#include "runmon/common.h"
 #include "runmon/wandb.h"
 
 static const char usage_text[] = "usage: runmon report [RUN...|--all] [options]\n"
@@ -124,7 +123,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		                          "--baseline and --since-report both choose the baseline: give one");
 	int fail_worst = fail_on_given || !new_given; /* --fail-on-new alone: only what is new fails */
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	double now = sde && *sde ? atof(sde) : (double)time(NULL);
+	double now = sde && *sde ? strtod(sde, NULL) : (double)time(NULL);
 
 	struct rm_store *st;
 	struct rm_err err;
@@ -155,114 +154,22 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 				return rm_exit_code(err.code);
 			}
 	}
-	struct rm_diagnosis *ds = rm_xcalloc(n ? n : 1, sizeof(*ds));
-	struct rm_run_info *infos = rm_xcalloc(n ? n : 1, sizeof(*infos));
-	struct rm_report_run *runs = rm_xcalloc(n ? n : 1, sizeof(*runs));
-	char **urls = rm_xcalloc(n ? n : 1, sizeof(char *));
-	struct rm_analyze_opts o;
-	rm_analyze_opts_default(&o);
-	enum rm_severity worst = RM_SEV_NONE;
-	size_t done = 0;
-	code = RM_EXIT_OK;
-	for (; done < n; done++) {
-		if (rm_analyze_run(st, ids[done], &o, &ds[done], &infos[done], &err)) {
-			rm_error("%s", err.msg);
-			code = rm_exit_code(err.code);
-			goto out;
-		}
-		/* Charts need the plot data only: drop the per-point arrays. */
-		free(ds[done].split.trend);
-		free(ds[done].split.adjusted);
-		ds[done].split.trend = ds[done].split.adjusted = NULL;
-		if (infos[done].entity && *infos[done].entity) {
-			const char *base = getenv("WANDB_BASE_URL");
-			urls[done] = rm_wandb_run_url(base && *base ? base : RM_WANDB_DEFAULT_URL, infos[done].entity,
-			                              infos[done].project, infos[done].name);
-		}
-		runs[done] = (struct rm_report_run){&ds[done], &infos[done], urls[done], NULL};
-		if (ds[done].severity > worst)
-			worst = ds[done].severity;
-	}
-	/* What this report sees, and what the baseline saw of the same runs. */
-	rm_report_order(runs, n);
-	struct rm_seen seen = {0}, was = {0};
-	struct rm_changes changes = {0};
-	char **names = rm_xcalloc(n ? n : 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		char name[512];
-		rm_report_run_name(runs[i].info, name, sizeof(name));
-		names[i] = rm_xstrdup(name);
-		rm_seen_add(&seen, name, runs[i].d);
-	}
-	double latest = 0;
-	if (baseline ? rm_seen_read_report(baseline, &was, &latest, &err)
-	             : rm_store_get_seen(st, (const char *const *)names, n,
-	                                 report_at >= 0 ? report_at : now - report_age, &was, &latest, &err)) {
+	int failed = 0;
+	struct rm_report_spec spec = {.format = format,
+	                              .output = output,
+	                              .baseline = baseline,
+	                              .cutoff = report_at >= 0 ? report_at : now - report_age,
+	                              .now = now,
+	                              .fail_on = fail_on,
+	                              .fail_on_new = fail_on_new,
+	                              .fail_worst = fail_worst,
+	                              .fail_new = new_given};
+	if (rm_report_write(st, ids, n, &spec, &rm_cli_voice, &failed, &err)) {
 		rm_error("%s", err.msg);
 		code = rm_exit_code(err.code);
-		goto out_seen;
-	}
-	rm_changes_compute(&seen, &was, &changes);
-	changes.file = baseline;
-	changes.baseline = baseline || latest > 0;
-	changes.baseline_at = latest;
-	if (!baseline && was.n) { /* the newest report that saw these runs */
-		changes.baseline_at = 0;
-		for (size_t i = 0; i < was.n; i++)
-			if (was.runs[i].at > changes.baseline_at)
-				changes.baseline_at = was.runs[i].at;
-	}
-	for (size_t i = 0; i < n; i++)
-		runs[i].change = &changes.runs[i];
-	struct rm_report report = {runs, n, now, &changes};
-	struct rm_outfile of;
-	if (rm_outfile_open(&of, output ? output : "-", &err)) {
-		rm_error("%s", err.msg);
-		code = rm_exit_code(err.code);
-		goto out_seen;
-	}
-	FILE *fp = of.fp;
-	if (!strcmp(format, "html")) {
-		rm_render_report_html(fp, &report);
-	} else if (!strcmp(format, "md")) {
-		rm_render_report_md(fp, &report);
 	} else {
-		json_t *doc = rm_render_report_json(&report);
-		json_dumpf(doc, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-		fputc('\n', fp);
-		json_decref(doc);
+		code = failed ? RM_EXIT_FINDINGS : RM_EXIT_OK;
 	}
-	if (rm_outfile_commit(&of, &err)) {
-		rm_error("%s", err.msg);
-		code = rm_exit_code(err.code);
-		goto out_seen;
-	}
-	if (rm_store_readonly(st))
-		rm_warning("read-only database: this report is not kept as the next one's baseline");
-	else if (rm_store_put_report(st, now, &seen, &err)) {
-		rm_error("%s", err.msg);
-		code = rm_exit_code(err.code);
-		goto out_seen;
-	}
-	if ((fail_worst && worst >= fail_on) || (new_given && rm_changes_new_at(&changes, fail_on_new)))
-		code = RM_EXIT_FINDINGS;
-out_seen:
-	rm_changes_release(&changes);
-	rm_seen_release(&seen);
-	rm_seen_release(&was);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-out:
-	for (size_t i = 0; i < done; i++) {
-		rm_diagnosis_release(&ds[i]);
-		rm_run_info_release(&infos[i]);
-		free(urls[i]);
-	}
-	free(ds);
-	free(infos);
-	free(runs);
-	free(urls);
 	free(ids);
 	rm_store_close(st);
 	return code;

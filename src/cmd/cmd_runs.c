@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd/cmd.h"
-#include "runmon/text.h"
+#include "cmd/cli.h"
+#include "runmon/common.h"
 
 static const char usage_text[] = "usage: runmon runs [--json]\n"
                                  "\n"

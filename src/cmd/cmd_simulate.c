@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "runmon/buckets.h"
-#include "runmon/lengthsrc.h"
+#include "cmd/cli.h"
+#include "runmon/cost.h"
+#include "runmon/parse.h"
 #include "runmon/sim.h"
 
 static const char usage_text[] =
@@ -52,7 +52,16 @@ static const char usage_text[] =
     "                      default 1)\n"
     "  --db PATH           database file\n";
 
-static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
+struct sim_args {
+	struct rm_sim_opts o;
+	struct rm_arrow_opts lo;
+	const char *lengths_from, *run, *out;
+	int64_t *bounds;
+	struct rm_lengths dist;
+};
+
+/* Reads the options into a; -1 when they are fine, else the exit code. */
+static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct sim_args *a)
 {
 	static const struct option longopts[] = {
 	    {"strategy", required_argument, NULL, 'S'},
@@ -77,188 +86,181 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct rm_sim_opts o;
-	struct rm_arrow_opts lo = {NULL, NULL, NULL};
-	const char *lengths_from = NULL;
-	struct rm_lengths dist = {0};
-	const char *run = NULL, *out = NULL;
-	int64_t *bounds = NULL, v;
-	int c, code = RM_EXIT_USAGE;
-	rm_sim_opts_default(&o);
+	int c;
+	int64_t v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
-			if (rm_sim_strategy_parse(optarg, &o.strategy)) {
-				rm_cmd_usage_error(&cmd_simulate, "unknown strategy '%s'", optarg);
-				goto out;
-			}
+			if (rm_sim_strategy_parse(optarg, &a->o.strategy))
+				return rm_cmd_usage_error(&cmd_simulate, "unknown strategy '%s'", optarg);
 			break;
 		case 'n':
-			if (rm_parse_int(optarg, 100, &o.steps) || o.steps > 100000000) {
-				rm_cmd_usage_error(&cmd_simulate, "--steps wants 100..100000000");
-				goto out;
-			}
+			if (rm_parse_int(optarg, 100, &a->o.steps) || a->o.steps > 100000000)
+				return rm_cmd_usage_error(&cmd_simulate, "--steps wants 100..100000000");
 			break;
 		case 's':
-			if (rm_parse_int(optarg, 0, &v)) {
-				rm_cmd_usage_error(&cmd_simulate, "--seed wants a non-negative integer");
-				goto out;
-			}
-			o.seed = (uint64_t)v;
+			if (rm_parse_int(optarg, 0, &v))
+				return rm_cmd_usage_error(&cmd_simulate, "--seed wants a non-negative integer");
+			a->o.seed = (uint64_t)v;
 			break;
 		case 'b':
-			free(bounds);
-			bounds = NULL;
-			if (rm_parse_bounds(optarg, &bounds, &o.nbounds) || o.nbounds > 33) {
-				rm_cmd_usage_error(&cmd_simulate, "--buckets wants 2 to 33 increasing lengths");
-				goto out;
-			}
-			o.bounds = bounds;
+			free(a->bounds);
+			a->bounds = NULL;
+			if (rm_parse_bounds(optarg, &a->bounds, &a->o.nbounds) || a->o.nbounds > 33)
+				return rm_cmd_usage_error(&cmd_simulate, "--buckets wants 2 to 33 increasing lengths");
+			a->o.bounds = a->bounds;
 			break;
 		case 'k':
-			if (rm_parse_int(optarg, 1, &v) || v > 100000) {
-				rm_cmd_usage_error(&cmd_simulate, "--log-every wants 1..100000");
-				goto out;
-			}
-			o.log_every = (int)v;
+			if (rm_parse_int(optarg, 1, &v) || v > 100000)
+				return rm_cmd_usage_error(&cmd_simulate, "--log-every wants 1..100000");
+			a->o.log_every = (int)v;
 			break;
-		case 'N': o.no_bucket = 1; break;
-		case 'U': o.cumulative = o.no_bucket = 1; break;
+		case 'N': a->o.no_bucket = 1; break;
+		case 'U': a->o.cumulative = a->o.no_bucket = 1; break;
 		case 'p':
 			if (!strcmp(optarg, "none"))
-				o.spikes = RM_SIM_SPIKES_NONE;
+				a->o.spikes = RM_SIM_SPIKES_NONE;
 			else if (!strcmp(optarg, "bucket"))
-				o.spikes = RM_SIM_SPIKES_BUCKET;
+				a->o.spikes = RM_SIM_SPIKES_BUCKET;
 			else if (!strcmp(optarg, "checkpoint"))
-				o.spikes = RM_SIM_SPIKES_CHECKPOINT;
-			else {
-				rm_cmd_usage_error(&cmd_simulate, "--spikes wants none, bucket or checkpoint");
-				goto out;
-			}
+				a->o.spikes = RM_SIM_SPIKES_CHECKPOINT;
+			else
+				return rm_cmd_usage_error(&cmd_simulate, "--spikes wants none, bucket or checkpoint");
 			break;
 		case 'v':
-			if (rm_parse_int(optarg, 2, &o.save_every)) {
-				rm_cmd_usage_error(&cmd_simulate, "--save-every wants a step count >= 2");
-				goto out;
-			}
+			if (rm_parse_int(optarg, 2, &a->o.save_every))
+				return rm_cmd_usage_error(&cmd_simulate, "--save-every wants a step count >= 2");
 			break;
 		case 'e':
-			if (rm_parse_int(optarg, 1, &o.steps_per_epoch)) {
-				rm_cmd_usage_error(&cmd_simulate, "--steps-per-epoch wants a step count");
-				goto out;
-			}
+			if (rm_parse_int(optarg, 1, &a->o.steps_per_epoch))
+				return rm_cmd_usage_error(&cmd_simulate, "--steps-per-epoch wants a step count");
 			break;
-		case 'r': run = optarg; break;
-		case 'o': out = optarg; break;
-		case 'L': lengths_from = optarg; break;
-		case 'C': lo.column = optarg; break;
+		case 'r': a->run = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'L': a->lengths_from = optarg; break;
+		case 'C': a->lo.column = optarg; break;
 		case 'R':
-			if (rm_parse_int(optarg, 1, &v) || v > 1024) {
-				rm_cmd_usage_error(&cmd_simulate, "--ranks wants 1..1024");
-				goto out;
-			}
-			o.ranks = (int)v;
+			if (rm_parse_int(optarg, 1, &v) || v > 1024)
+				return rm_cmd_usage_error(&cmd_simulate, "--ranks wants 1..1024");
+			a->o.ranks = (int)v;
 			break;
 		case 'M':
-			if (rm_sim_rank_mode_parse(optarg, &o.rank_mode)) {
-				rm_cmd_usage_error(&cmd_simulate, "--rank-mode wants lockstep, sharded or independent");
-				goto out;
-			}
+			if (rm_sim_rank_mode_parse(optarg, &a->o.rank_mode))
+				return rm_cmd_usage_error(&cmd_simulate,
+				                          "--rank-mode wants lockstep, sharded or independent");
 			break;
 		case 'm':
-			if (rm_parse_int(optarg, 1, &v) || v > 64) {
-				rm_cmd_usage_error(&cmd_simulate, "--micro wants 1..64");
-				goto out;
-			}
-			o.micro = (int)v;
+			if (rm_parse_int(optarg, 1, &v) || v > 64)
+				return rm_cmd_usage_error(&cmd_simulate, "--micro wants 1..64");
+			a->o.micro = (int)v;
 			break;
-		case 'l': o.lens = 1; break;
+		case 'l': a->o.lens = 1; break;
 		case 'D': ctx->db_path = optarg; break;
-		case 'h': code = rm_cmd_help(&cmd_simulate); goto out;
-		default: rm_cmd_usage_error(&cmd_simulate, "bad option"); goto out;
+		case 'h': return rm_cmd_help(&cmd_simulate);
+		default: return rm_cmd_usage_error(&cmd_simulate, "bad option");
 		}
 	}
+	return -1;
+}
+
+/* --lengths-from: the real lengths to draw from, and (without --buckets)
+ * their least-padding boundaries. -1 when read, else the exit code. */
+static int load_lengths(struct sim_args *a)
+{
+	struct rm_err err;
+	int64_t *lens;
+	size_t nl;
+	struct rm_length_source src;
+	if (rm_lengths_read(a->lengths_from, &a->lo, &lens, &nl, &src, &err)) {
+		rm_error("%s", err.msg);
+		return rm_exit_code(err.code);
+	}
+	rm_length_source_note(&src, a->lengths_from, nl, stderr);
+	rm_lengths_from(&a->dist, lens, nl);
+	free(lens);
+	a->o.lengths = &a->dist;
+	if (!a->o.bounds) { /* the least-padding boundaries of these lengths */
+		struct rm_bucketing fit;
+		rm_buckets_fit(&a->dist, 6, &fit);
+		a->bounds = rm_xmalloc((size_t)(fit.k + 1) * sizeof(int64_t));
+		memcpy(a->bounds, fit.bound, (size_t)(fit.k + 1) * sizeof(int64_t));
+		a->o.bounds = a->bounds;
+		a->o.nbounds = fit.k + 1;
+		fprintf(stderr, "runmon: buckets fitted to those lengths:");
+		for (int i = 0; i <= fit.k; i++)
+			fprintf(stderr, "%s%lld", i ? "," : " ", (long long)fit.bound[i]);
+		fputc('\n', stderr);
+	}
+	return -1;
+}
+
+static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
+{
+	struct sim_args a = {.lo = {NULL, NULL, NULL}};
+	rm_sim_opts_default(&a.o);
+	int code = parse_options(argc, argv, ctx, &a);
+	if (code >= 0)
+		goto out;
+	code = RM_EXIT_USAGE;
 	if (optind < argc) {
-		rm_cmd_usage_error(&cmd_simulate, "unexpected argument '%s'", argv[optind]);
+		code = rm_cmd_usage_error(&cmd_simulate, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
 	struct rm_err err;
-	if (lo.column && !lengths_from) {
-		rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
+	if (a.lo.column && !a.lengths_from) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
 		goto out;
 	}
-	if (o.lens && o.cumulative) {
-		rm_cmd_usage_error(&cmd_simulate, "--lens records batches, which --cumulative leaves out");
+	if (a.o.lens && a.o.cumulative) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--lens records batches, which --cumulative leaves out");
 		goto out;
 	}
-	if (lengths_from) {
-		int64_t *lens;
-		size_t nl;
-		struct rm_length_source src;
-		if (rm_lengths_read(lengths_from, &lo, &lens, &nl, &src, &err)) {
+	if (a.lengths_from && (code = load_lengths(&a)) >= 0)
+		goto out;
+	if (a.o.rank_mode == RM_SIM_INDEPENDENT &&
+	    (a.o.strategy == RM_SIM_MIXED || a.o.strategy == RM_SIM_HF_MEGABATCH)) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--rank-mode independent wants a bucketed strategy (not %s)",
+		                          rm_sim_strategy_name(a.o.strategy));
+		goto out;
+	}
+	if ((double)a.o.steps * rm_sim_slots(&a.o) > 200e6) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--steps x --ranks x --micro wants at most 200000000 batches");
+		goto out;
+	}
+	if (a.out) {
+		if (rm_sim_write_files(a.out, &a.o, &err)) {
 			rm_error("%s", err.msg);
 			code = rm_exit_code(err.code);
 			goto out;
 		}
-		rm_length_source_note(&src, lengths_from, nl, stderr);
-		rm_lengths_from(&dist, lens, nl);
-		free(lens);
-		o.lengths = &dist;
-		if (!o.bounds) { /* the least-padding boundaries of these lengths */
-			struct rm_bucketing fit;
-			rm_buckets_fit(&dist, 6, &fit);
-			bounds = rm_xmalloc((size_t)(fit.k + 1) * sizeof(int64_t));
-			memcpy(bounds, fit.bound, (size_t)(fit.k + 1) * sizeof(int64_t));
-			o.bounds = bounds;
-			o.nbounds = fit.k + 1;
-			fprintf(stderr, "runmon: buckets fitted to those lengths:");
-			for (int i = 0; i <= fit.k; i++)
-				fprintf(stderr, "%s%lld", i ? "," : " ", (long long)fit.bound[i]);
-			fputc('\n', stderr);
-		}
-	}
-	if (o.rank_mode == RM_SIM_INDEPENDENT && (o.strategy == RM_SIM_MIXED || o.strategy == RM_SIM_HF_MEGABATCH)) {
-		rm_cmd_usage_error(&cmd_simulate, "--rank-mode independent wants a bucketed strategy (not %s)",
-		                   rm_sim_strategy_name(o.strategy));
-		goto out;
-	}
-	if ((double)o.steps * rm_sim_slots(&o) > 200e6) {
-		rm_cmd_usage_error(&cmd_simulate, "--steps x --ranks x --micro wants at most 200000000 batches");
-		goto out;
-	}
-	if (out) {
-		if (rm_sim_write_files(out, &o, &err)) {
-			rm_error("%s", err.msg);
-			code = rm_exit_code(err.code);
-			goto out;
-		}
-		if (o.cumulative)
-			printf("wrote %s/history.jsonl with cumulative counters (%s, %lld steps, seed %llu)\n", out,
-			       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed);
+		if (a.o.cumulative)
+			printf("wrote %s/history.jsonl with cumulative counters (%s, %lld steps, seed %llu)\n", a.out,
+			       rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps, (unsigned long long)a.o.seed);
 		else
-			printf("wrote %s/history.jsonl and %s/batches.jsonl (%s, %lld steps, seed %llu)\n", out, out,
-			       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed);
+			printf("wrote %s/history.jsonl and %s/batches.jsonl (%s, %lld steps, seed %llu)\n", a.out,
+			       a.out, rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps,
+			       (unsigned long long)a.o.seed);
 		code = RM_EXIT_OK;
 		goto out;
 	}
-	char *name = run ? rm_xstrdup(run) : rm_xasprintf("sim-%s", rm_sim_strategy_name(o.strategy));
+	char *name = a.run ? rm_xstrdup(a.run) : rm_xasprintf("sim-%s", rm_sim_strategy_name(a.o.strategy));
 	struct rm_store *st;
 	if ((code = rm_ctx_open_store(ctx, &st)) == RM_EXIT_OK) {
-		if (rm_sim_store(st, name, &o, &err)) {
+		if (rm_sim_store(st, name, &a.o, &err)) {
 			rm_error("%s", err.msg);
 			code = rm_exit_code(err.code);
 		} else {
 			printf("simulated run '%s': %s, %lld steps, seed %llu, loss logged every %d step%s\n", name,
-			       rm_sim_strategy_name(o.strategy), (long long)o.steps, (unsigned long long)o.seed,
-			       o.log_every, o.log_every > 1 ? "s" : "");
+			       rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps, (unsigned long long)a.o.seed,
+			       a.o.log_every, a.o.log_every > 1 ? "s" : "");
 		}
 		rm_store_close(st);
 	}
 	free(name);
 out:
-	free(bounds);
-	rm_lengths_release(&dist);
+	free(a.bounds);
+	rm_lengths_release(&a.dist);
 	return code;
 }
 

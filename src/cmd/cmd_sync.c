@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "runmon/sync.h"
-#include "runmon/text.h"
+#include "cmd/cli.h"
+#include "runmon/wandb.h"
+#include "runmon/common.h"
 
 static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RUN_ID...\n"
                                  "       runmon sync [options] ENTITY/PROJECT [--state STATE] [--since DATE]\n"
@@ -106,7 +106,7 @@ static void print_stats(const struct rm_http *h)
 static int split_path(char *s, char **parts)
 {
 	int n = 0;
-	for (char *tok = strtok(s, "/"); tok && n < 4; tok = strtok(NULL, "/"))
+	for (char *save, *tok = strtok_r(s, "/", &save); tok && n < 4; tok = strtok_r(NULL, "/", &save))
 		parts[n++] = tok;
 	return n;
 }

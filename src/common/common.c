@@ -128,7 +128,17 @@ char *rm_path_absolute(const char *path)
 		return real;
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		return rm_xstrdup(path);
-	char *out = rm_xmalloc(strlen(cwd) + strlen(path) + 2);
-	sprintf(out, "%s/%s", cwd, path);
-	return out;
+	return rm_xasprintf("%s/%s", cwd, path);
+}
+
+void rm_say(const struct rm_voice *v, enum rm_say_kind kind, const char *fmt, ...)
+{
+	if (!v || !v->say)
+		return;
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	v->say(v->arg, kind, msg);
 }

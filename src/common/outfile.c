@@ -1,8 +1,8 @@
 /*
- * outfile.c - see outfile.h.
+ * outfile.c - see runmon/common.h.
  */
 #define _GNU_SOURCE /* mkostemp */
-#include "runmon/outfile.h"
+#include "runmon/common.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,13 +1,11 @@
 /*
- * text.c - see text.h.
+ * text.c - see runmon/common.h.
  */
-#include "runmon/text.h"
+#include "runmon/common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "runmon/common.h"
 
 size_t rm_utf8_len(const unsigned char *p, size_t left)
 {
@@ -97,9 +95,9 @@ const char *rm_tx(const char *s)
 			memcpy(o, s + i, n);
 			o += n;
 		} else if (n == 2) { /* a C1 control, U+0080..U+009F */
-			o += sprintf(o, "\\u%04x", (unsigned)p[i + 1]);
+			o += snprintf(o, 7, "\\u%04x", (unsigned)p[i + 1]);
 		} else {
-			o += sprintf(o, "\\x%02x", (unsigned)p[i]);
+			o += snprintf(o, 5, "\\x%02x", (unsigned)p[i]);
 		}
 	}
 	*o = '\0';

@@ -1,5 +1,5 @@
 /*
- * buckets.c - see buckets.h.
+ * buckets.c - see runmon/cost.h.
  *
  * With distinct lengths v_1 < ... < v_D, counts c and prefix sums C (count)
  * and S (tokens), a bucket of v_a..v_b costs
@@ -10,7 +10,7 @@
  * best split point is monotone in b and divide and conquer finds each
  * layer in O(D log D) (Galil & Park 1992; tested against the O(D^2) DP).
  */
-#include "runmon/buckets.h"
+#include "runmon/cost.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * padding.c - see padding.h.
+ * padding.c - see runmon/cost.h.
  *
  * The store keeps per-batch statistics, not every length, so each batch's
  * lengths are rebuilt: one at min_len, one at max_len, the rest at the
@@ -10,16 +10,14 @@
  * Interleaving reorders batches without changing what is in them, so its
  * padding equals bucketing with the same boundaries.
  */
-#include "runmon/padding.h"
+#include "runmon/cost.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runmon/buckets.h"
 #include "runmon/common.h"
 #include "runmon/stats.h"
-#include "runmon/store.h"
 
 static const char *const names[RM_PACK_COUNT] = {"sorted", "bucketed (current boundaries)",
                                                  "bucketed (fitted boundaries)", "stride-interleaved", "fully random"};

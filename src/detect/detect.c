@@ -1,6 +1,7 @@
 /*
- * detect.c - joins loss points with the batches they cover, runs every
- * detector and frees the results.
+ * detect.c - what every detector reads: the loss points joined with the
+ * batches they cover (rm_prepare), dense buckets, and the rank x
+ * micro-batch slots. rm_detect_all (detect_verdict.c) runs the detectors.
  *
  * A loss point covers the batches of the steps since the previous loss
  * row: one batch when the trainer logs every step, K of them when it logs
@@ -14,23 +15,6 @@
 #include "detect_internal.h"
 #include "runmon/stats.h"
 
-static const char *const sev_names[] = {"none", "info", "warn", "critical"};
-
-const char *rm_severity_name(enum rm_severity s)
-{
-	return sev_names[s];
-}
-
-int rm_severity_parse(const char *name, enum rm_severity *out)
-{
-	for (int i = RM_SEV_INFO; i <= RM_SEV_CRITICAL; i++)
-		if (!strcmp(name, sev_names[i])) {
-			*out = (enum rm_severity)i;
-			return 0;
-		}
-	return -1;
-}
-
 void rm_detect_opts_default(struct rm_detect_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -40,7 +24,7 @@ void rm_detect_opts_default(struct rm_detect_opts *o)
 	o->alpha = 0.01;
 }
 
-int dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS])
+int rm_dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS])
 {
 	char seen[RM_BUCKET_IDS] = {0};
 	int k = 0;
@@ -60,7 +44,7 @@ int dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_I
 	return k;
 }
 
-int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks)
+int rm_slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks)
 {
 	it->bstep = bstep;
 	it->brank = brank;
@@ -79,7 +63,7 @@ int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t 
 	return it->R * it->M;
 }
 
-int slots_next(struct slots *it, size_t t)
+int rm_slots_next(struct slots *it, size_t t)
 {
 	int rank = it->R > 1 ? it->brank[t] : 0;
 	if (t > 0 && it->bstep[t] == it->bstep[t - 1] && (it->R == 1 || it->brank[t - 1] == rank))
@@ -89,7 +73,7 @@ int slots_next(struct slots *it, size_t t)
 	return rank * it->M + (it->micro < it->M ? it->micro : it->M - 1);
 }
 
-void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
+void rm_prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom)
 {
 	int k = p->k;
 	size_t mx = 0; /* the next mixed batch */
@@ -207,11 +191,11 @@ static void prepare_mixed(struct rm_prepared *p, const struct rm_mix *m, size_t 
 		rm_mix_add(&p->mix, p->nb, bucket, share, parts);
 }
 
-void prepare(const struct rm_series *s, struct rm_prepared *p)
+void rm_prepare(const struct rm_series *s, struct rm_prepared *p)
 {
 	int dense[RM_BUCKET_IDS];
 	memset(p, 0, sizeof(*p));
-	p->k = dense_buckets(s, 1, dense, p->bucket_id);
+	p->k = rm_dense_buckets(s, 1, dense, p->bucket_id);
 	/* The series' own steps and ranks serve when no batch is left out (the
 	 * usual case), which saves a copy of each on a long run. */
 	size_t kept = 0;
@@ -316,7 +300,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	} else if (p->k) {
 		size_t k = (size_t)p->k;
 		p->share = rm_xmalloc((p->n ? p->n : 1) * k * sizeof(float));
-		prepared_shares(p, p->bseq, p->share, p->dom);
+		rm_prepared_shares(p, p->bseq, p->share, p->dom);
 		for (size_t j = 0; j < p->n; j++)
 			p->onehot[j] = p->dom[j] >= 0 && p->share[j * k + (size_t)p->dom[j]] == 1.0f;
 	} else {
@@ -328,7 +312,7 @@ void prepare(const struct rm_series *s, struct rm_prepared *p)
 	p->long_from = p->k - (p->k / 3 > 1 ? p->k / 3 : 1);
 }
 
-void prepared_release(struct rm_prepared *p)
+void rm_prepared_release(struct rm_prepared *p)
 {
 	free(p->own_y);
 	free(p->own_step);

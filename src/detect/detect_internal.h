@@ -46,8 +46,8 @@ struct rm_prepared {
 #define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */
 
 /* Each batch's slot: rank x micro-batch, a sequence of its own across
- * steps (one slot when each step has one batch). slots_init returns the
- * slots; slots_next gives the slot of batch t, called for t = 0, 1, ... in
+ * steps (one slot when each step has one batch). rm_slots_init returns the
+ * slots; rm_slots_next gives the slot of batch t, called for t = 0, 1, ... in
  * turn. Ranks beyond RM_MAX_SLOTS share the last micro slot. */
 #define RM_MAX_SLOTS 65536
 struct slots {
@@ -55,27 +55,27 @@ struct slots {
 	const int *brank;
 	int R, M, micro;
 };
-int slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks);
-int slots_next(struct slots *it, size_t t);
+int rm_slots_init(struct slots *it, const int64_t *bstep, const int *brank, size_t nb, int nranks);
+int rm_slots_next(struct slots *it, size_t t);
 
 /* Maps bucket ids to dense indexes 0..k-1 in id order (dense[id] = -1 for
  * ids not seen as a batch's bucket, nor in a mixed batch with with_mix);
  * fills id[dense] and returns k (at most RM_MAX_BUCKETS). */
-int dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS]);
+int rm_dense_buckets(const struct rm_series *s, int with_mix, int dense[RM_BUCKET_IDS], int id[RM_MAX_BUCKETS]);
 
-void prepare(const struct rm_series *s, struct rm_prepared *p);
-void prepared_release(struct rm_prepared *p);
+void rm_prepare(const struct rm_series *s, struct rm_prepared *p);
+void rm_prepared_release(struct rm_prepared *p);
 /* Fills share[] and dom[] of every point from a batch bucket sequence (the
  * real one, or a shuffled one for permutation tests). */
-void prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom);
+void rm_prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom);
 
-void detect_split(const struct rm_prepared *p, struct rm_split_result *r);
-void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
-                   const struct rm_detect_opts *o, struct rm_ladder_result *r);
+void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r);
+void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
+                      const struct rm_detect_opts *o, struct rm_ladder_result *r);
 /* adjusted: the loss with the buckets' (or the length's) effect removed. */
-void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
-                   const struct rm_detect_opts *o, struct rm_resets_result *r);
-void detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
+void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
+                      const struct rm_detect_opts *o, struct rm_resets_result *r);
+void rm_detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
 /* The runs test of each rank: its slots' runs, expectations and variances
  * added up, and its batches. */
 struct rank_total {
@@ -84,14 +84,14 @@ struct rank_total {
 };
 /* rm_detect_runs, adding each rank's totals into per_rank (s->nranks
  * entries, zeroed) when not NULL. */
-void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
-                 struct rank_total *per_rank);
-void detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
-                    struct rm_mixture_result *r);
-void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
+void rm_detect_runs_ranked(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
+                           struct rank_total *per_rank);
+void rm_detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
+                       struct rm_mixture_result *r);
+void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
 /* Infers a period of the spikes (spike[j] per point) into r's period_*. */
-void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);
+void rm_detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);
 /* The period's events fill enough of its cycles for a periodic cause. */
-int period_covers(const struct rm_resets_result *r);
+int rm_period_covers(const struct rm_resets_result *r);
 
 #endif

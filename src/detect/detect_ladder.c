@@ -275,7 +275,7 @@ static void *shuffle_worker(void *arg)
 		} else {
 			rm_rng_shuffle_int(&w->rng, w->order, p->nb);
 			if (!p->one_each)
-				prepared_shares(p, w->order, w->share, w->dom);
+				rm_prepared_shares(p, w->order, w->share, w->dom);
 		}
 		/* the interval means of the loss under the shuffled order, as
 		 * intervals() makes them of the loss as logged */
@@ -381,8 +381,8 @@ static void shuffles_run(struct shuffles *sh)
 	free(sh->moved);
 }
 
-void detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
-                   const struct rm_detect_opts *o, struct rm_ladder_result *r)
+void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
+                      const struct rm_detect_opts *o, struct rm_ladder_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!sp->trend || p->n < 50)

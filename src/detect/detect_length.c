@@ -105,7 +105,7 @@ static double effective_n(const double *x, const double *y, size_t m, size_t max
 	return (double)m / (1 + 2 * fmax(0, sum));
 }
 
-void detect_length(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_length_result *r)
+void rm_detect_length(const struct rm_prepared *p, const struct rm_split_result *sp, struct rm_length_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!p->blog)

@@ -31,13 +31,6 @@
 #include "detect_internal.h"
 #include "runmon/stats.h"
 
-static const char *const shape_names[] = {"none", "random", "lockstep", "rank_streaks", "drift"};
-
-const char *rm_mix_shape_name(enum rm_mix_shape s)
-{
-	return shape_names[s];
-}
-
 /* The steps' bucket counts (T x k) and batch counts. */
 struct steps {
 	size_t T;
@@ -111,7 +104,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The runs test on each rank, from its slots' totals (detect_runs). */
+/* The runs test on each rank, from its slots' totals (rm_detect_runs_ranked). */
 static void rank_runs(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
                       struct rm_mixture_result *r)
 {
@@ -235,8 +228,8 @@ static void persistence(struct steps *st, struct rm_mixture_result *r)
 	}
 }
 
-void detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
-                    struct rm_mixture_result *r)
+void rm_detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
+                       struct rm_mixture_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->worst = -1;

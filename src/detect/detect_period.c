@@ -132,7 +132,7 @@ static void against_bucket(const struct rm_prepared *p, const int64_t *ev, const
 	    in_ev && in_pts ? rm_binom_sf((double)x_ev_in, (double)in_ev, (double)x_in / (double)in_pts) : 1;
 }
 
-void detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r)
+void rm_detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r)
 {
 	r->period_p = r->period_beyond_bucket_p = r->bucket_beyond_period_p = 1;
 	if (p->n < 2)
@@ -203,7 +203,7 @@ out:
 	free(ev_bucket);
 }
 
-int period_covers(const struct rm_resets_result *r)
+int rm_period_covers(const struct rm_resets_result *r)
 {
 	return r->period_cycles > 0 && (double)r->period_hits >= MIN_COVER * r->period_cycles;
 }

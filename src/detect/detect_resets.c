@@ -101,8 +101,77 @@ static void near_events(const int64_t *spikes, size_t ns, const int64_t *ev, siz
 	*p = rm_binom_sf((double)hits, (double)ns, covered);
 }
 
-void detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
-                   const struct rm_detect_opts *o, struct rm_resets_result *r)
+/* Spikes x bucket: chi-square with Cramer's V, and each bucket's
+ * enrichment (share of spikes over share of points, binomial p). */
+static void spikes_by_bucket(const struct rm_prepared *p, const size_t *npts, size_t tot, struct rm_resets_result *r)
+{
+	if (p->k < 2 || r->spikes == 0)
+		return;
+	double N = (double)tot, S = (double)r->spikes, chi2 = 0;
+	for (int b = 0; b < p->k; b++) {
+		double share = (double)npts[b] / N, es = S * share, en = (N - S) * share;
+		double os = (double)r->bucket_spikes[b], on = (double)npts[b] - os;
+		if (es > 0)
+			chi2 += (os - es) * (os - es) / es;
+		if (en > 0)
+			chi2 += (on - en) * (on - en) / en;
+		r->enrichment[b] = share > 0 ? (os / S) / share : 0;
+		r->enrich_p[b] = rm_binom_sf(os, S, share);
+	}
+	r->chi2 = chi2;
+	r->chi2_df = p->k - 1;
+	r->chi2_p = rm_chi2_sf(chi2, r->chi2_df);
+	r->cramers_v = sqrt(chi2 / N);
+}
+
+/* Checkpoint saves every `every` steps: the spikes within w steps after a
+ * save against the share of steps so covered (binomial), and Rayleigh's R. */
+static void checkpoint_test(const int64_t *ss, size_t ns, int64_t every, int64_t lo, int64_t hi,
+                            struct rm_resets_result *r)
+{
+	rayleigh(ss, ns, every, &r->ckpt_r, &r->ckpt_p);
+	/* Saves at every multiple of P: a spike is near one when its phase is
+	 * below w. Counted, not listed: a run whose steps jump to 2^53 with
+	 * saves every 7 steps would need petabytes (fuzz_diagnose). */
+	int64_t P = every, w = P / 50 > 5 ? P / 50 : 5;
+	size_t hits = 0;
+	for (size_t i = 0; i < ns; i++)
+		hits += ss[i] % P < w;
+	double nsaves = (double)((hi - (lo / P) * P) / P + 1);
+	double covered = fmin(1, nsaves * (double)w / fmax(1, (double)(hi - lo) + 1));
+	r->ckpt_near = (double)hits;
+	r->ckpt_expected = covered * (double)ns;
+	r->ckpt_p = rm_binom_sf((double)hits, (double)ns, covered);
+}
+
+/* Learning-rate changes: jumps of more than 20% that are also 5x both
+ * neighbouring moves, so a warmup or cosine ramp is not a change. Their
+ * steps go to ev; returns how many. */
+static size_t lr_changes(const struct rm_prepared *p, int64_t *ev)
+{
+	size_t n = p->n, ne = 0;
+	size_t last = SIZE_MAX, prev2 = SIZE_MAX;
+	for (size_t j = 0; j < n; j++) {
+		if (!isfinite(p->lr[j]))
+			continue;
+		if (last != SIZE_MAX) {
+			double d = fabs(p->lr[j] - p->lr[last]);
+			double before = prev2 != SIZE_MAX ? fabs(p->lr[last] - p->lr[prev2]) : 0;
+			size_t nx = j + 1;
+			while (nx < n && !isfinite(p->lr[nx]))
+				nx++;
+			double after = nx < n ? fabs(p->lr[nx] - p->lr[j]) : 0;
+			if (d > 0.2 * fmax(fabs(p->lr[last]), 1e-12) && d > 5 * before && d > 5 * after)
+				ev[ne++] = p->step[j];
+		}
+		prev2 = last;
+		last = j;
+	}
+	return ne;
+}
+
+void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
+                      const struct rm_detect_opts *o, struct rm_resets_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->chi2_p = r->ckpt_p = r->epoch_p = r->lr_p = r->period_p = 1;
@@ -167,24 +236,7 @@ void detect_resets(const struct rm_prepared *p, const double *adjusted, const st
 			r->list[a - 1] = t;
 		}
 	}
-	/* Spikes x bucket. */
-	if (p->k >= 2 && r->spikes > 0) {
-		double N = (double)tot, S = (double)r->spikes, chi2 = 0;
-		for (int b = 0; b < p->k; b++) {
-			double share = (double)npts[b] / N, es = S * share, en = (N - S) * share;
-			double os = (double)r->bucket_spikes[b], on = (double)npts[b] - os;
-			if (es > 0)
-				chi2 += (os - es) * (os - es) / es;
-			if (en > 0)
-				chi2 += (on - en) * (on - en) / en;
-			r->enrichment[b] = share > 0 ? (os / S) / share : 0;
-			r->enrich_p[b] = rm_binom_sf(os, S, share);
-		}
-		r->chi2 = chi2;
-		r->chi2_df = p->k - 1;
-		r->chi2_p = rm_chi2_sf(chi2, r->chi2_df);
-		r->cramers_v = sqrt(chi2 / N);
-	}
+	spikes_by_bucket(p, npts, tot, r);
 	/* Checkpoint saves: how many spikes fall within w steps after a save,
 	 * against the share of steps so covered. Rayleigh's R describes the
 	 * phase concentration but is not the test: spikes that cluster in time
@@ -194,21 +246,8 @@ void detect_resets(const struct rm_prepared *p, const double *adjusted, const st
 	int64_t *ev = rm_xmalloc((n > 64 ? n : 64) * sizeof(int64_t));
 	size_t ne = 0;
 	r->checkpoint_every = s->checkpoint_every;
-	if (s->checkpoint_every > 1 && ns >= 3) {
-		rayleigh(ss, ns, s->checkpoint_every, &r->ckpt_r, &r->ckpt_p);
-		/* Saves at every multiple of P: a spike is near one when its phase is
-		 * below w. Counted, not listed: a run whose steps jump to 2^53 with
-		 * saves every 7 steps would need petabytes (fuzz_diagnose). */
-		int64_t P = s->checkpoint_every, w = P / 50 > 5 ? P / 50 : 5;
-		size_t hits = 0;
-		for (size_t i = 0; i < ns; i++)
-			hits += ss[i] % P < w;
-		double nsaves = (double)((hi - (lo / P) * P) / P + 1);
-		double covered = fmin(1, nsaves * (double)w / fmax(1, (double)(hi - lo) + 1));
-		r->ckpt_near = (double)hits;
-		r->ckpt_expected = covered * (double)ns;
-		r->ckpt_p = rm_binom_sf((double)hits, (double)ns, covered);
-	}
+	if (s->checkpoint_every > 1 && ns >= 3)
+		checkpoint_test(ss, ns, s->checkpoint_every, lo, hi, r);
 	/* Epoch boundaries: given, or where the epoch column crosses an integer. */
 	r->steps_per_epoch = s->steps_per_epoch;
 	if (s->steps_per_epoch > 0) {
@@ -229,29 +268,10 @@ void detect_resets(const struct rm_prepared *p, const double *adjusted, const st
 		int64_t w = (hi - lo) / (int64_t)(200 * ne) > 3 ? (hi - lo) / (int64_t)(200 * ne) : 3;
 		near_events(ss, ns, ev, ne, w, lo, hi, &r->epoch_near, &r->epoch_expected, &r->epoch_p);
 	}
-	/* Learning-rate changes: jumps of more than 20% that are also 5x both
-	 * neighbouring moves, so a warmup or cosine ramp is not a change. */
-	ne = 0;
-	size_t last = SIZE_MAX, prev2 = SIZE_MAX;
-	for (size_t j = 0; j < n; j++) {
-		if (!isfinite(p->lr[j]))
-			continue;
-		if (last != SIZE_MAX) {
-			double d = fabs(p->lr[j] - p->lr[last]);
-			double before = prev2 != SIZE_MAX ? fabs(p->lr[last] - p->lr[prev2]) : 0;
-			size_t nx = j + 1;
-			while (nx < n && !isfinite(p->lr[nx]))
-				nx++;
-			double after = nx < n ? fabs(p->lr[nx] - p->lr[j]) : 0;
-			if (d > 0.2 * fmax(fabs(p->lr[last]), 1e-12) && d > 5 * before && d > 5 * after)
-				ev[ne++] = p->step[j];
-		}
-		prev2 = last;
-		last = j;
-	}
+	ne = lr_changes(p, ev);
 	r->lr_changes = ne;
 	if (s->checkpoint_every <= 1) /* a configured interval wins: no search */
-		detect_period(p, spike, r);
+		rm_detect_period(p, spike, r);
 	if (ne > 0 && ns > 0)
 		near_events(ss, ns, ev, ne, 10, lo, hi, &r->lr_near, &r->lr_expected, &r->lr_p);
 	free(ev);

@@ -67,16 +67,16 @@ static void close_run(struct rm_runs_result *r, const struct rank_run *q, const 
  * of them from one bucket are no streak. Under random order the slots are
  * independent, so the runs, their expectation and variance add up (one
  * slot: the test above as it was). */
-void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
-                 struct rank_total *per_rank)
+void rm_detect_runs_ranked(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
+                           struct rank_total *per_rank)
 {
 	size_t count[RM_MAX_BUCKETS] = {0}, runs_of[RM_MAX_BUCKETS] = {0};
 	int id[RM_MAX_BUCKETS], k = 0;
 	memset(r, 0, sizeof(*r));
 	int dense[RM_BUCKET_IDS];
-	k = dense_buckets(s, 0, dense, id);
+	k = rm_dense_buckets(s, 0, dense, id);
 	struct slots it;
-	int nslots = slots_init(&it, s->bstep, s->brank, s->nb, s->nranks);
+	int nslots = rm_slots_init(&it, s->bstep, s->brank, s->nb, s->nranks);
 	struct rank_run *rk = rm_xcalloc((size_t)nslots, sizeof(*rk));
 	for (int i = 0; i < nslots; i++)
 		rk[i].prev = -1;
@@ -84,7 +84,7 @@ void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, stru
 	struct rm_run_span top[RM_MAX_LIST + 1];
 	int ntop = 0;
 	for (size_t t = 0; t < s->nb; t++) {
-		int raw = s->bucket[t], slot = slots_next(&it, t);
+		int raw = s->bucket[t], slot = rm_slots_next(&it, t);
 		if (raw < 0 || raw >= RM_BUCKET_IDS || dense[raw] < 0)
 			continue;
 		int b = dense[raw];
@@ -154,5 +154,5 @@ void detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, stru
 
 void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r)
 {
-	detect_runs(s, o, r, NULL);
+	rm_detect_runs_ranked(s, o, r, NULL);
 }

@@ -516,7 +516,7 @@ static void *round_thread(void *arg)
 	return NULL;
 }
 
-void detect_split(const struct rm_prepared *p, struct rm_split_result *r)
+void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->k = p->k;

@@ -18,32 +18,6 @@
 #include "detect_internal.h"
 #include "runmon/stats.h"
 
-static const char *const hyp_names[RM_H_COUNT] = {
-    [RM_H_HOMOGENEOUS] = "homogeneous batching",   [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
-    [RM_H_CHECKPOINT] = "checkpoint interference", [RM_H_EPOCH] = "epoch boundaries",
-    [RM_H_LR] = "learning-rate changes",           [RM_H_INSTABILITY] = "genuine instability",
-    [RM_H_PERIODIC] = "a periodic event",
-};
-
-const char *rm_hypothesis_name(enum rm_hypothesis h)
-{
-	return hyp_names[h];
-}
-
-const char *rm_hypothesis_id(enum rm_hypothesis h)
-{
-	static const char *const ids[RM_H_COUNT] = {
-	    [RM_H_HOMOGENEOUS] = "homogeneous_batching",
-	    [RM_H_BUCKET_RESETS] = "bucket_resets",
-	    [RM_H_CHECKPOINT] = "checkpoint",
-	    [RM_H_EPOCH] = "epoch",
-	    [RM_H_LR] = "lr_changes",
-	    [RM_H_INSTABILITY] = "instability",
-	    [RM_H_PERIODIC] = "periodic",
-	};
-	return ids[h];
-}
-
 /* -log10 p, from z when p underflows. */
 static double evidence(double p, double z)
 {
@@ -60,7 +34,7 @@ static double evidence(double p, double z)
  * whose events fill half its cycles wins: a bucket's resets fill few. */
 static void periodic_or_bucket(const struct rm_detect_opts *o, struct rm_resets_result *re)
 {
-	int periodic = re->period && re->spikes >= 5 && re->period_q < o->alpha && period_covers(re);
+	int periodic = re->period && re->spikes >= 5 && re->period_q < o->alpha && rm_period_covers(re);
 	if (periodic && re->cluster_by_bucket) {
 		int beyond_bucket = re->period_beyond_bucket_p < o->alpha;
 		int beyond_period = re->bucket_beyond_period_p < o->alpha;
@@ -77,7 +51,7 @@ static void periodic_or_bucket(const struct rm_detect_opts *o, struct rm_resets_
 	re->periodic_cause = periodic;
 }
 
-void detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
+void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_runs_result *ru = &d->runs;
 	struct rm_split_result *sp = &d->split;
@@ -254,7 +228,7 @@ struct ladder_job {
 static void *ladder_thread(void *arg)
 {
 	struct ladder_job *j = arg;
-	detect_ladder(j->p, j->s, j->split, j->o, j->out);
+	rm_detect_ladder(j->p, j->s, j->split, j->o, j->out);
 	return NULL;
 }
 
@@ -271,8 +245,8 @@ static void *order_thread(void *arg)
 {
 	struct order_job *j = arg;
 	struct rank_total *per_rank = rm_xcalloc((size_t)(j->s->nranks > 1 ? j->s->nranks : 1), sizeof(*per_rank));
-	detect_runs(j->s, j->o, &j->d->runs, per_rank);
-	detect_mixture(j->p, per_rank, j->o, &j->d->mixture);
+	rm_detect_runs_ranked(j->s, j->o, &j->d->runs, per_rank);
+	rm_detect_mixture(j->p, per_rank, j->o, &j->d->mixture);
 	free(per_rank);
 	return NULL;
 }
@@ -373,7 +347,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 {
 	struct rm_prepared p;
 	memset(d, 0, sizeof(*d));
-	prepare(s, &p);
+	rm_prepare(s, &p);
 	d->points = s->n;
 	d->finite = p.n;
 	d->nonfinite = s->n - p.n;
@@ -388,24 +362,24 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	int othreaded = pthread_create(&oth, NULL, order_thread, &ojob) == 0;
 	if (!othreaded)
 		order_thread(&ojob);
-	detect_split(&p, &d->split);
+	rm_detect_split(&p, &d->split);
 	struct ladder_job job = {&p, s, &d->split, o, &d->ladder};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, ladder_thread, &job) == 0;
 	if (!threaded)
 		ladder_thread(&job);
-	detect_length(&p, &d->split, &d->length);
+	rm_detect_length(&p, &d->split, &d->length);
 	d->split.mixed = p.multi || p.mix.n;
 	d->split.mixed_batches = p.mix.n;
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */
 	d->resets_by_length = s->derived_bounds && d->length.adjusted;
-	detect_resets(&p, d->resets_by_length ? d->length.adjusted : d->split.adjusted, s, o, &d->resets);
+	rm_detect_resets(&p, d->resets_by_length ? d->length.adjusted : d->split.adjusted, s, o, &d->resets);
 	if (threaded)
 		pthread_join(th, NULL);
 	if (othreaded)
 		pthread_join(oth, NULL);
-	detect_verdict(o, d);
+	rm_detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	plot(&p, &d->split, d->length.adjusted, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
@@ -432,7 +406,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 		d->nderived = s->nderived_bounds;
 		memcpy(d->derived_bound, s->derived_bounds, (size_t)s->nderived_bounds * sizeof(int64_t));
 	}
-	prepared_release(&p);
+	rm_prepared_release(&p);
 }
 
 const char *rm_bucket_label(const struct rm_diagnosis *d, int b)

@@ -1,7 +1,7 @@
 /*
- * flow.c - see flow.h.
+ * flow.c - see runmon/net.h.
  */
-#include "runmon/flow.h"
+#include "runmon/net.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
- * http.c - see http.h.
+ * http.c - see runmon/net.h.
  */
-#include "runmon/http.h"
+#include "runmon/net.h"
 
 #include <curl/curl.h>
 #include <math.h>

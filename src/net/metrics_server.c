@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "runmon/metrics.h"
+#include "runmon/net.h"
 
 #define CONNECTION_LIMIT   64
 #define CONNECTION_TIMEOUT 10 /* seconds a connection may sit idle or stalled */
@@ -114,7 +114,8 @@ static int split_spec(const char *spec, char *host, size_t nhost, char *port, si
 	} else if (colon && memchr(spec, ':', hl)) {
 		return -1; /* a bare IPv6 address wants brackets */
 	}
-	if (!*p || strlen(p) >= nport || strspn(p, "0123456789") != strlen(p) || atol(p) > 65535 || hl >= nhost)
+	if (!*p || strlen(p) >= nport || strspn(p, "0123456789") != strlen(p) || strtol(p, NULL, 10) > 65535 ||
+	    hl >= nhost)
 		return -1;
 	if (hl)
 		snprintf(host, nhost, "%.*s", (int)hl, h);

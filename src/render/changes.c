@@ -3,14 +3,12 @@
  * its severity, verdict and findings (rm_seen); the next report compares
  * what it sees with that, run by run, at the levels a reader sees.
  */
-#include "runmon/changes.h"
+#include "runmon/render.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "runmon/render.h"
 
 static const char *const change_names[RM_CH_COUNT] = {"new", "risen", "fallen", "resolved", "changed", "unchanged"};
 
@@ -25,24 +23,6 @@ static enum rm_severity level(enum rm_severity s)
 	return s >= RM_SEV_WARN ? s : RM_SEV_NONE;
 }
 
-struct rm_seen_run *rm_seen_push(struct rm_seen *s, const char *run, enum rm_severity sev, const char *verdict,
-                                 int64_t last_step, double at)
-{
-	s->runs = rm_xrealloc(s->runs, (s->n + 1) * sizeof(*s->runs));
-	struct rm_seen_run *r = &s->runs[s->n++];
-	*r = (struct rm_seen_run){rm_xstrdup(run), sev, rm_xstrdup(verdict), last_step, at, NULL, 0};
-	return r;
-}
-
-void rm_seen_push_finding(struct rm_seen_run *r, const char *detector, enum rm_severity sev, int64_t first_step)
-{
-	r->f = rm_xrealloc(r->f, (r->nf + 1) * sizeof(*r->f));
-	struct rm_seen_finding *f = &r->f[r->nf++];
-	snprintf(f->detector, sizeof(f->detector), "%s", detector);
-	f->severity = sev;
-	f->first_step = first_step;
-}
-
 void rm_seen_add(struct rm_seen *s, const char *run, const struct rm_diagnosis *d)
 {
 	struct rm_seen_run *r = rm_seen_push(s, run, d->severity, rm_verdict_name(d), d->points ? d->last_step : -1, 0);
@@ -54,18 +34,6 @@ void rm_seen_add(struct rm_seen *s, const char *run, const struct rm_diagnosis *
 			rm_seen_push_finding(r, rows[i].detector, sev, rows[i].first_step);
 	}
 	rm_findings_free(rows, n);
-}
-
-void rm_seen_release(struct rm_seen *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->runs[i].run);
-		free(s->runs[i].verdict);
-		free(s->runs[i].f);
-	}
-	free(s->runs);
-	s->runs = NULL;
-	s->n = 0;
 }
 
 /* "none" is a severity here (a healthy run), unlike on the command line. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "runmon/render.h"
-#include "runmon/text.h"
+#include "runmon/common.h"
 
 static const char *const blocks[] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
                                      "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};

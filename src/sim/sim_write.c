@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "runmon/common.h"
-#include "runmon/outfile.h"
 #include "runmon/sim.h"
 #include "runmon/store.h"
 
@@ -50,7 +49,7 @@ static size_t report_rows(const struct rm_sim_step *st, int64_t n, int S, int k,
 }
 
 /* What an importer makes of the counters of rows i-1 and i: per-batch
- * means over the interval (see cumulative() in import_map.c). */
+ * means over the interval (see cumulative() in sink/map.c). */
 static struct rm_batch interval_batch(const struct reported *rows, size_t i)
 {
 	double steps = (double)(rows[i].step - rows[i - 1].step);

@@ -1,5 +1,5 @@
 /*
- * simulate.c - see sim.h.
+ * simulate.c - see runmon/sim.h.
  *
  * Sequence lengths are log-normal (median 1100 tokens, sigma 0.75),
  * clipped to [16, last boundary]. A bucketed batch takes as many sequences
@@ -9,8 +9,8 @@
  * see: up to 1216 tokens ~0.55, to 2432 ~1.1, longer 1.7-2.0), times the trend 1 + 1.2 exp(-t / (steps/4)), times
  * 0.92 per completed epoch, times (1 + 0.05 noise).
  */
-#include "runmon/buckets.h"
-#include "runmon/lens.h"
+#include "runmon/cost.h"
+#include "runmon/model.h"
 #include "runmon/sim.h"
 
 #include <math.h>

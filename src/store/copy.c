@@ -9,7 +9,7 @@
  * NULL, backslash escapes, bytea as \x hex); PostgreSQL docs, COPY, "File
  * Formats".
  */
-#include "runmon/copy.h"
+#include "runmon/store.h"
 
 #include <inttypes.h>
 #include <libpq-fe.h>
@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runmon/pg.h"
-#include "runmon/store.h"
 #include "pgbuf.h"
 #include "store_internal.h"
 

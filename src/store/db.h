@@ -95,7 +95,21 @@ void rm_dbq_finalize(struct rm_dbq *q);
 struct rm_dbq *rm_dbq_upsert(struct rm_db *db, const char *table, const char *const *cols, int ncols, int nkeys,
                              struct rm_err *err);
 
-/* ---- The PostgreSQL side (db_pg.c), for the calls above ------------------ */
+/* ---- The SQLite engine (db_sqlite.c), for the calls above ----------------- */
+
+int rm_litedb_open(struct rm_db *db, int max_version, unsigned flags, struct rm_err *err);
+void rm_litedb_close(struct rm_db *db);
+int rm_litedb_exec(struct rm_db *db, const char *sql, struct rm_err *err, const char *what);
+void rm_litedb_rollback(struct rm_db *db);
+int rm_litedb_fail(struct rm_db *db, struct rm_err *err, const char *what);
+int rm_litedb_schema_version(struct rm_db *db);
+int rm_litedb_latest_version(void);
+int rm_litedb_data_version(struct rm_db *db, int64_t *v, struct rm_err *err);
+sqlite3_stmt *rm_liteq_prepare(struct rm_db *db, const char *sql, struct rm_err *err);
+sqlite3_stmt *rm_liteq_upsert(struct rm_db *db, const char *table, const char *const *cols, int ncols, int nkeys,
+                              struct rm_err *err);
+
+/* ---- The PostgreSQL engine (db_pg.c), for the calls above ----------------- */
 
 int rm_pgdb_open(struct rm_db *db, int max_version, unsigned flags, struct rm_err *err);
 void rm_pgdb_close(struct rm_db *db);
@@ -104,6 +118,7 @@ void rm_pgdb_rollback(struct rm_db *db);
 int rm_pgdb_commit(struct rm_db *db, struct rm_err *err);
 int rm_pgdb_fail(struct rm_db *db, struct rm_err *err, const char *what);
 int rm_pgdb_schema_version(struct rm_db *db);
+int rm_pgdb_latest_version(void);
 int rm_pgdb_data_version(struct rm_db *db, int64_t *v, struct rm_err *err);
 int rm_pgdb_lock_run(struct rm_db *db, int64_t run_id, void (*wait)(void *arg, const char *holder), void *arg,
                      struct rm_err *err);

@@ -29,7 +29,7 @@
 
 #include "db.h"
 #include "pgbuf.h"
-#include "runmon/pg.h"
+#include "runmon/store.h"
 #include "store_internal.h"
 
 /* Type oids of the columns staged (pg_type.dat). */
@@ -112,13 +112,18 @@ int rm_pgdb_exec(struct rm_db *db, const char *sql, struct rm_err *err, const ch
 	return rc ? rc : run_plain(db, sql, err, what);
 }
 
+int rm_pgdb_latest_version(void)
+{
+	return rm_pg_migrations[rm_pg_migrations_count - 1].version;
+}
+
 int rm_pgdb_open(struct rm_db *db, int max_version, unsigned flags, struct rm_err *err)
 {
 	(void)flags;
 	db->pg = rm_xcalloc(1, sizeof(*db->pg));
 	int rc =
 	    rm_pg_open_version(&db->pg->pg, db->spec,
-	                       max_version < rm_db_latest_version(db) ? max_version : rm_db_latest_version(db), err);
+	                       max_version < rm_pgdb_latest_version() ? max_version : rm_pgdb_latest_version(), err);
 	if (rc)
 		return rc;
 	db->pg->conn = rm_pg_conn(db->pg->pg);
@@ -194,25 +199,25 @@ void rm_pgdb_rollback(struct rm_db *db)
  * has a counter: two commits that change none of these look the same. */
 int rm_pgdb_data_version(struct rm_db *db, int64_t *v, struct rm_err *err)
 {
-	struct rm_dbq *q =
-	    rm_dbq_prepare(db,
+	struct rm_pgq *q =
+	    rm_pgq_prepare(db,
 	                   "SELECT (SELECT COUNT(*) FROM runs), (SELECT COALESCE(SUM(last_step), 0) FROM runs),"
 	                   " (SELECT COALESCE(MAX(synced_at), 0) FROM runs),"
 	                   " (SELECT COALESCE(MAX(id), 0) FROM imports)",
 	                   0, err);
 	if (!q)
 		return RM_E_STORE;
-	int rc = rm_dbq_step(q, err);
+	int rc = rm_pgq_step(q, err);
 	*v = 0;
 	if (rc == RM_DB_ROW) {
 		uint64_t h = 1469598103934665603u; /* FNV-1a over the four */
 		for (int i = 0; i < 4; i++) {
-			h ^= (uint64_t)rm_dbq_col_int(q, i) + (uint64_t)(rm_dbq_col_double(q, i) * 1000);
+			h ^= (uint64_t)rm_pgq_int(q, i) + (uint64_t)(rm_pgq_double(q, i) * 1000);
 			h *= 1099511628211u;
 		}
 		*v = (int64_t)(h >> 1);
 	}
-	rm_dbq_finalize(q);
+	rm_pgq_finalize(q);
 	return rc < 0 ? -rc : RM_OK;
 }
 
@@ -221,43 +226,43 @@ int rm_pgdb_data_version(struct rm_db *db, int64_t *v, struct rm_err *err)
 int rm_pgdb_lock_run(struct rm_db *db, int64_t run_id, void (*wait)(void *arg, const char *holder), void *arg,
                      struct rm_err *err)
 {
-	struct rm_dbq *q = rm_dbq_prepare(
+	struct rm_pgq *q = rm_pgq_prepare(
 	    db, "SELECT pg_try_advisory_xact_lock(" RUN_LOCK_KEY ")::int, " RUN_LOCK_KEY " FROM runs WHERE id = ?1", 0,
 	    err);
 	if (!q)
 		return RM_E_STORE;
-	rm_dbq_int(q, 1, run_id);
-	int rc = rm_dbq_step(q, err);
-	int got = rc != RM_DB_ROW || rm_dbq_col_int(q, 0);
-	int64_t key = rc == RM_DB_ROW ? rm_dbq_col_int(q, 1) : 0;
-	rm_dbq_finalize(q);
+	rm_pgq_bind_int(q, 1, run_id);
+	int rc = rm_pgq_step(q, err);
+	int got = rc != RM_DB_ROW || rm_pgq_int(q, 0);
+	int64_t key = rc == RM_DB_ROW ? rm_pgq_int(q, 1) : 0;
+	rm_pgq_finalize(q);
 	if (rc < 0)
 		return -rc;
 	if (got)
 		return RM_OK;
 	/* pg_locks shows a bigint key as its high and low halves (classid, objid). */
 	char holder[256] = "another writer";
-	if ((q = rm_dbq_prepare(
+	if ((q = rm_pgq_prepare(
 	         db,
 	         "SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
 	         " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
 	         " AND l.classid::bigint = ?1 AND l.objid::bigint = ?2 LIMIT 1",
 	         0, err))) {
-		rm_dbq_int(q, 1, (int64_t)((uint64_t)key >> 32));
-		rm_dbq_int(q, 2, (int64_t)((uint64_t)key & 0xffffffffu));
-		if (rm_dbq_step(q, err) == RM_DB_ROW)
+		rm_pgq_bind_int(q, 1, (int64_t)((uint64_t)key >> 32));
+		rm_pgq_bind_int(q, 2, (int64_t)((uint64_t)key & 0xffffffffu));
+		if (rm_pgq_step(q, err) == RM_DB_ROW)
 			snprintf(holder, sizeof(holder), "%s (server pid %" PRId64 ")",
-			         rm_dbq_col_text(q, 0) && *rm_dbq_col_text(q, 0) ? rm_dbq_col_text(q, 0) : "a client",
-			         rm_dbq_col_int(q, 1));
-		rm_dbq_finalize(q);
+			         rm_pgq_text(q, 0) && *rm_pgq_text(q, 0) ? rm_pgq_text(q, 0) : "a client",
+			         rm_pgq_int(q, 1));
+		rm_pgq_finalize(q);
 	}
 	if (wait)
 		wait(arg, holder);
-	if (!(q = rm_dbq_prepare(db, "SELECT pg_advisory_xact_lock(" RUN_LOCK_KEY ") FROM runs WHERE id = ?1", 0, err)))
+	if (!(q = rm_pgq_prepare(db, "SELECT pg_advisory_xact_lock(" RUN_LOCK_KEY ") FROM runs WHERE id = ?1", 0, err)))
 		return RM_E_STORE;
-	rm_dbq_int(q, 1, run_id);
-	rc = rm_dbq_step(q, err);
-	rm_dbq_finalize(q);
+	rm_pgq_bind_int(q, 1, run_id);
+	rc = rm_pgq_step(q, err);
+	rm_pgq_finalize(q);
 	return rc < 0 ? -rc : RM_OK;
 }
 
@@ -271,7 +276,7 @@ static char *dollars(const char *sql, int *n)
 	for (char *p = out; *p; p++)
 		if (*p == '?') {
 			*p = '$';
-			int k = atoi(p + 1);
+			int k = (int)strtol(p + 1, NULL, 10);
 			*n = k > *n ? k : *n;
 		}
 	return out;
@@ -394,7 +399,7 @@ static char *copy_out(struct rm_pgq *q)
 	char num[48];
 	rm_pgbuf_put(&b, "COPY (", 6);
 	for (const char *p = q->sql; *p; p++) {
-		int n = *p == '$' ? atoi(p + 1) : 0;
+		int n = *p == '$' ? (int)strtol(p + 1, NULL, 10) : 0;
 		if (n < 1 || n > q->nparams) {
 			rm_pgbuf_put(&b, p, 1);
 			continue;

@@ -6,7 +6,7 @@
  * Facts: integrations.md section 5; libpq's connection URIs (PostgreSQL
  * docs, 34.1.1).
  */
-#include "runmon/pg.h"
+#include "runmon/store.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>

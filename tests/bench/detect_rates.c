@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runmon/bucketmap.h"
+#include "runmon/model.h"
 #include "runmon/detect.h"
 #include "runmon/sim.h"
 #include "runmon/stats.h"

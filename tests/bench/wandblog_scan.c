@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "runmon/wandbfile.h"
+#include "runmon/parse.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # End-to-end on both backends: every command does the same work on a SQLite
-# file and on PostgreSQL (RUNMON_TEST_PG, from tests/pg/with_cluster.sh),
+# file and on PostgreSQL (RUNMON_TEST_PG, from tests/tools/pg/with_cluster.sh),
 # and the two give the same output and the same rows, table by table (the
 # PostgreSQL store is copied back to SQLite to be compared).
 # Usage: with_cluster.sh backends.sh RUNMON FAKE_WANDB DATA

@@ -1,6 +1,6 @@
 #!/bin/sh
 # End-to-end: runmon copy between SQLite and a real PostgreSQL server
-# (run through tests/pg/with_cluster.sh). A store with every kind of row
+# (run through tests/tools/pg/with_cluster.sh). A store with every kind of row
 # (lengths as blobs, NaN and infinite losses, evals, fitted levels and
 # length factors, findings, imports, a W&B run, text with tabs, newlines and
 # backslashes, a file position) goes to PostgreSQL and back, and every table
@@ -13,7 +13,7 @@ set -eu
 runmon=$1
 data=$2
 . "$(dirname "$0")/common.sh"
-pg=${RUNMON_TEST_PG:?run through tests/pg/with_cluster.sh}
+pg=${RUNMON_TEST_PG:?run through tests/tools/pg/with_cluster.sh}
 a=$tmp/a.db
 b=$tmp/b.db
 "$runmon" --db "$a" simulate --strategy chunked --steps 3000 --lens --run lensy >/dev/null

@@ -2,8 +2,7 @@
 # The dashboard's SQL on a database filled by runmon simulate and diagnose.
 # Usage: dashboards.sh RUNMON DASHBOARD.json
 set -eu
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.sh"
 "$1" --db "$tmp/d.db" simulate --strategy chunked --steps 3000 --spikes bucket --run homog >/dev/null
 "$1" --db "$tmp/d.db" simulate --strategy interleaved --steps 3000 --run "it's-interleaved" >/dev/null
 "$1" --db "$tmp/d.db" diagnose homog >/dev/null || true

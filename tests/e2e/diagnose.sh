@@ -3,10 +3,8 @@
 # JSON and the findings table back. Usage: diagnose.sh RUNMON
 set -eu
 runmon=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.sh"
 db=$tmp/d.db
-fail() { echo "FAIL: $*" >&2; exit 1; }
 rc() { set +e; "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; set -e; cat "$tmp/rc"; }
 
 # The user's path: files from a trainer, imported, then diagnosed.

@@ -110,16 +110,34 @@ code=0
 [ "$code" = 4 ] && grep -q "corrupt.db" err && grep -q "not a database" err || fail "corrupt: exit $code, $(cat err)"
 [ "$(md5sum <corrupt.db)" = "$sum" ] || fail "corrupt: the file was changed"
 
-# 5. kill -9 at random points of an import, many times: the import is one
-# transaction, so the database holds all of it or none of it.
+# 5. kill -9 inside an import, many times: the import is one transaction,
+# so the database holds all of it or none of it. Half the kills land at a
+# point the import names (RUNMON_TEST_PAUSE_ROWS: it creates a file after
+# that many rows, inside its transaction, and waits), whatever the
+# machine's speed; the other half at random times, which may fall before
+# the transaction or after the commit.
 "$runmon" --db ref.db import --run big big.jsonl >/dev/null
 ref=$(q ref.db "SELECT * FROM steps ORDER BY step" | md5sum)
-full=0 none=0
+full=0 none=0 inside=0
 for i in $(seq 12); do
-	rm -f k.db k.db-wal k.db-shm
-	"$runmon" --db k.db import --run big big.jsonl >/dev/null 2>&1 &
-	victim=$!
-	sleep "$(python3 -c "import random; print(random.Random($i).uniform(0.02, 0.4) * ${RUNMON_TEST_SLOW:-1})")"
+	rm -f k.db k.db-wal k.db-shm paused
+	if [ $((i % 2)) = 1 ]; then
+		rows=$(python3 -c "import random; print(random.Random($i).randrange(1, 150000))")
+		RUNMON_TEST_PAUSE_ROWS=$rows RUNMON_TEST_PAUSE_FILE=$PWD/paused \
+			"$runmon" --db k.db import --run big big.jsonl >/dev/null 2>&1 &
+		victim=$!
+		for _ in $(seq $((600 * ${RUNMON_TEST_SLOW:-1}))); do
+			[ -e paused ] && break
+			kill -0 $victim 2>/dev/null || break
+			sleep 0.05
+		done
+		[ -e paused ] || fail "import kill $i: never reached row $rows"
+		inside=$((inside + 1))
+	else
+		"$runmon" --db k.db import --run big big.jsonl >/dev/null 2>&1 &
+		victim=$!
+		sleep "$(python3 -c "import random; print(random.Random($i).uniform(0.02, 0.4) * ${RUNMON_TEST_SLOW:-1})")"
+	fi
 	kill -9 $victim 2>/dev/null || true
 	wait $victim 2>/dev/null || true
 	[ -e k.db ] || { none=$((none + 1)); continue; }
@@ -130,8 +148,8 @@ for i in $(seq 12); do
 	[ "$(q k.db "SELECT * FROM steps ORDER BY step" | md5sum)" = "$ref" ] || fail "import kill $i: rows differ"
 	full=$((full + 1))
 done
-[ "$none" -gt 0 ] || fail "no kill landed inside an import"
-echo "faults: import killed 12 times: $none left nothing, $full completed before the kill"
+[ "$none" -ge "$inside" ] || fail "a kill inside the transaction left rows ($none empty, $inside inside)"
+echo "faults: import killed 12 times ($inside inside its transaction): $none left nothing, $full completed before the kill"
 
 # 6. kill -9 at random points of a sync, each followed by a resume from
 # where it stopped; at the end the run equals the server's rows.

@@ -4,10 +4,8 @@
 set -eu
 runmon=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.sh"
 db=$tmp/e2e.db
-fail() { echo "FAIL: $*" >&2; exit 1; }
 q() { sqlite3 "$db" "$1"; }
 
 "$runmon" --version | grep -q '^runmon ' || fail "--version"

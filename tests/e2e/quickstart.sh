@@ -1,9 +1,10 @@
 #!/bin/sh
 # quickstart.sh - the README's install line works as a user with sudo and as
 # root without it (the usual container). apt-get and sudo are stubs that log
-# their arguments; nothing is installed. Usage: quickstart.sh README
+# their arguments; nothing is installed. Usage: quickstart.sh RUNMON README
+# (RUNMON unused: every e2e script takes the binary first).
 set -eu
-readme=$1
+readme=$2
 . "$(dirname "$0")/common.sh"
 # The first command line of the Quick start's first shell block.
 line=$(python3 - "$readme" <<'PY'

@@ -5,9 +5,7 @@
 # Usage: ranks.sh RUNMON
 set -eu
 runmon=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 # j FILE EXPR: a Python expression over the JSON document d
 j() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

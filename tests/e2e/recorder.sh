@@ -7,9 +7,7 @@ set -eu
 runmon=$1
 build=$2
 src=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 # cmake --install puts the module under share/runmon/python.
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
@@ -31,7 +29,7 @@ train() {
 	order=$1 seed=$2
 	shift 2
 	dir=$tmp/$order-$seed
-	python3 "$src/tests/python/tiny_train.py" "$dir" --order "$order" --seed "$seed" "$@"
+	python3 "$src/tests/unit/python/tiny_train.py" "$dir" --order "$order" --seed "$seed" "$@"
 	"$runmon" --db "$dir/db" import --run tiny "$dir/history.jsonl" "$dir"/batches*.jsonl >"$dir/import.txt"
 	"$runmon" --db "$dir/db" diagnose --json tiny >"$dir/d.json" || [ $? = 1 ] || fail "diagnose $order $seed"
 	"$runmon" --db "$dir/db" diagnose tiny >"$dir/d.txt" || true

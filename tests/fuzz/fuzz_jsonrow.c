@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "runmon/row.h"
+#include "runmon/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,275 @@
+/*
+ * sink.h - the sink layer: rows of any format into one run's writes. The
+ * key mapper turns a row into a step, batch or eval record; the sink
+ * writes one run's records, notes restarts and replacements, and keeps the
+ * import report and its bad-line rule; the pipeline overlaps parsing with
+ * writing. Import's formats and W&B's sync both write through here.
+ */
+#ifndef RUNMON_SINK_H
+#define RUNMON_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runmon/common.h"
+#include "runmon/model.h"
+#include "runmon/parse.h"
+#include "runmon/store.h"
+
+/* ==== import options and report ============================================ */
+enum rm_format {
+	RM_FMT_AUTO,
+	RM_FMT_WANDB_HISTORY, /* wandb-history.jsonl: one row per line, "_step" */
+	RM_FMT_JSONL,         /* plain JSON lines with a step and a loss key */
+	RM_FMT_SIDECAR_JSONL, /* batch composition per step (runmon's sidecar) */
+	RM_FMT_HF_STATE,      /* Hugging Face trainer_state.json (log_history) */
+	RM_FMT_WANDB_CSV,     /* W&B UI chart export: Step, "<run> - <metric>" */
+	RM_FMT_TB_CSV,        /* TensorBoard scalar export: Wall time,Step,Value */
+	RM_FMT_SIDECAR_CSV,   /* the sidecar's columns as CSV */
+	RM_FMT_CSV,           /* plain CSV with a step and a loss column */
+	RM_FMT_LOG,           /* a trainer's console log: a record per line after any prefix */
+	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
+	RM_FMT_COUNT
+};
+
+struct rm_import_opts {
+	const char *run_name;     /* NULL: derived from each file's path */
+	enum rm_format format;    /* RM_FMT_AUTO to detect */
+	const char *loss_key;     /* NULL: detect loss, train/loss, ... */
+	const char *step_key;     /* NULL: detect _step, step, global_step, ... */
+	const char *batch_prefix; /* NULL: "batch/" */
+	const char *length_key;   /* a key holding each batch's (mean) length in tokens */
+	const char *count_key;    /* a key holding each batch's sequence count */
+	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
+	int nbounds;
+	int skip_bad;        /* skip malformed lines instead of failing */
+	int64_t log_every;   /* console logs without a step: steps between records (0: 1) */
+	const char *pattern; /* console logs: "step:{step} loss:{loss}" reads the lines it matches */
+	/* Set by the importer for a stream it spooled: the name the user gave
+	 * ("-", a FIFO, /dev/fd/63), shown in reports and messages. */
+	const char *shown_path;
+};
+
+#define RM_IMPORT_NOTED 5 /* restarts and bad lines listed individually */
+
+struct rm_restart {
+	uint64_t line;     /* 1-based line (or log_history entry) */
+	int64_t step;      /* the step the counter went back to */
+	int64_t prev_step; /* the step before it */
+};
+
+/* What one file contributed to one run. */
+struct rm_import_result {
+	char *path;
+	char *run_name;
+	char *loss_key;    /* detected or given; NULL if none */
+	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
+	enum rm_format format;
+	int64_t run_id;
+	uint64_t lines;        /* lines (or entries) read */
+	uint64_t steps;        /* step rows written */
+	uint64_t batches;      /* batch rows written */
+	uint64_t evals;        /* eval rows written */
+	uint64_t ignored;      /* rows with neither loss, eval nor batch values */
+	uint64_t replaced;     /* rows replacing an earlier row of the same step */
+	uint64_t restarts;     /* times the step counter went backwards */
+	uint64_t back_steps;   /* steps those restarts went back, summed */
+	uint64_t step_rows;    /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;           /* > 1: the file interleaves that many writers of every step (not restarts) */
+	uint64_t skipped;      /* malformed lines skipped (skip_bad) */
+	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
+	int64_t new_steps;     /* steps the run did not have before */
+	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
+	uint64_t not_records;  /* console logs: lines that hold no record (banners, config, tracebacks) */
+	int synthetic_steps;   /* console logs: the lines had no step; records were numbered (x log_every) */
+	int64_t first_step, last_step;
+	struct rm_restart restart[RM_IMPORT_NOTED];
+	uint64_t bad_line[RM_IMPORT_NOTED];
+	char bad_msg[256]; /* why the first skipped line was bad */
+	/* .wandb logs: damaged chunks skipped, and a record cut off at the end */
+	uint64_t corrupt, corrupt_bytes, first_corrupt, tail_bytes;
+};
+
+struct rm_import_report {
+	struct rm_import_result *r;
+	size_t n, cap;
+};
+
+void rm_import_report_release(struct rm_import_report *rep);
+
+/* ==== the key mapper, the sink and the pipeline ============================= */
+enum rm_target {
+	T_STEP,
+	T_LOSS,
+	T_LR,
+	T_EPOCH,
+	T_GRAD_NORM,
+	T_RUNTIME,
+	T_TS,
+	T_BUCKET,
+	T_N,
+	T_MIN_LEN,
+	T_MAX_LEN,
+	T_MEAN_LEN,
+	T_TOKENS,
+	T_PADDED,
+	T_RANK,
+	T_MICRO, /* micro-batch within the step */
+	T_LENS,
+	T_CUM_TOKENS, /* cumulative counters, differenced into per-batch amounts */
+	T_CUM_N,
+	T_EVAL,    /* an evaluation metric (eval_, eval/, val/ ... prefixes) */
+	T_SUMMARY, /* marks a run-summary row (HF's final train_runtime row) */
+	T_COUNT,
+	T_NONE = T_COUNT
+};
+
+#define MAP_CACHE 4096 /* keys cached per mapper; more are classified each time */
+
+struct rm_map_slot {
+	char *key;
+	uint32_t klen;
+	uint8_t target; /* enum rm_target */
+	uint8_t prio;   /* lower wins when a row has several candidates */
+};
+
+struct rm_mapper {
+	enum rm_format fmt;
+	const struct rm_import_opts *opts;
+	const char *batch_prefix;
+	char *locked[T_COUNT]; /* the key each target settled on */
+	/* Open addressing, at most half full: grows from a few slots, since a
+	 * W&B chart export opens one mapper per run column (50k of them). */
+	struct rm_map_slot *cache;
+	uint32_t cache_cap, cache_n;
+	/* Text bucket labels of this file in order of first sight. A fixed
+	 * array, allocated once: the writer thread reads entries the reader
+	 * added before handing their records over, and nothing moves. */
+	char **texts;
+	uint32_t ntexts;
+	/* The cumulative counters at the last row that had them. */
+	int64_t cum_step;
+	double cum_tokens, cum_n; /* NaN when the row lacked one */
+	int cum_have;
+	/* The last row's lengths, sorted and encoded: its record points here
+	 * until the pipeline copies them. */
+	int64_t *lens;
+	uint8_t *lens_code;
+	size_t lens_cap;
+};
+
+#define MAX_TEXT_LABELS 4096 /* distinct text bucket labels in one file */
+#define MAX_LABEL_BYTES 200
+
+struct rm_record {
+	int64_t step;
+	int has_step_row; /* the loss key was present */
+	int has_batch;
+	int is_eval; /* no loss, but evaluation metrics */
+	int is_summary;
+	struct rm_step s;
+	struct rm_batch b;
+	uint32_t bucket_text; /* 1 + index of a text bucket label in the mapper's texts, 0: none */
+};
+
+void rm_mapper_init(struct rm_mapper *m, enum rm_format fmt, const struct rm_import_opts *opts);
+void rm_mapper_release(struct rm_mapper *m);
+enum rm_target rm_mapper_target(struct rm_mapper *m, const char *key, size_t klen, int *prio);
+/* Fills rec from row. Returns 0, or -1 with a reason in why. */
+int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec, char *why, size_t whylen);
+/* Calls add for each evaluation metric of row that holds a number. */
+void rm_mapper_each_eval(struct rm_mapper *m, const struct rm_row *row,
+                         void (*add)(void *arg, const char *key, size_t klen, double value), void *arg);
+/* What the file's batch composition came from, as "key (field), ..."
+ * (owned by the caller), or NULL when it has none. */
+char *rm_mapper_composition(const struct rm_mapper *m);
+/* Name of the step key this format expects, for messages. */
+const char *rm_mapper_step_name(const struct rm_mapper *m);
+/* Is row a sidecar row: batch statistics under their bare names, no loss? */
+int rm_mapper_looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row);
+
+/* ---- the sink and its report (sink.c) ------------------------------------ */
+
+/* Adds a result for (path, run name) to the report and returns it. */
+struct rm_import_result *rm_import_result_add(struct rm_import_report *rep, const char *path, const char *run_name,
+                                              enum rm_format fmt);
+void rm_import_result_release(struct rm_import_result *r);
+/* The path as the user named it (see rm_import_opts.shown_path). */
+static inline const char *rm_shown_path(const struct rm_import_opts *opts, const char *path)
+{
+	return opts->shown_path ? opts->shown_path : path;
+}
+
+/* Notes a malformed line in res (skip_bad) or fails with file:line. */
+int rm_bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
+                struct rm_err *err);
+
+struct rm_track {
+	int64_t rank;  /* batch rank, or -1 for step rows */
+	int64_t micro; /* batch micro-batch */
+	int64_t prev;
+	int has_prev;
+	uint64_t *seen; /* bit per step seen in this file */
+	size_t words;
+	int64_t max_step;
+};
+
+struct rm_sink {
+	struct rm_import_result *res;
+	struct rm_store *st;
+	int64_t run_id;
+	/* Steps that existed at or above low, the lowest step this import
+	 * wrote: new_steps is what that range holds at the end minus this. */
+	int64_t low, steps_before;
+	int has_low;
+	struct rm_track *tracks;
+	size_t ntracks;
+	struct rm_mapper map;
+	const struct rm_import_opts *opts;
+	int64_t *text_id;  /* the store's id of each of map.texts, 0 until resolved (writer side) */
+	uint64_t pause_at; /* the tests' kill point: pause after this many step rows (0: never) */
+};
+
+/* An evaluation value of a row; key is NUL-terminated. */
+struct rm_eval_kv {
+	const char *key;
+	double value;
+};
+
+int rm_sink_open(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
+                 struct rm_import_result *res, struct rm_err *err);
+/* As rm_sink_open, for a run named by key (sync). */
+int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
+                     struct rm_import_result *res, const struct rm_run_key *key, struct rm_err *err);
+/* Writes the records of one row (runs on the pipeline's writer thread). */
+int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,
+                struct rm_err *err);
+int rm_sink_finish(struct rm_sink *k, struct rm_err *err);
+void rm_sink_release(struct rm_sink *k);
+
+/* ---- the pipeline (pipeline.c) ------------------------------------------ */
+
+/*
+ * The pipeline overlaps parsing with writing: the driver's thread reads,
+ * parses and maps rows; a writer thread owns the store for the file and
+ * runs rm_sink_put. Rows travel in a bounded ring of chunks, so memory stays
+ * flat. While a pipeline runs, only its writer may touch the store.
+ */
+struct rm_pipeline;
+
+/* Starts the writer. barrier (may be NULL) runs on the writer thread for
+ * each rm_pipeline_barrier, in queue order: sync commits a window there. */
+struct rm_pipeline *rm_pipeline_start(int (*barrier)(void *arg, int64_t value, struct rm_err *err), void *arg);
+/* Maps row for sink k and queues it; a row the mapper rejects goes to
+ * bad_line. Returns the writer's error once it has failed. */
+int rm_pipeline_feed(struct rm_pipeline *p, struct rm_sink *k, const struct rm_row *row, uint64_t line,
+                     struct rm_err *err);
+/* Queues an already mapped record (its eval values are taken from row). */
+int rm_pipeline_put(struct rm_pipeline *p, struct rm_sink *k, const struct rm_record *rec, const struct rm_row *row,
+                    uint64_t line, struct rm_err *err);
+/* Queues a call of the barrier function with value. */
+int rm_pipeline_barrier(struct rm_pipeline *p, int64_t value, struct rm_err *err);
+/* Drains the queue, stops the writer and returns its status. Frees p. */
+int rm_pipeline_finish(struct rm_pipeline *p, struct rm_err *err);
+
+#endif

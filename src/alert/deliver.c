@@ -1,0 +1,156 @@
+/*
+ * deliver.c - alerts on their way out: the channels (stdout, Alertmanager
+ * webhooks, Slack, W&B), dedup against the alert log (a channel gets an
+ * alert again only at a higher severity), a flood guard per channel, and
+ * delivery with the HTTP client's bounded retries. What it has to say
+ * goes through the voice the command set.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/alert.h"
+
+static void url_hash(const char *kind, const char *url, char *out, size_t n)
+{
+	const char *names[] = {"url"}, *values[] = {url};
+	char fp[17];
+	rm_alert_fingerprint(names, values, 1, fp);
+	snprintf(out, n, "%s:%s", kind, fp);
+}
+
+/* POSTs body and waits; 0 on a 2xx (and, for W&B, success: true). */
+static int deliver(struct rm_http *h, const char *body, int wandb, char *why, size_t n)
+{
+	struct rm_http_req req = {.body = body, .body_len = strlen(body)};
+	rm_http_start(h, &req);
+	struct rm_http_req *r = rm_http_wait(h);
+	int rc = 0;
+	if (!r || !r->ok) {
+		snprintf(why, n, "%s", req.err[0] ? req.err : "request failed");
+		rc = -1;
+	} else if (wandb) {
+		json_t *doc = json_loadb(req.resp, req.resp_len, 0, NULL);
+		json_t *ok = json_object_get(json_object_get(json_object_get(doc, "data"), "notifyScriptableRunAlert"),
+		                             "success");
+		if (!json_is_true(ok)) {
+			snprintf(why, n, "W&B did not accept the alert: %.200s", req.resp ? req.resp : "");
+			rc = -1;
+		}
+		json_decref(doc);
+	}
+	rm_http_req_release(&req);
+	return rc;
+}
+
+/* A flood guard: has the channel had max messages in the last hour? */
+static int flooded(const struct rm_channel *ch, int max)
+{
+	if (ch->nsent < max)
+		return 0;
+	return rm_monotonic() - ch->sent_at[(ch->nsent - max) % RM_ALERT_RATE_MAX] < 3600;
+}
+
+/* Sends the alerts that a channel has not had yet (at this severity). */
+void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
+{
+	for (int c = 0; c < wt->nch; c++) {
+		struct rm_channel *ch = &wt->ch[c];
+		struct rm_alert fresh[8];
+		int nf = 0;
+		struct rm_err err;
+		for (int i = 0; i < n; i++) {
+			int sent;
+			if (rm_store_alert_sent(wt->st, al[i].fingerprint, ch->name, &sent, &err)) {
+				rm_say(&wt->voice, RM_SAY_WARNING, "%s", err.msg);
+				continue;
+			}
+			if ((int)al[i].severity > sent)
+				fresh[nf++] = al[i];
+		}
+		if (!nf)
+			continue;
+		if (ch->kind != RM_CHANNEL_STDOUT && flooded(ch, wt->max_per_hour)) {
+			/* Not logged as sent: they go out when the hour allows. */
+			if (!ch->held)
+				rm_say(&wt->voice, RM_SAY_WARNING,
+				       "more than %d alert messages in an hour to %s; holding the rest",
+				       wt->max_per_hour, ch->name);
+			ch->held = 1;
+			continue;
+		}
+		ch->held = 0;
+		ch->sent_at[ch->nsent++ % RM_ALERT_RATE_MAX] = rm_monotonic();
+		int ok = 1;
+		char why[512] = "";
+		if (ch->kind == RM_CHANNEL_STDOUT) {
+			for (int i = 0; i < nf; i++) {
+				char line[1200];
+				rm_alert_line(&fresh[i], line, sizeof(line));
+				rm_say(&wt->voice, RM_SAY_LINE, "%s", line);
+			}
+		} else if (ch->kind == RM_CHANNEL_WANDB) {
+			for (int i = 0; i < nf && ok; i++) {
+				if (!fresh[i].entity[0])
+					continue; /* a local run has no W&B page to alert on */
+				char *body = rm_alert_wandb_body(&fresh[i]);
+				ok = deliver(ch->http, body, 1, why, sizeof(why)) == 0;
+				free(body);
+			}
+		} else {
+			char *body = ch->kind == RM_CHANNEL_WEBHOOK ? rm_alert_webhook_body(fresh, nf, "runmon")
+			                                            : rm_alert_slack_body(fresh, nf);
+			ok = deliver(ch->http, body, 0, why, sizeof(why)) == 0;
+			free(body);
+		}
+		if (!ok)
+			rm_say(&wt->voice, RM_SAY_WARNING, "alert delivery to %s failed, will retry next tick: %s",
+			       ch->name, why);
+		for (int i = 0; i < nf; i++)
+			if (rm_store_log_alert(wt->st, fresh[i].fingerprint, ch->name,
+			                       rm_severity_name(fresh[i].severity), ok ? "sent" : "failed", &err))
+				rm_say(&wt->voice, RM_SAY_WARNING, "%s", err.msg);
+	}
+}
+
+void rm_alerter_init(struct rm_alerter *a, struct rm_store *st, int max_per_hour, const struct rm_voice *voice)
+{
+	memset(a, 0, sizeof(*a));
+	a->st = st;
+	a->max_per_hour = max_per_hour;
+	if (voice)
+		a->voice = *voice;
+}
+
+void rm_alerter_add(struct rm_alerter *a, enum rm_channel_kind kind, const char *url, const struct rm_http_opts *ho,
+                    struct rm_http *borrowed)
+{
+	struct rm_channel *ch = &a->ch[a->nch++];
+	memset(ch, 0, sizeof(*ch));
+	ch->kind = kind;
+	switch (kind) {
+	case RM_CHANNEL_STDOUT: snprintf(ch->name, sizeof(ch->name), "stdout"); break;
+	case RM_CHANNEL_WANDB:
+		snprintf(ch->name, sizeof(ch->name), "wandb");
+		ch->http = borrowed;
+		break;
+	case RM_CHANNEL_WEBHOOK:
+	case RM_CHANNEL_SLACK: {
+		struct rm_http_opts o = *ho;
+		url_hash(kind == RM_CHANNEL_WEBHOOK ? "webhook" : "slack", url, ch->name, sizeof(ch->name));
+		o.url = url;
+		ch->http = rm_http_new(&o);
+		ch->own_http = 1;
+		break;
+	}
+	}
+}
+
+void rm_alerter_release(struct rm_alerter *a)
+{
+	for (int i = 0; i < a->nch; i++)
+		if (a->ch[i].own_http)
+			rm_http_free(a->ch[i].http);
+	a->nch = 0;
+}

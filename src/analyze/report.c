@@ -1,0 +1,117 @@
+/*
+ * report.c - a report's content: each run diagnosed, ordered as the
+ * overview shows them, compared with what the baseline saw, rendered into
+ * one file, and kept in the store as the next report's baseline.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/analyze.h"
+#include "runmon/render.h"
+
+int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
+                    const struct rm_voice *v, int *failed, struct rm_err *err)
+{
+	int code;
+	*failed = 0;
+	struct rm_diagnosis *ds = rm_xcalloc(n ? n : 1, sizeof(*ds));
+	struct rm_run_info *infos = rm_xcalloc(n ? n : 1, sizeof(*infos));
+	struct rm_report_run *runs = rm_xcalloc(n ? n : 1, sizeof(*runs));
+	char **urls = rm_xcalloc(n ? n : 1, sizeof(char *));
+	struct rm_analyze_opts o;
+	rm_analyze_opts_default(&o);
+	enum rm_severity worst = RM_SEV_NONE;
+	size_t done = 0;
+	code = RM_OK;
+	for (; done < n; done++) {
+		if (rm_analyze_run(st, ids[done], &o, &ds[done], &infos[done], err)) {
+			code = err->code;
+			goto out;
+		}
+		/* Charts need the plot data only: drop the per-point arrays. */
+		free(ds[done].split.trend);
+		free(ds[done].split.adjusted);
+		ds[done].split.trend = ds[done].split.adjusted = NULL;
+		urls[done] = rm_run_page(&infos[done]);
+		runs[done] = (struct rm_report_run){&ds[done], &infos[done], urls[done], NULL};
+		if (ds[done].severity > worst)
+			worst = ds[done].severity;
+	}
+	/* What this report sees, and what the baseline saw of the same runs. */
+	rm_report_order(runs, n);
+	struct rm_seen seen = {0}, was = {0};
+	struct rm_changes changes = {0};
+	char **names = rm_xcalloc(n ? n : 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		char name[512];
+		rm_report_run_name(runs[i].info, name, sizeof(name));
+		names[i] = rm_xstrdup(name);
+		rm_seen_add(&seen, name, runs[i].d);
+	}
+	double latest = 0;
+	if (spec->baseline ? rm_seen_read_report(spec->baseline, &was, &latest, err)
+	                   : rm_store_get_seen(st, (const char *const *)names, n, spec->cutoff, &was, &latest, err)) {
+		code = err->code;
+		goto out_seen;
+	}
+	rm_changes_compute(&seen, &was, &changes);
+	changes.file = spec->baseline;
+	changes.baseline = spec->baseline || latest > 0;
+	changes.baseline_at = latest;
+	if (!spec->baseline && was.n) { /* the newest report that saw these runs */
+		changes.baseline_at = 0;
+		for (size_t i = 0; i < was.n; i++)
+			if (was.runs[i].at > changes.baseline_at)
+				changes.baseline_at = was.runs[i].at;
+	}
+	for (size_t i = 0; i < n; i++)
+		runs[i].change = &changes.runs[i];
+	struct rm_report report = {runs, n, spec->now, &changes};
+	struct rm_outfile of;
+	if (rm_outfile_open(&of, spec->output ? spec->output : "-", err)) {
+		code = err->code;
+		goto out_seen;
+	}
+	FILE *fp = of.fp;
+	if (!strcmp(spec->format, "html")) {
+		rm_render_report_html(fp, &report);
+	} else if (!strcmp(spec->format, "md")) {
+		rm_render_report_md(fp, &report);
+	} else {
+		json_t *doc = rm_render_report_json(&report);
+		json_dumpf(doc, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		fputc('\n', fp);
+		json_decref(doc);
+	}
+	if (rm_outfile_commit(&of, err)) {
+		code = err->code;
+		goto out_seen;
+	}
+	if (rm_store_readonly(st))
+		rm_say(v, RM_SAY_WARNING, "read-only database: this report is not kept as the next one's baseline");
+	else if (rm_store_put_report(st, spec->now, &seen, err)) {
+		code = err->code;
+		goto out_seen;
+	}
+	*failed = (spec->fail_worst && worst >= spec->fail_on) ||
+	          (spec->fail_new && rm_changes_new_at(&changes, spec->fail_on_new));
+out_seen:
+	rm_changes_release(&changes);
+	rm_seen_release(&seen);
+	rm_seen_release(&was);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+out:
+	for (size_t i = 0; i < done; i++) {
+		rm_diagnosis_release(&ds[i]);
+		rm_run_info_release(&infos[i]);
+		free(urls[i]);
+	}
+	free(ds);
+	free(infos);
+	free(runs);
+	free(urls);
+	return code;
+}

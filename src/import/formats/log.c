@@ -1,0 +1,776 @@
+/*
+ * log.c - trainers' console logs: one record per line, after any
+ * prefix (timestamps, "[rank0]:", "| INFO | name |", "[train_inner]").
+ *
+ * A line is read in one of two ways:
+ *  - an object after the prefix: JSON (fairseq's hydra logger, whose values
+ *    are mostly numeric strings) or a Python dict (Hugging Face's Trainer,
+ *    single quotes, True/None/nan);
+ *  - name/value pairs: "key=value" (logfmt, fairseq's simple format,
+ *    DeepSpeed), "key:value" (modded-nanoGPT), and "key value" or
+ *    "key: value" in fields split by " | ", ", " or " : " (fairseq's pipe
+ *    format, Megatron-LM, Marian, nanoGPT). A key is the words before a
+ *    number; a number may carry thousands separators, a unit (s, ms, %,
+ *    GB) or a total ("100/500000").
+ * Keys are lower-cased with words joined by "_" ("lm loss:" is lm_loss,
+ * "Up." is up); the mapper knows the trainers' names for the step, the
+ * loss and the batch composition. A line with an evaluation key (val_,
+ * valid_, eval_), a "[valid]" tag or Megatron's "validation loss at" is
+ * an evaluation: its other metrics become eval_ metrics. Lines that give
+ * no record (banners, config dumps, tracebacks, progress bars) are counted
+ * and skipped; an object after a prefix that mentions a loss but does not
+ * parse is a bad line. Formats per trainer: shared/logformats.md.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <ctype.h>
+#include <stdio.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/import_internal.h"
+#include "runmon/parse.h"
+
+#define MAX_KEY_WORDS 4 /* "elapsed time per iteration" */
+#define MAX_KEY       96
+
+/* One line's pairs: keys are built in keys[], values parsed. */
+struct log_line {
+	struct rm_row row;
+	char keys[4096];
+	size_t klen;
+	int eval;    /* an evaluation line */
+	int summary; /* an end-of-epoch summary (fairseq's [train]) */
+	char *py;    /* a Python dict converted to JSON */
+	size_t pycap;
+	uint8_t *target; /* each field's enum rm_target, and its priority */
+	uint8_t *prio;
+	size_t tcap;
+};
+
+static int is_key_start(int c)
+{
+	return isalpha(c) || c == '_' || c == '(';
+}
+
+/* Parses a number as logs write it: "1,702,559", "221.07s", "410ms",
+ * "12.34%", "100/500000" (the first), "7.45E+00", "[0.0001]", "001".
+ * Returns 1 and *out, or 0. */
+static int log_number(const char *s, size_t n, double *out)
+{
+	char buf[64];
+	size_t k = 0, i = 0;
+	while (i < n && (s[i] == '[' || s[i] == '"' || s[i] == '\''))
+		i++;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		buf[k++] = s[i++];
+	size_t digits = 0, group = 0;
+	int commas = 0, dot = 0;
+	for (; i < n && k < sizeof(buf) - 8; i++) {
+		char c = s[i];
+		if (isdigit((unsigned char)c)) {
+			buf[k++] = c, digits++, group++;
+		} else if (c == ',' && !dot && group >= 1 && group <= 3 && (!commas || group == 3) && n - i > 3 &&
+		           isdigit((unsigned char)s[i + 1]) && isdigit((unsigned char)s[i + 2]) &&
+		           isdigit((unsigned char)s[i + 3]) && (n - i == 4 || !isdigit((unsigned char)s[i + 4]))) {
+			commas = 1, group = 0; /* a thousands separator: 1,702,559 */
+		} else if (c == '.' && !dot) {
+			buf[k++] = c, dot = 1;
+		} else if ((c == 'e' || c == 'E') && digits && i + 1 < n &&
+		           (isdigit((unsigned char)s[i + 1]) ||
+		            ((s[i + 1] == '-' || s[i + 1] == '+') && i + 2 < n && isdigit((unsigned char)s[i + 2])))) {
+			buf[k++] = c;
+			buf[k++] = s[++i];
+			while (i + 1 < n && isdigit((unsigned char)s[i + 1]) && k < sizeof(buf) - 1)
+				buf[k++] = s[++i];
+			i++;
+			break;
+		} else {
+			break;
+		}
+	}
+	if (!digits)
+		return 0;
+	/* What may follow: a unit, a total, closing punctuation; not more text
+	 * glued to digits such as a date (2025-03-02) or a time (09:12:40). */
+	if (i < n) {
+		char c = s[i];
+		if (c == '-' || (c == ':' && i + 1 < n && isdigit((unsigned char)s[i + 1])) || c == '.' || c == ',')
+			if (!(c == ',' && i + 1 == n) && !(c == '.' && i + 1 == n))
+				return 0;
+	}
+	buf[k] = 0;
+	return rm_parse_double(buf, k, out);
+}
+
+/* Appends a key made of words w[0..nw) to the line's key buffer, lower-
+ * cased, words joined by '_', trailing ':' '.' '=' cut; eval lines prefix
+ * "eval_" to all but the step and epoch. Returns the key or NULL. */
+static const char *make_key(struct log_line *ll, const char *const *w, const size_t *wl, int nw, size_t *klen)
+{
+	char key[MAX_KEY];
+	size_t k = 0;
+	for (int i = 0; i < nw; i++) {
+		if (k && k < sizeof(key) - 1)
+			key[k++] = '_';
+		for (size_t j = 0; j < wl[i] && k < sizeof(key) - 1; j++)
+			key[k++] = (char)tolower((unsigned char)w[i][j]);
+	}
+	while (k && strchr(":.=,", key[k - 1]))
+		k--;
+	size_t lead = 0;
+	while (lead < k && strchr("|-*", key[lead]))
+		lead++;
+	if (lead == k)
+		return NULL;
+	/* Megatron's "validation loss at iteration 1000" names the step of an
+	 * evaluation ("saving checkpoint at iteration 30" is no record). */
+	static const char at_iter[] = "_at_iteration";
+	if (k - lead >= sizeof(at_iter) - 1 && !memcmp(key + k - (sizeof(at_iter) - 1), at_iter, sizeof(at_iter) - 1)) {
+		ll->eval |= k - lead >= 5 && !memcmp(key + lead, "valid", 5);
+		lead = k - (sizeof(at_iter) - 1) + 4;
+	}
+	if (ll->klen + (k - lead) + 1 > sizeof(ll->keys))
+		return NULL;
+	char *out = ll->keys + ll->klen;
+	memcpy(out, key + lead, k - lead);
+	out[k - lead] = 0;
+	ll->klen += k - lead + 1;
+	*klen = k - lead;
+	return out;
+}
+
+static void add_pair(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen, double v)
+{
+	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
+	f->type = RM_F_NUM;
+	f->have_num = 1;
+	f->num = v;
+	f->raw = raw;
+	f->rlen = (uint32_t)rlen;
+}
+
+static void add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen)
+{
+	while (rlen >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[rlen - 1] == raw[0])
+		raw++, rlen -= 2;
+	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
+	f->type = rlen ? RM_F_CELL : RM_F_NULL;
+	f->raw = raw;
+	f->rlen = (uint32_t)rlen;
+}
+
+/* A token "key=value" or "key:value" (the key starts like a word). */
+static int split_glued(const char *t, size_t n, size_t *at)
+{
+	if (!n || !is_key_start((unsigned char)t[0]))
+		return 0;
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (t[i] == '=') {
+			*at = i;
+			return 1;
+		}
+		if (t[i] == ':' && (isdigit((unsigned char)t[i + 1]) || t[i + 1] == '-' || t[i + 1] == '.')) {
+			*at = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int is_level(const char *t, size_t n)
+{
+	static const char *const levels[] = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "INFO:", NULL};
+	for (int i = 0; levels[i]; i++)
+		if (strlen(levels[i]) == n && !memcmp(t, levels[i], n))
+			return 1;
+	return 0;
+}
+
+/* Reads the pairs of one field (text between separators). carry holds a
+ * key left by a field with words and no number (Marian's
+ * "ce-mean-words : 5.21"). */
+static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
+                        int *ncarry)
+{
+	const char *w[MAX_KEY_WORDS];
+	size_t wl[MAX_KEY_WORDS];
+	int nw = 0;
+	const char *lonely = NULL; /* a number with no key before it: "7701.40 words/s" */
+	size_t lonely_len = 0;
+	double lonely_v = 0;
+	size_t i = 0;
+	if (*ncarry) {
+		memcpy(w, carry_w, sizeof(*w) * (size_t)*ncarry);
+		memcpy(wl, carry_l, sizeof(*wl) * (size_t)*ncarry);
+		nw = *ncarry;
+		*ncarry = 0;
+	}
+	for (int first = 1; i < n; first = 0) {
+		while (i < n && isspace((unsigned char)s[i]))
+			i++;
+		size_t st = i;
+		while (i < n && !isspace((unsigned char)s[i]))
+			i++;
+		if (i == st)
+			break;
+		const char *t = s + st;
+		size_t tl = i - st, at;
+		double v;
+		size_t klen;
+		const char *key;
+		if (first && !log_number(t, tl, &v))
+			nw = 0; /* the carried key names only a number that opens the field */
+		if (split_glued(t, tl, &at)) {
+			const char *val = t + at + 1;
+			size_t vl = tl - at - 1;
+			while (vl && (val[vl - 1] == ',' || val[vl - 1] == ';'))
+				vl--;
+			const char *kw[1] = {t};
+			size_t kl[1] = {at};
+			if ((key = make_key(ll, kw, kl, 1, &klen))) {
+				if (log_number(val, vl, &v))
+					add_pair(ll, key, klen, val, vl, v);
+				else
+					add_text(ll, key, klen, val, vl);
+			}
+			nw = 0, lonely = NULL;
+		} else if (log_number(t, tl, &v)) {
+			if (nw && (key = make_key(ll, w, wl, nw, &klen)))
+				add_pair(ll, key, klen, t, tl, v);
+			else
+				lonely = t, lonely_len = tl, lonely_v = v;
+			nw = 0;
+		} else if (is_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
+			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
+				const char *kw[1] = {t};
+				size_t kl[1] = {tl};
+				if ((key = make_key(ll, kw, kl, 1, &klen)))
+					add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
+				lonely = NULL;
+				continue;
+			}
+			if (nw == MAX_KEY_WORDS) {
+				memmove(w, w + 1, sizeof(*w) * (MAX_KEY_WORDS - 1));
+				memmove(wl, wl + 1, sizeof(*wl) * (MAX_KEY_WORDS - 1));
+				nw--;
+			}
+			w[nw] = t, wl[nw] = tl, nw++;
+			lonely = NULL;
+		} else {
+			nw = 0, lonely = NULL; /* a date, a path, punctuation: no key spans it */
+		}
+	}
+	if (nw && nw <= MAX_KEY_WORDS) {
+		memcpy((void *)carry_w, w, sizeof(*w) * (size_t)nw);
+		memcpy(carry_l, wl, sizeof(*wl) * (size_t)nw);
+		*ncarry = nw;
+	}
+}
+
+/* Length of the field separator at s: " | ", "|", ", ", " : ", or 0. */
+static size_t separator(const char *s, size_t left)
+{
+	if (*s == '|')
+		return 1;
+	if (*s == ',' && left > 1 && s[1] == ' ')
+		return 2;
+	if (*s == ' ' && left > 2 && s[1] == ':' && s[2] == ' ')
+		return 3;
+	return 0;
+}
+
+static void pairs(struct log_line *ll, const char *s, size_t n)
+{
+	const char *carry_w[MAX_KEY_WORDS];
+	size_t carry_l[MAX_KEY_WORDS];
+	int ncarry = 0;
+	size_t st = 0;
+	for (size_t i = 0; i <= n; i++) {
+		size_t sep = i < n ? separator(s + i, n - i) : 1;
+		if (!sep)
+			continue;
+		field_pairs(ll, s + st, i - st, carry_w, carry_l, &ncarry);
+		i += sep - 1;
+		st = i + 1;
+	}
+}
+
+/* Rewrites a Python dict literal as JSON into ll->py: quotes, True,
+ * False, None, nan, inf, and a scalar's repr (tensor(2.31, device='cuda:0',
+ * grad_fn=<...>), np.float64(0.5)) as its number. Returns its length, or 0
+ * if it holds anything JSON cannot (tuples, sets, other reprs). */
+static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
+{
+	if (ll->pycap < 3 * n + 16) /* "inf" becomes "Infinity"; a quote, \" */
+		ll->py = rm_xrealloc(ll->py, ll->pycap = 3 * n + 16);
+	char *o = ll->py;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\'' || c == '"') {
+			char q = c;
+			*o++ = '"';
+			for (i++; i < n && s[i] != q; i++) {
+				if (s[i] == '\\' && i + 1 < n) {
+					if (s[i + 1] == '\'')
+						*o++ = s[++i];
+					else
+						*o++ = s[i], *o++ = s[++i];
+				} else if (s[i] == '"') {
+					*o++ = '\\', *o++ = '"';
+				} else {
+					*o++ = s[i];
+				}
+			}
+			if (i >= n)
+				return 0;
+			*o++ = '"';
+			continue;
+		}
+		static const char *const reprs[] = {"tensor(", "np.float64(", "np.float32(", "np.int64("};
+		for (size_t r = 0; r < sizeof(reprs) / sizeof(reprs[0]); r++) {
+			size_t rl = strlen(reprs[r]);
+			if (n - i > rl && !memcmp(s + i, reprs[r], rl) &&
+			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+				const char *close = memchr(s + i + rl, ')', n - i - rl);
+				if (!close)
+					return 0;
+				for (i += rl; i < n && s[i] != ',' && s + i < close; i++)
+					*o++ = s[i]; /* the value; device=, dtype=, grad_fn= dropped */
+				i = (size_t)(close - s);
+				c = 0;
+				break;
+			}
+		}
+		if (!c)
+			continue;
+		static const struct {
+			const char *py, *json;
+		} words[] = {{"True", "true"}, {"False", "false"},    {"None", "null"},
+		             {"nan", "NaN"},   {"-inf", "-Infinity"}, {"inf", "Infinity"}};
+		int hit = 0;
+		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+			size_t wl = strlen(words[w].py);
+			if (n - i >= wl && !memcmp(s + i, words[w].py, wl) &&
+			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+				size_t jl = strlen(words[w].json);
+				memcpy(o, words[w].json, jl);
+				o += jl;
+				i += wl - 1;
+				hit = 1;
+				break;
+			}
+		}
+		if (hit)
+			continue;
+		if (c == '(' || c == ')')
+			return 0;
+		*o++ = c;
+	}
+	*o = 0;
+	return (size_t)(o - ll->py);
+}
+
+/* Does s hold w, in any case? (w is lower case.) */
+static int has_word(const char *s, size_t n, const char *w)
+{
+	size_t wl = strlen(w);
+	for (size_t i = 0; i + wl <= n; i++)
+		if (tolower((unsigned char)s[i]) == w[0] && !strncasecmp(s + i, w, wl))
+			return 1;
+	return 0;
+}
+
+/* ---- --pattern ------------------------------------------------------------
+ * "step:{step} loss:{loss}": literal text with named fields. A run of
+ * blanks in the pattern matches any run of blanks (or none); a field takes
+ * the text up to the pattern's next non-blank character, a blank or the end,
+ * and is a number when it reads as one. The pattern may match anywhere in a
+ * line; a line it does not match holds no record. */
+
+#define MAX_PATTERN_FIELDS 32
+
+struct pattern {
+	int n;                                   /* fields */
+	const char *lit[MAX_PATTERN_FIELDS + 1]; /* the literal before field i; lit[n] after the last */
+	size_t litlen[MAX_PATTERN_FIELDS + 1];
+	const char *name[MAX_PATTERN_FIELDS];
+	size_t namelen[MAX_PATTERN_FIELDS];
+};
+
+static int pattern_compile(const char *p, struct pattern *pt, char *why, size_t whylen)
+{
+	memset(pt, 0, sizeof(*pt));
+	const char *lit = p;
+	for (;;) {
+		const char *open = strchr(lit, '{');
+		const char *close = open ? strchr(open, '}') : NULL;
+		if (open ? memchr(lit, '}', (size_t)(open - lit)) != NULL : strchr(lit, '}') != NULL)
+			return snprintf(why, whylen, "a '}' without its '{'"), -1;
+		if (!open) {
+			pt->lit[pt->n] = lit;
+			pt->litlen[pt->n] = strlen(lit);
+			break;
+		}
+		if (!close)
+			return snprintf(why, whylen, "a '{' without its '}'"), -1;
+		if (pt->n == MAX_PATTERN_FIELDS)
+			return snprintf(why, whylen, "more than %d fields", MAX_PATTERN_FIELDS), -1;
+		size_t nl = (size_t)(close - open - 1);
+		if (!nl || nl > MAX_KEY - 8 ||
+		    strspn(open + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") < nl)
+			return snprintf(why, whylen, "'{%.*s}' is not a field name (letters, digits, _ . / -)", (int)nl,
+			                open + 1),
+			       -1;
+		if (pt->n && open == lit)
+			return snprintf(why, whylen, "fields '%.*s' and '%.*s' need text between them",
+			                (int)pt->namelen[pt->n - 1], pt->name[pt->n - 1], (int)nl, open + 1),
+			       -1;
+		pt->lit[pt->n] = lit;
+		pt->litlen[pt->n] = (size_t)(open - lit);
+		pt->name[pt->n] = open + 1;
+		pt->namelen[pt->n] = nl;
+		pt->n++;
+		lit = close + 1;
+	}
+	if (!pt->n)
+		return snprintf(why, whylen, "no {field} in the pattern"), -1;
+	return 0;
+}
+
+int rm_log_pattern_check(const char *pattern, char *why, size_t whylen)
+{
+	struct pattern pt;
+	return pattern_compile(pattern, &pt, why, whylen);
+}
+
+/* Matches literal l at s[*pos..n), blanks flexibly; moves *pos past it. */
+static int literal_at(const char *l, size_t ll, const char *s, size_t n, size_t *pos)
+{
+	size_t i = 0, p = *pos;
+	while (i < ll) {
+		if (isspace((unsigned char)l[i])) {
+			while (i < ll && isspace((unsigned char)l[i]))
+				i++;
+			while (p < n && isspace((unsigned char)s[p]))
+				p++;
+			continue;
+		}
+		if (p >= n || s[p] != l[i])
+			return 0;
+		i++, p++;
+	}
+	*pos = p;
+	return 1;
+}
+
+static int pattern_at(const struct pattern *pt, struct log_line *ll, const char *s, size_t n, size_t pos)
+{
+	rm_row_clear(&ll->row);
+	ll->klen = 0;
+	for (int f = 0; f < pt->n; f++) {
+		if (!literal_at(pt->lit[f], pt->litlen[f], s, n, &pos))
+			return 0;
+		const char *next = pt->lit[f + 1];
+		size_t nextlen = pt->litlen[f + 1], st = pos;
+		char stop = 0;
+		for (size_t i = 0; i < nextlen && !stop; i++) /* the next literal's first non-blank */
+			stop = isspace((unsigned char)next[i]) ? 0 : next[i];
+		while (pos < n && !isspace((unsigned char)s[pos]) && s[pos] != stop)
+			pos++;
+		if (pos == st)
+			return 0;
+		const char *w[1] = {pt->name[f]};
+		size_t wl[1] = {pt->namelen[f]}, klen;
+		double v;
+		const char *key = make_key(ll, w, wl, 1, &klen);
+		if (!key)
+			return 0;
+		if (log_number(s + st, pos - st, &v))
+			add_pair(ll, key, klen, s + st, pos - st, v);
+		else
+			add_text(ll, key, klen, s + st, pos - st);
+	}
+	return literal_at(pt->lit[pt->n], pt->litlen[pt->n], s, n, &pos);
+}
+
+static enum line_kind pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n)
+{
+	for (size_t pos = 0; pos < n; pos++) {
+		if (pt->litlen[0] ? s[pos] != pt->lit[0][0] && !isspace((unsigned char)pt->lit[0][0])
+		                  : pos && !isspace((unsigned char)s[pos - 1]))
+			continue;
+		if (pattern_at(pt, ll, s, n, pos))
+			return LINE_RECORD;
+	}
+	rm_row_clear(&ll->row);
+	return LINE_NONE;
+}
+
+/* Reads one line into ll->row. Returns LINE_RECORD when it has pairs,
+ * LINE_NONE when it is not a record, LINE_BAD with why set. */
+static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, char *why, size_t whylen)
+{
+	rm_row_clear(&ll->row);
+	ll->klen = 0;
+	ll->eval = ll->summary = 0;
+	/* Progress bars redraw with '\r': the last frame with text counts. */
+	for (char *cr; (cr = memchr(line, '\r', len));) {
+		size_t rest = len - (size_t)(cr + 1 - line);
+		if (strspn(cr + 1, " \t") >= rest) {
+			len = (size_t)(cr - line);
+			break;
+		}
+		len = rest;
+		line = cr + 1;
+	}
+	while (len && isspace((unsigned char)line[len - 1]))
+		len--;
+	if (!len)
+		return LINE_NONE;
+	char *brace = memchr(line, '{', len);
+	if (brace && line[len - 1] == '}') {
+		size_t plen = (size_t)(brace - line), olen = len - plen;
+		ll->eval = has_word(line, plen, "valid") || has_word(line, plen, "[eval");
+		ll->summary = has_word(line, plen, "[train]");
+		struct rm_err perr;
+		char *obj = brace;
+		char saved = line[len];
+		line[len] = 0; /* the JSON reader wants the object NUL-terminated */
+		int bad = rm_jsonrow_parse(&ll->row, obj, olen, &perr);
+		if (bad) {
+			size_t jl = python_to_json(ll, obj, olen);
+			bad = !jl || rm_jsonrow_parse(&ll->row, ll->py, jl, &perr);
+		}
+		line[len] = saved;
+		if (!bad)
+			return LINE_RECORD;
+		rm_row_clear(&ll->row);
+		if (!has_word(obj, olen, "loss"))
+			return LINE_NONE; /* a config dump, a repr */
+		snprintf(why, whylen, "the object after the prefix does not parse: %.200s", perr.msg);
+		return LINE_BAD;
+	}
+	/* A progress bar's frame ("45%|####  | 450/1000 [00:30<00:36, 15.0it/s,
+	 * loss=2.31]") restates a metric the logger records properly. */
+	if (memmem(line, len, "%|", 2) && (memmem(line, len, "it/s", 4) || memmem(line, len, "s/it", 4)))
+		return LINE_NONE;
+	/* Tags in brackets before the record: "[valid]" marks an evaluation. */
+	size_t i = 0;
+	while (i < len) {
+		while (i < len && isspace((unsigned char)line[i]))
+			i++;
+		if (i < len && line[i] == '[') {
+			char *close = memchr(line + i, ']', len - i);
+			if (!close)
+				break;
+			if (has_word(line + i, (size_t)(close - line - i), "valid"))
+				ll->eval = 1;
+			i = (size_t)(close - line) + 1;
+			continue;
+		}
+		break;
+	}
+	if (has_word(line + i, len - i, "valid on '") || has_word(line + i, len - i, "validation"))
+		ll->eval = 1;
+	pairs(ll, line + i, len - i);
+	return ll->row.n ? LINE_RECORD : LINE_NONE;
+}
+
+#define HAS_T(set, t) (((set) >> (t)) & 1)
+
+/* Looks up each field's target once (the mapper hashes the key); returns
+ * the targets the row holds, as a bit set. */
+static unsigned classify_fields(struct log_line *ll, struct rm_mapper *m)
+{
+	unsigned set = 0;
+	if (ll->tcap < ll->row.n) {
+		ll->tcap = ll->row.n * 2;
+		ll->target = rm_xrealloc(ll->target, ll->tcap);
+		ll->prio = rm_xrealloc(ll->prio, ll->tcap);
+	}
+	for (size_t i = 0; i < ll->row.n; i++) {
+		int prio;
+		enum rm_target t = rm_mapper_target(m, ll->row.f[i].key, ll->row.f[i].klen, &prio);
+		ll->target[i] = (uint8_t)t;
+		ll->prio[i] = (uint8_t)prio;
+		set |= 1u << t;
+	}
+	return set;
+}
+
+/* An evaluation line's metrics become eval_ metrics, except what names
+ * the step or epoch, so that train loss on an eval line (nanoGPT's "step
+ * 100: train loss 3.21, val loss 3.30") is not taken for a step's loss. */
+static unsigned mark_eval(struct log_line *ll, unsigned set)
+{
+	if (!ll->eval && !HAS_T(set, T_EVAL))
+		return set;
+	ll->eval = 1;
+	for (size_t i = 0; i < ll->row.n; i++) {
+		struct rm_field *f = &ll->row.f[i];
+		enum rm_target t = (enum rm_target)ll->target[i];
+		if (t == T_STEP || t == T_EPOCH || t == T_EVAL || f->klen + 6 > MAX_KEY)
+			continue;
+		char *out = ll->keys + ll->klen;
+		if (ll->klen + f->klen + 6 > sizeof(ll->keys))
+			continue;
+		memcpy(out, "eval_", 5);
+		memcpy(out + 5, f->key, f->klen);
+		out[5 + f->klen] = 0;
+		ll->klen += f->klen + 6;
+		f->key = out;
+		f->klen += 5;
+		ll->target[i] = T_EVAL;
+	}
+	set = 0;
+	for (size_t i = 0; i < ll->row.n; i++)
+		set |= 1u << ll->target[i];
+	return set;
+}
+
+static void log_line_init(struct log_line *ll)
+{
+	memset(ll, 0, sizeof(*ll));
+	rm_row_init(&ll->row);
+}
+
+static void log_line_release(struct log_line *ll)
+{
+	rm_row_release(&ll->row);
+	free(ll->py);
+	free(ll->target);
+	free(ll->prio);
+}
+
+/* The line's step field, renamed "step" unless the user named the step
+ * key: the mapper keeps the first step key it sees, and one log mixes
+ * several (fairseq's num_updates and valid_num_updates, nanoGPT's iter and
+ * step). Where a line has more than one, the likeliest wins. */
+static struct rm_field *step_field(struct log_line *ll, struct rm_mapper *m)
+{
+	struct rm_row *row = &ll->row;
+	struct rm_field *best = NULL;
+	int best_prio = 0;
+	for (size_t i = 0; i < row->n; i++)
+		if (ll->target[i] == T_STEP && (!best || ll->prio[i] < best_prio))
+			best = &row->f[i], best_prio = ll->prio[i];
+	if (best && !m->opts->step_key) {
+		for (size_t i = 0; i < row->n; i++)
+			if (&row->f[i] != best && row->f[i].klen == 4 && !memcmp(row->f[i].key, "step", 4))
+				row->f[i].key = "step_", row->f[i].klen = 5; /* a lesser "step" gives way */
+		best->key = "step";
+		best->klen = 4;
+	}
+	return best;
+}
+
+struct log_reader {
+	struct log_line ll;
+	struct pattern pattern;
+	int has_pattern;
+	int64_t records; /* loss records so far, for lines without a step */
+	int64_t last_step;
+	char stepbuf[32];
+};
+
+/* Turns one line into a row for the mapper, or says it is no record. A
+ * line without a step (the HF Trainer's dicts) takes the record count
+ * times --log-every; an evaluation without one, the last step. */
+static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *line, size_t len, char *why,
+                              size_t whylen)
+{
+	enum line_kind kind =
+	    r->has_pattern ? pattern_parse(&r->pattern, &r->ll, line, len) : log_parse(&r->ll, line, len, why, whylen);
+	if (kind != LINE_RECORD)
+		return kind;
+	if (r->ll.summary)
+		return LINE_NONE;
+	unsigned set = classify_fields(&r->ll, m);
+	set = mark_eval(&r->ll, set);
+	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
+	for (int t = T_BUCKET; t <= T_CUM_N; t++)
+		useful |= HAS_T(set, t) && t != T_RANK && t != T_MICRO && HAS_T(set, T_STEP);
+	if (!useful || HAS_T(set, T_SUMMARY))
+		return LINE_NONE;
+	if (HAS_T(set, T_STEP)) {
+		struct rm_field *f = step_field(&r->ll, m);
+		double v;
+		if (f && rm_field_num(f, &v) == 1 && v >= 0 && v < 9e15)
+			r->last_step = (int64_t)v;
+		return LINE_RECORD;
+	}
+	if (HAS_T(set, T_LOSS))
+		r->last_step = ++r->records * (m->opts->log_every > 0 ? m->opts->log_every : 1);
+	int n = snprintf(r->stepbuf, sizeof(r->stepbuf), "%lld", (long long)r->last_step);
+	add_pair(&r->ll, "step", 4, r->stepbuf, (size_t)n, (double)r->last_step);
+	return LINE_RECORD;
+}
+
+static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line, size_t len, const struct rm_row **row,
+                                     char *why, size_t whylen)
+{
+	struct log_reader *r = ctx;
+	*row = &r->ll.row;
+	return log_row(r, m, line, len, why, whylen);
+}
+
+static int log_read(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                    struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
+{
+	struct log_reader r;
+	char why[128];
+	memset(&r, 0, sizeof(r));
+	if (opts->pattern && pattern_compile(opts->pattern, &r.pattern, why, sizeof(why)))
+		return rm_err_set(err, RM_E_USAGE, "--pattern: %s", why);
+	r.has_pattern = opts->pattern != NULL;
+	log_line_init(&r.ll);
+	int rc = rm_read_lines(st, opts, path, fmt, pos, rep, log_parse_line, &r, err);
+	if (!rc && r.records)
+		rep->r[rep->n - 1].synthetic_steps = 1;
+	log_line_release(&r.ll);
+	return rc;
+}
+
+int rm_read_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                struct rm_import_report *rep, struct rm_err *err)
+{
+	return log_read(st, opts, path, fmt, NULL, rep, err);
+}
+
+int rm_tail_log(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
+{
+	return log_read(st, opts, path, fmt, pos, rep, err);
+}
+
+/* A console log: among the first lines of the file's head, one that reads
+ * as a record with a step or a loss. */
+int rm_sniff_log(const struct sniff *s)
+{
+	struct log_reader r;
+	struct rm_mapper m;
+	int found = 0;
+	if (!s->nhead)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	log_line_init(&r.ll);
+	rm_mapper_init(&m, RM_FMT_LOG, s->opts);
+	char *copy = rm_xstrndup((const char *)s->head, s->nhead);
+	char *p = copy, *end = copy + s->nhead;
+	for (int lines = 0; p < end && lines < 5000 && !found; lines++) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break; /* a line cut by the head's end */
+		char why[64];
+		*nl = 0;
+		if (log_row(&r, &m, p, (size_t)(nl - p), why, sizeof(why)) == LINE_RECORD) {
+			found = 1; /* a loss, an eval, or a step with batch composition */
+		}
+		p = nl + 1;
+	}
+	free(copy);
+	rm_mapper_release(&m);
+	log_line_release(&r.ll);
+	return found;
+}

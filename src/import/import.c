@@ -1,0 +1,399 @@
+/*
+ * import.c - the dispatcher: the table of formats (names, detection, the
+ * reader and the follower of each), directories and streams, and the one
+ * transaction an import is (what each file gave is checked and logged, or
+ * nothing is kept). The formats sit below it and never call it.
+ */
+#define _GNU_SOURCE /* mkostemp */
+#include <fcntl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import_internal.h"
+#include "runmon/parse.h"
+
+/* The formats, in the order detection tries them: the first whose detect
+ * claims a file reads it. Plain CSV claims any file with a line, so it
+ * comes last; tail is NULL where a growing file makes no sense. */
+static const struct import_format formats[] = {
+    {RM_FMT_WANDB_LOG, "wandb-log", rm_sniff_wandb_log, rm_read_wandb_log, rm_tail_wandb_log},
+    {RM_FMT_HF_STATE, "hf-trainer-state", rm_sniff_hf_state, rm_read_hf_state, NULL},
+    {RM_FMT_WANDB_HISTORY, "wandb-history", rm_sniff_wandb_history, rm_read_jsonl, rm_tail_jsonl},
+    {RM_FMT_SIDECAR_JSONL, "sidecar-jsonl", rm_sniff_sidecar_jsonl, rm_read_jsonl, rm_tail_jsonl},
+    {RM_FMT_JSONL, "jsonl", rm_sniff_jsonl, rm_read_jsonl, rm_tail_jsonl},
+    {RM_FMT_TB_CSV, "tensorboard-csv", rm_sniff_tb_csv, rm_read_csv, NULL},
+    {RM_FMT_WANDB_CSV, "wandb-csv", rm_sniff_wandb_csv, rm_read_csv, NULL},
+    {RM_FMT_SIDECAR_CSV, "sidecar-csv", rm_sniff_sidecar_csv, rm_read_csv, rm_tail_csv},
+    {RM_FMT_LOG, "log", rm_sniff_log, rm_read_log, rm_tail_log},
+    {RM_FMT_CSV, "csv", rm_sniff_csv, rm_read_csv, rm_tail_csv},
+};
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static const struct import_format *format_of(enum rm_format f)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (formats[i].fmt == f)
+			return &formats[i];
+	return NULL;
+}
+
+const char *rm_format_name(enum rm_format f)
+{
+	const struct import_format *e = format_of(f);
+	return e ? e->name : NULL;
+}
+
+int rm_format_parse(const char *name, enum rm_format *out)
+{
+	if (!strcmp(name, "auto")) {
+		*out = RM_FMT_AUTO;
+		return 0;
+	}
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (!strcmp(name, formats[i].name)) {
+			*out = formats[i].fmt;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- detection ------------------------------------------------------------ */
+
+/* A console log may open with the training script itself (modded-nanoGPT
+ * prints it whole) before its first record. */
+#define SNIFF_BYTES (256 * 1024)
+
+/* Reads the head of path and its first non-blank line, then walks the
+ * table. A file that cannot be read as lines (a binary log) still has its
+ * head; the line's error is told only when no format claimed the file. */
+static const struct import_format *detect_file(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
+{
+	uint8_t *head = rm_xmalloc(SNIFF_BYTES);
+	struct sniff sn = {.opts = opts, .head = head};
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		free(head);
+		rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO, "cannot read '%s': %s",
+		           rm_shown_path(opts, path), strerror(errno));
+		return NULL;
+	}
+	sn.nhead = fread(head, 1, SNIFF_BYTES, fp);
+	fclose(fp);
+	struct rm_lines lr;
+	struct rm_err lerr = {0};
+	char *line = NULL;
+	size_t len = 0;
+	int rc = rm_lines_open(&lr, path, &lerr), opened = !rc;
+	if (!rc) {
+		do
+			rc = rm_lines_next(&lr, &line, &len, &lerr);
+		while (!rc && line && strspn(line, " \t") == len);
+	}
+	if (!rc && line) {
+		size_t lead = strspn(line, " \t\r\f\v");
+		sn.line = line + lead;
+		sn.len = len - lead;
+	}
+	const struct import_format *found = NULL;
+	for (size_t i = 0; i < NFORMATS && !found; i++)
+		if (formats[i].detect(&sn))
+			found = &formats[i];
+	if (opened)
+		rm_lines_close(&lr);
+	free(head);
+	if (!found && rc)
+		*err = lerr;
+	else if (!found)
+		rm_err_set(err, RM_E_INPUT, "%s: file is empty", rm_shown_path(opts, path));
+	return found;
+}
+
+char *rm_wandb_dir_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *found = NULL;
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n > 10 && !strncmp(e->d_name, "run-", 4) && !strcmp(e->d_name + n - 6, ".wandb")) {
+			found = rm_xasprintf("%s/%s", dir, e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A W&B run directory holds its history in run-<id>.wandb; SDKs before
+ * 0.10 wrote wandb-history.jsonl instead. */
+static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, const char *dir,
+                      struct rm_import_report *rep, struct rm_err *err)
+{
+	char *log = rm_wandb_dir_log(dir);
+	if (log) {
+		int rc = rm_read_wandb_log(st, opts, log, RM_FMT_WANDB_LOG, rep, err);
+		free(log);
+		return rc;
+	}
+	char *old = rm_xasprintf("%s/wandb-history.jsonl", dir);
+	int rc = access(old, R_OK) ? rm_err_set(err, RM_E_INPUT,
+	                                        "%s: a directory without run-*.wandb or wandb-history.jsonl;"
+	                                        " give a file, or a W&B run directory",
+	                                        dir)
+	                           : rm_read_jsonl(st, opts, old, RM_FMT_WANDB_HISTORY, rep, err);
+	free(old);
+	return rc;
+}
+
+/* Copies a stream that can be read only once (stdin, a pipe, a FIFO) to
+ * an unlinked temporary file, so that detection and the importer read the
+ * same bytes like any file's; returns its descriptor, or -1 with err set. */
+static int spool(const char *path, struct rm_err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	char *tmp = rm_xasprintf("%s/runmon-stream-XXXXXX", dir && *dir ? dir : "/tmp");
+	int in = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	int fd = in < 0 ? -1 : mkostemp(tmp, O_CLOEXEC);
+	if (in < 0 || fd < 0) {
+		rm_err_set(err, in < 0 ? RM_E_INPUT : RM_E_IO, "cannot read '%s': %s", in < 0 ? path : tmp,
+		           strerror(errno));
+		goto out;
+	}
+	unlink(tmp);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t off = 0; n > 0 && off < n;) {
+			ssize_t w = write(fd, buf + off, (size_t)(n - off));
+			if (w < 0) {
+				rm_err_set(err, RM_E_IO, "cannot spool '%s' to %s: %s", path,
+				           dir && *dir ? dir : "/tmp", strerror(errno));
+				close(fd);
+				fd = -1;
+				goto out;
+			}
+			off += w;
+		}
+	if (n < 0) {
+		rm_err_set(err, RM_E_IO, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+out:
+	if (in > STDIN_FILENO)
+		close(in);
+	free(tmp);
+	return fd;
+}
+
+static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err);
+
+static int import_file(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err)
+{
+	struct stat sb;
+	int is_stream = !strcmp(path, "-");
+	if (!is_stream && stat(path, &sb))
+		return rm_err_set(err, errno == ENOENT || errno == EACCES ? RM_E_INPUT : RM_E_IO,
+		                  "cannot read '%s': %s", path, strerror(errno));
+	if (!is_stream && S_ISDIR(sb.st_mode))
+		return import_dir(st, opts, path, rep, err);
+	if (!is_stream && !S_ISREG(sb.st_mode))
+		is_stream = S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode);
+	if (!is_stream)
+		return import_path(st, opts, path, rep, err);
+	int fd = spool(path, err);
+	if (fd < 0)
+		return err->code;
+	char io[32];
+	snprintf(io, sizeof(io), "/dev/fd/%d", fd); /* opening it starts again at byte 0 */
+	struct rm_import_opts o = *opts;
+	o.shown_path = path;
+	int rc = import_path(st, &o, io, rep, err);
+	close(fd);
+	return rc;
+}
+
+static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                       struct rm_import_report *rep, struct rm_err *err)
+{
+	const struct import_format *f =
+	    opts->format == RM_FMT_AUTO ? detect_file(opts, path, err) : format_of(opts->format);
+	if (!f && opts->format != RM_FMT_AUTO)
+		return rm_err_set(err, RM_E_USAGE, "unknown format");
+	if (!f)
+		return err->code;
+	return f->read(st, opts, path, f->fmt, rep, err);
+}
+
+/* A file that gave nothing is an error, not an exit 0 a cron job would
+ * take for success: a mistyped --loss-key, or --skip-bad with no good line. */
+static int check_contributed(const struct rm_import_result *r, const struct rm_import_opts *opts, struct rm_err *err)
+{
+	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
+	if (opts->loss_key && !sidecar && !r->loss_key)
+		return rm_err_set(err, RM_E_INPUT, "%s: no loss key '%s' (given with --loss-key) in any row", r->path,
+		                  opts->loss_key);
+	if (r->steps || r->batches || r->evals)
+		return RM_OK;
+	if (r->skipped)
+		return rm_err_set(err, RM_E_INPUT,
+		                  "%s: no good line: %llu bad line%s skipped, the first (line %llu): %s", r->path,
+		                  (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "",
+		                  (unsigned long long)r->bad_line[0], r->bad_msg);
+	return rm_err_set(err, RM_E_INPUT, "%s: nothing to import: no row has a loss, eval or batch value%s", r->path,
+	                  sidecar || opts->loss_key ? "" : " (name the loss with --loss-key)");
+}
+
+/* Logs what each file contributed (skip_empty: files that gave no line
+ * are not logged, so an idle tail leaves no trace) and commits; rolls back
+ * on failure. */
+static int log_and_commit(struct rm_store *st, struct rm_import_report *rep, int skip_empty, struct rm_err *err)
+{
+	int rc = RM_OK;
+	for (size_t i = 0; i < rep->n && !rc; i++) {
+		struct rm_import_result *r = &rep->r[i];
+		struct rm_import_log log = {r->run_id,
+		                            r->path,
+		                            rm_format_name(r->format),
+		                            (int64_t)r->lines,
+		                            (int64_t)r->steps,
+		                            (int64_t)r->batches,
+		                            (int64_t)r->replaced,
+		                            (int64_t)r->restarts,
+		                            (int64_t)r->skipped,
+		                            r->composition};
+		if (r->lines || !skip_empty)
+			rc = rm_store_log_import(st, &log, err);
+	}
+	if (!rc)
+		rc = rm_store_commit(st, err);
+	if (rc) {
+		rm_store_rollback(st);
+		rm_import_report_release(rep);
+	}
+	return rc;
+}
+
+static int gave_nothing(const struct rm_import_result *r)
+{
+	return !r->steps && !r->batches && !r->evals;
+}
+
+/* A chart export of a sweep holds runs with no value in the chart's range:
+ * those are left out (their run is removed unless it held data before),
+ * and counted on the file's first result. The file as a whole must still
+ * give something, which check_contributed sees in the one kept. */
+static int drop_empty_series(struct rm_store *st, struct rm_import_report *rep, size_t first, struct rm_err *err)
+{
+	size_t kept = first, dropped = 0;
+	for (size_t j = first; j < rep->n; j++) {
+		struct rm_import_result *r = &rep->r[j];
+		int last_chance = kept == first && j == rep->n - 1; /* keep one, to report the file */
+		if (gave_nothing(r) && !r->skipped && !last_chance) {
+			int rc = rm_store_drop_run_if_empty(st, r->run_id, err);
+			if (rc)
+				return rc;
+			rm_import_result_release(r);
+			dropped++;
+			continue;
+		}
+		rep->r[kept++] = *r;
+	}
+	rep->n = kept;
+	rep->r[first].empty_series += dropped;
+	return RM_OK;
+}
+
+int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *const *files, int nfiles,
+              struct rm_import_report *rep, struct rm_err *err)
+{
+	int rc;
+	memset(rep, 0, sizeof(*rep));
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	for (int i = 0; i < nfiles && !rc; i++) {
+		size_t first = rep->n;
+		rc = import_file(st, opts, files[i], rep, err);
+		if (!rc && rep->n - first > 1)
+			rc = drop_empty_series(st, rep, first, err);
+		for (size_t j = first; j < rep->n && !rc; j++)
+			rc = check_contributed(&rep->r[j], opts, err);
+	}
+	if (rc) {
+		rm_store_rollback(st);
+		rm_import_report_release(rep);
+		return rc;
+	}
+	return log_and_commit(st, rep, 0, err);
+}
+
+/* A file followed from its first byte has nothing to detect from yet: its
+ * name tells, and a sidecar is what runmon follows most. */
+static enum rm_format tail_format(const char *path)
+{
+	static const struct {
+		const char *ext;
+		enum rm_format fmt;
+	} by_name[] = {{".wandb", RM_FMT_WANDB_LOG}, {".csv", RM_FMT_SIDECAR_CSV}, {".log", RM_FMT_LOG},
+	               {".txt", RM_FMT_LOG},         {".out", RM_FMT_LOG},         {".err", RM_FMT_LOG}};
+	size_t n = strlen(path);
+	for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++) {
+		size_t e = strlen(by_name[i].ext);
+		if (n > e && !strcmp(path + n - e, by_name[i].ext))
+			return by_name[i].fmt;
+	}
+	return RM_FMT_SIDECAR_JSONL;
+}
+
+int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
+                   struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err)
+{
+	struct stat sb;
+	int found, rc;
+	const struct import_format *f = format_of(opts->format == RM_FMT_AUTO ? tail_format(path) : opts->format);
+	memset(rep, 0, sizeof(*rep));
+	if (!f || !f->tail)
+		return rm_err_set(err, RM_E_USAGE, "%s: a %s file cannot be followed as it grows", path,
+		                  f ? f->name : "format-less");
+	if ((rc = rm_store_begin(st, err)))
+		return rc;
+	if ((rc = rm_store_tail_get(st, path, pos, &found, err)))
+		goto fail;
+	if (stat(path, &sb)) {
+		if (errno != ENOENT) {
+			rc = rm_err_set(err, RM_E_IO, "cannot stat '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		return log_and_commit(st, rep, 1, err); /* not written yet */
+	}
+	if (found && ((uint64_t)sb.st_dev != pos->dev || (uint64_t)sb.st_ino != pos->ino)) {
+		/* Rotated: logrotate renames the old file to PATH.1. */
+		char *old = rm_xasprintf("%s.1", path);
+		struct stat ob;
+		if (!stat(old, &ob) && (uint64_t)ob.st_dev == pos->dev && (uint64_t)ob.st_ino == pos->ino &&
+		    (uint64_t)ob.st_size >= pos->offset)
+			rc = f->tail(st, opts, old, f->fmt, pos, rep, err);
+		free(old);
+		if (rc)
+			goto fail;
+		pos->offset = pos->lineno = 0;
+	} else if (found && (uint64_t)sb.st_size < pos->offset) {
+		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
+	}
+	if ((rc = f->tail(st, opts, path, f->fmt, pos, rep, err)))
+		goto fail;
+	pos->run_id = rep->n ? rep->r[rep->n - 1].run_id : 0;
+	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))
+		goto fail;
+	return log_and_commit(st, rep, 1, err);
+fail:
+	rm_store_rollback(st);
+	rm_import_report_release(rep);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/*
+ * import_internal.h - what the importer's files share: the line driver
+ * (linefmt.c), the formats (formats/, one file per family) and the
+ * dispatcher's table of them (import.c). They write through the sink
+ * (runmon/sink.h), and a format never calls the dispatcher.
+ */
+#ifndef RUNMON_IMPORT_INTERNAL_H
+#define RUNMON_IMPORT_INTERNAL_H
+
+#include "runmon/import.h"
+#include "runmon/parse.h"
+#include "runmon/sink.h"
+#include "runmon/store.h"
+
+/* ---- the line driver (linefmt.c) ------------------------------------------- */
+
+struct rm_lines;
+/* Where a tail stopped in lr, and which file it read (the one opened). */
+void rm_tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr);
+/* What a line of a line format is: a record (*row filled, for the mapper
+ * m of the file's run), no record (blank, a banner), or bad (why set). */
+enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD };
+typedef enum line_kind line_parse_fn(void *ctx, struct rm_mapper *m, char *line, size_t len, const struct rm_row **row,
+                                     char *why, size_t whylen);
+/* A line format's reader: path whole (pos NULL), or its complete lines from
+ * pos on, moving pos; one result named after the file. Non-blank lines that
+ * are no record are counted in not_records. */
+int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                  struct rm_tail_pos *pos, struct rm_import_report *rep, line_parse_fn *parse, void *ctx,
+                  struct rm_err *err);
+/* Run name for a file: opts->run_name, else derived from the path. */
+char *rm_run_name_for(const struct rm_import_opts *opts, const char *path);
+
+/* ---- formats ------------------------------------------------------------
+ * Each format is one entry of the dispatcher's table (import.c). A format
+ * reads through the sink and the pipeline, and never calls the dispatcher. */
+
+/* What detection sees of a file: its first bytes, and its first non-blank
+ * line with leading blanks cut (NULL when it has none, or none readable). */
+struct sniff {
+	const struct rm_import_opts *opts;
+	const uint8_t *head;
+	size_t nhead;
+	const char *line;
+	size_t len;
+};
+
+/* Does the first line open a JSON object ("{", "{}", '{"key"'), not a
+ * Python dict ("{'loss': ...}", as the HF Trainer prints to the console)? */
+static inline int rm_sniff_json_object(const struct sniff *s)
+{
+	size_t i = 1;
+	if (!s->line || !s->len || s->line[0] != '{')
+		return 0;
+	while (i < s->len && (s->line[i] == ' ' || s->line[i] == '\t' || s->line[i] == '\r'))
+		i++;
+	return i == s->len || s->line[i] == '"' || s->line[i] == '}';
+}
+
+/* Reads path whole into rep as format fmt. */
+typedef int import_read_fn(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                           struct rm_import_report *rep, struct rm_err *err);
+/* Reads path from pos (a complete line's start) to its last complete line
+ * and moves pos there; pos->dev and ino name the file read. */
+typedef int import_tail_fn(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
+                           struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err);
+
+struct import_format {
+	enum rm_format fmt;
+	const char *name;                    /* on the command line and in reports */
+	int (*detect)(const struct sniff *); /* does this file look like this format? */
+	import_read_fn *read;
+	import_tail_fn *tail; /* NULL: not followed as it grows */
+};
+
+/* import_text.c: JSON lines and CSV, with their W&B, sidecar and
+ * TensorBoard variants. */
+int rm_sniff_wandb_history(const struct sniff *s);
+int rm_sniff_sidecar_jsonl(const struct sniff *s);
+int rm_sniff_jsonl(const struct sniff *s);
+int rm_sniff_tb_csv(const struct sniff *s);
+int rm_sniff_wandb_csv(const struct sniff *s);
+int rm_sniff_sidecar_csv(const struct sniff *s);
+int rm_sniff_csv(const struct sniff *s);
+import_read_fn rm_read_jsonl, rm_read_csv;
+import_tail_fn rm_tail_jsonl, rm_tail_csv;
+/* import_wandbfile.c: W&B's run-<id>.wandb log, whole or live. */
+int rm_sniff_wandb_log(const struct sniff *s);
+import_read_fn rm_read_wandb_log;
+import_tail_fn rm_tail_wandb_log;
+/* import_log.c: trainers' console logs. */
+int rm_sniff_log(const struct sniff *s);
+import_read_fn rm_read_log;
+import_tail_fn rm_tail_log;
+/* import_hf.c: Hugging Face's trainer_state.json. */
+int rm_sniff_hf_state(const struct sniff *s);
+import_read_fn rm_read_hf_state;
+
+#endif

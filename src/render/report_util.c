@@ -1,0 +1,64 @@
+/*
+ * report_util.c - what the report's files share: escaping for HTML and
+ * Markdown, times, levels and names as a reader sees them. See
+ * report_internal.h.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "report_internal.h"
+#include "runmon/common.h"
+#include "runmon/render.h"
+
+/* Text for HTML element content and attribute values. */
+void rm_html_esc(FILE *fp, const char *s)
+{
+	for (s = s ? rm_tx(s) : s; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", fp); break;
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		case '\'': fputs("&#39;", fp); break;
+		default: fputc(*s, fp);
+		}
+	}
+}
+
+/* Text for Markdown: a backslash before characters that mean something;
+ * control characters escaped first (a report is also read in a terminal). */
+void rm_md_esc(FILE *fp, const char *s)
+{
+	for (s = s ? rm_tx(s) : s; s && *s; s++) {
+		if (strchr("\\`*_[]<>|", *s))
+			fputc('\\', fp);
+		fputc(*s == '\n' ? ' ' : *s, fp);
+	}
+}
+
+void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n)
+{
+	if (r->entity && *r->entity)
+		snprintf(buf, n, "%s/%s/%s", r->entity, r->project, r->name);
+	else
+		snprintf(buf, n, "%s", r->name);
+}
+
+const char *rm_report_level(enum rm_severity s)
+{
+	return s >= RM_SEV_WARN ? rm_severity_name(s) : "ok";
+}
+
+void rm_iso_time(double t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+const char *rm_verdict_name(const struct rm_diagnosis *d)
+{
+	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";
+}

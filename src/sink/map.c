@@ -1,0 +1,698 @@
+/*
+ * map.c - decides which key of a row is the step, the loss, a batch
+ * statistic or an eval metric, and converts the row into a record.
+ *
+ * Each target has candidate keys in priority order; the first key a run
+ * uses for a target is kept for the rest of the file, so a row carrying
+ * both "loss" and "train/loss" cannot switch series halfway. Lookups go
+ * through a small cache: a file has a few dozen distinct keys and millions
+ * of rows.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/sink.h"
+#include "runmon/model.h"
+
+static const char *const cand_step_wandb[] = {"_step", NULL};
+static const char *const cand_step[] = {"step",          "global_step", "_step", "Step",
+                                        "current_steps", "iteration",   "iter",  "train/global_step",
+                                        "num_updates",   NULL}; /* num_updates: fairseq */
+static const char *const cand_loss[] = {"loss",          "train/loss",      "train_loss",      "train.loss",
+                                        "training_loss", "train/loss_step", "train_loss_step", NULL};
+static const char *const cand_lr[] = {"lr",       "learning_rate",       "train/lr", "train/learning_rate",
+                                      "train.lr", "train.learning_rate", "train_lr", NULL};
+static const char *const cand_epoch[] = {"epoch", "train/epoch", "train.epoch", NULL};
+static const char *const cand_grad[] = {"grad_norm",     "train/grad_norm",     "train.grad_norm",
+                                        "gradient_norm", "train/gradient_norm", NULL};
+static const char *const cand_runtime[] = {"_runtime", "runtime", NULL};
+static const char *const cand_ts[] = {"_timestamp", "timestamp", "wall_time", "Wall time", "time", NULL};
+static const char *const eval_prefixes[] = {"eval_",  "eval/",       "eval.",       "val/",   "val_",
+                                            "valid_", "validation/", "validation_", "valid/", NULL};
+
+/* Hugging Face log_history uses exactly these names; its final row's
+ * train_loss is an average over training, not a step's loss. */
+static const char *const hf_step[] = {"step", NULL};
+static const char *const hf_loss[] = {"loss", NULL};
+static const char *const hf_lr[] = {"learning_rate", NULL};
+static const char *const hf_epoch[] = {"epoch", NULL};
+static const char *const hf_grad[] = {"grad_norm", NULL};
+static const char *const tb_step[] = {"Step", NULL};
+static const char *const tb_loss[] = {"Value", NULL};
+static const char *const tb_ts[] = {"Wall time", NULL};
+static const char *const none[] = {NULL};
+
+/* Console logs, keys as import_log.c writes them (lower case, words joined
+ * by "_"): fairseq's num_updates before its fractional-epoch update,
+ * Megatron's iteration, Marian's Up., nanoGPT's iter; losses as Megatron
+ * (lm loss) and Marian (Cost) name them. Interval durations ("time" in
+ * nanoGPT and Marian) are no timestamps. */
+static const char *const log_step[] = {"step",        "num_updates", "valid_num_updates", "iteration", "iter",
+                                       "global_step", "up",          "total_update",      "update",    NULL};
+static const char *const log_loss[] = {"loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", NULL};
+static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
+static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", NULL};
+static const char *const log_grad[] = {"grad_norm", "gnorm", "train/grad_norm", NULL};
+static const char *const log_runtime[] = {"_runtime", "runtime", "wall", NULL};
+static const char *const log_ts[] = {"_timestamp", "timestamp", NULL};
+
+/* What trainers call a batch's token and sequence counts, taken bare in any
+ * format (the names are distinctive): fairseq's ntokens / nsentences and
+ * its per-interval means wpb / bsz, seq2seq loops' n_tokens / bsz; and the
+ * cumulative counters of HF (num_input_tokens_seen), Megatron
+ * (consumed_samples, consumed_tokens) and the OpenAI fine-tuning metrics
+ * (elapsed_tokens, elapsed_examples). */
+static const struct {
+	const char *name;
+	enum rm_target t;
+} batch_aliases[] = {
+    {"ntokens", T_TOKENS},
+    {"wpb", T_TOKENS},
+    {"n_tokens", T_TOKENS},
+    {"num_tokens", T_TOKENS},
+    {"nsentences", T_N},
+    {"bsz", T_N},
+    {"n_sequences", T_N},
+    {"tokens_per_sample", T_MEAN_LEN},
+    {"elapsed_tokens", T_CUM_TOKENS},
+    {"num_input_tokens_seen", T_CUM_TOKENS},
+    {"train/num_input_tokens_seen", T_CUM_TOKENS},
+    {"consumed_tokens", T_CUM_TOKENS},
+    {"elapsed_examples", T_CUM_N},
+    {"consumed_samples", T_CUM_N},
+};
+
+/* In console logs only (the names are too plain elsewhere): Marian's Sen.
+ * (sentences so far in the epoch) and "after" (target labels so far),
+ * Megatron's actual seqlen. */
+static const struct {
+	const char *name;
+	enum rm_target t;
+} log_batch[] = {
+    {"sen", T_CUM_N},
+    {"after", T_CUM_TOKENS},
+    {"actual_seqlen", T_MEAN_LEN},
+};
+
+/* Batch statistics, in enum rm_target order from T_BUCKET. */
+static const char *const batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
+                                          "padded_tokens", "rank", "micro",   "lens"};
+
+static int is_sidecar(enum rm_format f)
+{
+	return f == RM_FMT_SIDECAR_JSONL || f == RM_FMT_SIDECAR_CSV;
+}
+
+static const char *const *candidates(const struct rm_mapper *m, enum rm_target t)
+{
+	int hf = m->fmt == RM_FMT_HF_STATE, tb = m->fmt == RM_FMT_TB_CSV;
+	if (m->fmt == RM_FMT_LOG)
+		switch (t) {
+		case T_STEP: return log_step;
+		case T_LOSS: return log_loss;
+		case T_LR: return log_lr;
+		case T_EPOCH: return log_epoch;
+		case T_GRAD_NORM: return log_grad;
+		case T_RUNTIME: return log_runtime;
+		case T_TS: return log_ts;
+		default: return none;
+		}
+	switch (t) {
+	case T_STEP: return hf ? hf_step : tb ? tb_step : m->fmt == RM_FMT_WANDB_HISTORY ? cand_step_wandb : cand_step;
+	case T_LOSS: return is_sidecar(m->fmt) ? none : hf ? hf_loss : tb ? tb_loss : cand_loss;
+	case T_LR: return hf ? hf_lr : tb ? none : cand_lr;
+	case T_EPOCH: return hf ? hf_epoch : tb ? none : cand_epoch;
+	case T_GRAD_NORM: return hf ? hf_grad : tb ? none : cand_grad;
+	case T_RUNTIME: return hf || tb ? none : cand_runtime;
+	case T_TS: return hf ? none : tb ? tb_ts : cand_ts;
+	default: return none;
+	}
+}
+
+void rm_mapper_each_eval(struct rm_mapper *m, const struct rm_row *row,
+                         void (*add)(void *arg, const char *key, size_t klen, double value), void *arg)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		int prio;
+		double v;
+		if (rm_mapper_target(m, f->key, f->klen, &prio) == T_EVAL && rm_field_num(f, &v) == 1)
+			add(arg, f->key, f->klen, v);
+	}
+}
+
+const char *rm_mapper_step_name(const struct rm_mapper *m)
+{
+	if (m->opts->step_key)
+		return m->opts->step_key;
+	return candidates(m, T_STEP)[0];
+}
+
+/* Names of the batch targets in composition summaries. */
+static const char *target_field(enum rm_target t)
+{
+	if (t == T_CUM_TOKENS)
+		return "cumulative tokens, differenced";
+	if (t == T_CUM_N)
+		return "cumulative sequences, differenced";
+	return batch_names[t - T_BUCKET];
+}
+
+char *rm_mapper_composition(const struct rm_mapper *m)
+{
+	char buf[1024];
+	size_t len = 0;
+	buf[0] = 0;
+	for (int t = T_BUCKET; t <= T_CUM_N; t++) {
+		if (t == T_RANK || t == T_MICRO || !m->locked[t])
+			continue;
+		const char *field = target_field((enum rm_target)t);
+		int same = !strcmp(m->locked[t], field) ||
+		           (strlen(m->locked[t]) > strlen(field) &&
+		            !strcmp(m->locked[t] + strlen(m->locked[t]) - strlen(field), field) &&
+		            m->locked[t][strlen(m->locked[t]) - strlen(field) - 1] == '/'); /* batch/max_len */
+		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", m->locked[t]);
+		if (w > 0 && (size_t)w < sizeof(buf) - len)
+			len += (size_t)w;
+		if (!same) {
+			w = snprintf(buf + len, sizeof(buf) - len, " (%s)", field);
+			if (w > 0 && (size_t)w < sizeof(buf) - len)
+				len += (size_t)w;
+		}
+	}
+	return len ? rm_xstrdup(buf) : NULL;
+}
+
+void rm_mapper_init(struct rm_mapper *m, enum rm_format fmt, const struct rm_import_opts *opts)
+{
+	memset(m, 0, sizeof(*m));
+	m->fmt = fmt;
+	m->opts = opts;
+	m->batch_prefix = opts->batch_prefix ? opts->batch_prefix : "batch/";
+}
+
+void rm_mapper_release(struct rm_mapper *m)
+{
+	for (int t = 0; t < T_COUNT; t++)
+		free(m->locked[t]);
+	for (uint32_t i = 0; i < m->cache_cap; i++)
+		free(m->cache[i].key);
+	free(m->cache);
+	for (uint32_t i = 0; i < m->ntexts; i++)
+		free(m->texts[i]);
+	free(m->texts);
+	free(m->lens);
+	free(m->lens_code);
+	memset(m, 0, sizeof(*m));
+}
+
+static int key_is(const char *key, size_t klen, const char *name)
+{
+	return strlen(name) == klen && !memcmp(key, name, klen);
+}
+
+static int has_prefix(const char *key, size_t klen, const char *pfx)
+{
+	size_t n = strlen(pfx);
+	return klen > n && !memcmp(key, pfx, n);
+}
+
+/* Target of a key, without the cache. */
+static enum rm_target classify(const struct rm_mapper *m, const char *key, size_t klen, int *prio)
+{
+	const struct rm_import_opts *o = m->opts;
+	*prio = 0;
+	if (o->step_key ? key_is(key, klen, o->step_key) : 0)
+		return T_STEP;
+	if (o->loss_key && !is_sidecar(m->fmt) ? key_is(key, klen, o->loss_key) : 0)
+		return T_LOSS;
+	if (o->length_key && key_is(key, klen, o->length_key))
+		return T_MEAN_LEN;
+	if (o->count_key && key_is(key, klen, o->count_key))
+		return T_N;
+	for (int t = T_STEP; t <= T_TS; t++) {
+		if ((t == T_STEP && o->step_key) || (t == T_LOSS && o->loss_key))
+			continue;
+		const char *const *c = candidates(m, (enum rm_target)t);
+		for (int i = 0; c[i]; i++)
+			if (key_is(key, klen, c[i])) {
+				*prio = i;
+				return (enum rm_target)t;
+			}
+	}
+	/* Batch statistics: "batch/bucket" in history rows; a sidecar also
+	 * takes the bare names. */
+	size_t plen = strlen(m->batch_prefix);
+	const char *k = key;
+	size_t kl = klen;
+	if (klen > plen && !memcmp(key, m->batch_prefix, plen)) {
+		k += plen;
+		kl -= plen;
+	} else if (!is_sidecar(m->fmt) && m->fmt != RM_FMT_LOG) {
+		k = NULL; /* a console log's "tokens=16384" is a batch's too */
+	}
+	if (k)
+		for (int i = 0; i <= T_LENS - T_BUCKET; i++)
+			if (key_is(k, kl, batch_names[i]))
+				return (enum rm_target)(T_BUCKET + i);
+	for (size_t i = 0; i < sizeof(batch_aliases) / sizeof(batch_aliases[0]); i++)
+		if (key_is(key, klen, batch_aliases[i].name))
+			return batch_aliases[i].t;
+	if ((m->fmt == RM_FMT_HF_STATE || m->fmt == RM_FMT_LOG) && key_is(key, klen, "train_runtime"))
+		return T_SUMMARY;
+	if (m->fmt == RM_FMT_LOG)
+		for (size_t i = 0; i < sizeof(log_batch) / sizeof(log_batch[0]); i++)
+			if (key_is(key, klen, log_batch[i].name))
+				return log_batch[i].t;
+	for (int i = 0; eval_prefixes[i]; i++)
+		if (has_prefix(key, klen, eval_prefixes[i]))
+			return T_EVAL;
+	return T_NONE;
+}
+
+static uint32_t hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static struct rm_map_slot *slot_for(struct rm_map_slot *cache, uint32_t cap, const char *key, size_t klen, uint32_t h)
+{
+	for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!cache[i].key || (cache[i].klen == klen && !memcmp(cache[i].key, key, klen)))
+			return &cache[i];
+}
+
+static void cache_grow(struct rm_mapper *m)
+{
+	uint32_t cap = m->cache_cap ? m->cache_cap * 2 : 16;
+	struct rm_map_slot *c = rm_xcalloc(cap, sizeof(*c));
+	for (uint32_t i = 0; i < m->cache_cap; i++)
+		if (m->cache[i].key)
+			*slot_for(c, cap, m->cache[i].key, m->cache[i].klen, hash(m->cache[i].key, m->cache[i].klen)) =
+			    m->cache[i];
+	free(m->cache);
+	m->cache = c;
+	m->cache_cap = cap;
+}
+
+enum rm_target rm_mapper_target(struct rm_mapper *m, const char *key, size_t klen, int *prio)
+{
+	uint32_t h = hash(key, klen);
+	if (m->cache_cap) {
+		struct rm_map_slot *s = slot_for(m->cache, m->cache_cap, key, klen, h);
+		if (s->key) {
+			*prio = s->prio;
+			return (enum rm_target)s->target;
+		}
+	}
+	enum rm_target t = classify(m, key, klen, prio);
+	if (m->cache_n >= MAP_CACHE)
+		return t; /* a file with thousands of keys: classify the rest each time */
+	if ((m->cache_n + 1) * 2 > m->cache_cap)
+		cache_grow(m);
+	struct rm_map_slot *s = slot_for(m->cache, m->cache_cap, key, klen, h);
+	s->key = rm_xstrndup(key, klen);
+	s->klen = (uint32_t)klen;
+	s->target = (uint8_t)t;
+	s->prio = (uint8_t)*prio;
+	m->cache_n++;
+	return t;
+}
+
+/* Keeps length v of the list for the store's encoding (lens.h). */
+static void lens_keep(struct rm_mapper *m, size_t i, double v)
+{
+	if (i >= RM_LENS_MAX_SEQS)
+		return;
+	if (i == m->lens_cap) {
+		m->lens_cap = m->lens_cap ? m->lens_cap * 2 : 256;
+		m->lens = rm_xrealloc(m->lens, m->lens_cap * sizeof(*m->lens));
+		m->lens_code = rm_xrealloc(m->lens_code, m->lens_cap * 5);
+	}
+	m->lens[i] = v <= INT32_MAX ? llround(v) : INT32_MAX + 1LL; /* beyond: check_batch refuses the line */
+}
+
+/* Parses a list of lengths from a number array or a text cell such as
+ * "[1801, 1755]" or "1801 1755", and encodes it into the mapper's buffer
+ * for the record. Returns the count, or -1. */
+static int lens_stats(struct rm_mapper *m, const struct rm_row *row, const struct rm_field *f, struct rm_batch *b)
+{
+	double n = 0, sum = 0, lo = INFINITY, hi = -INFINITY;
+	if (f->type == RM_F_NUMARR) {
+		for (uint32_t i = 0; i < f->arr_len; i++) {
+			double v = row->nums[f->arr_off + i];
+			if (!isfinite(v) || v < 0)
+				return -1;
+			lens_keep(m, (size_t)n, v);
+			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
+		}
+	} else if (f->type == RM_F_CELL || f->type == RM_F_STR) {
+		const char *p = f->raw, *end = f->raw + f->rlen;
+		while (p < end) {
+			while (p < end && strchr("[] ,;\t", *p))
+				p++;
+			if (p >= end)
+				break;
+			const char *q = p;
+			while (q < end && !strchr("[] ,;\t", *q))
+				q++;
+			double v;
+			if (!rm_parse_double(p, (size_t)(q - p), &v) || !isfinite(v) || v < 0)
+				return -1;
+			lens_keep(m, (size_t)n, v);
+			n++, sum += v, lo = fmin(lo, v), hi = fmax(hi, v);
+			p = q;
+		}
+	} else {
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	b->v[RM_B_N] = n;
+	b->v[RM_B_MIN_LEN] = lo;
+	b->v[RM_B_MAX_LEN] = hi;
+	b->v[RM_B_MEAN_LEN] = sum / n;
+	b->v[RM_B_TOKENS] = sum;
+	b->v[RM_B_PADDED] = n * hi - sum;
+	b->have |= 1u << RM_B_N | 1u << RM_B_MIN_LEN | 1u << RM_B_MAX_LEN | 1u << RM_B_MEAN_LEN | 1u << RM_B_TOKENS |
+	           1u << RM_B_PADDED;
+	if (n <= RM_LENS_MAX_SEQS && hi <= INT32_MAX) { /* a longer list is summarised, not kept */
+		b->lens = m->lens_code;
+		b->lens_bytes = (uint32_t)rm_lens_encode(m->lens, (size_t)n, m->lens_code);
+	}
+	return (int)n;
+}
+
+/* Fills the batch statistics a sidecar left out but that follow from the
+ * others. */
+static void complete_batch(struct rm_batch *b)
+{
+#define HAS(f)    ((b->have >> (f)) & 1)
+#define SET(f, x) (b->v[f] = (x), b->have |= 1u << (f))
+	if (!HAS(RM_B_TOKENS) && HAS(RM_B_MEAN_LEN) && HAS(RM_B_N))
+		SET(RM_B_TOKENS, round(b->v[RM_B_MEAN_LEN] * b->v[RM_B_N]));
+	if (!HAS(RM_B_MEAN_LEN) && HAS(RM_B_TOKENS) && HAS(RM_B_N) && b->v[RM_B_N] > 0)
+		SET(RM_B_MEAN_LEN, b->v[RM_B_TOKENS] / b->v[RM_B_N]);
+	if (!HAS(RM_B_PADDED) && HAS(RM_B_TOKENS) && HAS(RM_B_N) && HAS(RM_B_MAX_LEN))
+		SET(RM_B_PADDED, b->v[RM_B_N] * b->v[RM_B_MAX_LEN] - b->v[RM_B_TOKENS]);
+#undef HAS
+#undef SET
+}
+
+/* A bucket label: an integer as it is, or a text given an index into the
+ * mapper's texts (the sink turns it into the store's id). */
+static int bucket_label(struct rm_mapper *m, const struct rm_field *f, int rc, double v, struct rm_record *rec,
+                        char *why, size_t whylen)
+{
+	struct rm_batch *b = &rec->b;
+	if (rc == 0)
+		return 0;
+	if (rc == 1) {
+		if (!(v == floor(v) && fabs(v) < (double)RM_BUCKET_TEXT_ID)) {
+			snprintf(why, whylen, "bucket %.15g is neither an integer below 2^50 nor a text label", v);
+			return -1;
+		}
+		b->v[RM_B_BUCKET] = v;
+		b->have |= 1u << RM_B_BUCKET;
+		return 0;
+	}
+	if ((f->type != RM_F_STR && f->type != RM_F_CELL) || f->rlen == 0 || f->rlen > MAX_LABEL_BYTES) {
+		snprintf(why, whylen, "bucket label is not a number or a text of 1..%d bytes", MAX_LABEL_BYTES);
+		return -1;
+	}
+	uint32_t i = 0;
+	while (i < m->ntexts && !(strlen(m->texts[i]) == f->rlen && !memcmp(m->texts[i], f->raw, f->rlen)))
+		i++;
+	if (i == m->ntexts) {
+		if (m->ntexts == MAX_TEXT_LABELS) {
+			snprintf(why, whylen, "more than %d distinct text bucket labels in one file", MAX_TEXT_LABELS);
+			return -1;
+		}
+		if (!m->texts)
+			m->texts = rm_xcalloc(MAX_TEXT_LABELS, sizeof(char *));
+		m->texts[m->ntexts++] = rm_xstrndup(f->raw, f->rlen);
+	}
+	rec->bucket_text = i + 1;
+	return 0;
+}
+
+/* Refuses batch statistics no real batch has, before they reach the store
+ * and the cost side: see RM_BATCH_MAX_N and RM_BATCH_MAX_LEN. */
+static int check_batch(const struct rm_batch *b, char *why, size_t whylen)
+{
+#define HAS(f) ((b->have >> (f)) & 1)
+	const double *v = b->v;
+	static const enum rm_batch_field lens[] = {RM_B_MIN_LEN, RM_B_MAX_LEN, RM_B_MEAN_LEN};
+	if (HAS(RM_B_N) && !(v[RM_B_N] >= 1 && v[RM_B_N] <= RM_BATCH_MAX_N && v[RM_B_N] == floor(v[RM_B_N]))) {
+		snprintf(why, whylen, "n %.15g is not a sequence count in 1..%d", v[RM_B_N], RM_BATCH_MAX_N);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		double x = v[lens[i]];
+		if (HAS(lens[i]) && !(x >= 0 && x <= RM_BATCH_MAX_LEN)) {
+			snprintf(why, whylen, "%s %.15g is not a length in 0..%d tokens", batch_names[lens[i]], x,
+			         RM_BATCH_MAX_LEN);
+			return -1;
+		}
+	}
+	/* Rounding slack: a mean_len or tokens written with a few digits. */
+	const double eps = 0.5;
+	if (HAS(RM_B_MIN_LEN) && HAS(RM_B_MAX_LEN) && v[RM_B_MIN_LEN] > v[RM_B_MAX_LEN]) {
+		snprintf(why, whylen, "min_len %.15g is above max_len %.15g", v[RM_B_MIN_LEN], v[RM_B_MAX_LEN]);
+		return -1;
+	}
+	if (HAS(RM_B_MEAN_LEN) && ((HAS(RM_B_MIN_LEN) && v[RM_B_MEAN_LEN] < v[RM_B_MIN_LEN] - eps) ||
+	                           (HAS(RM_B_MAX_LEN) && v[RM_B_MEAN_LEN] > v[RM_B_MAX_LEN] + eps))) {
+		snprintf(why, whylen, "mean_len %.15g is outside min_len..max_len", v[RM_B_MEAN_LEN]);
+		return -1;
+	}
+	if (HAS(RM_B_TOKENS)) {
+		double t = v[RM_B_TOKENS], n = HAS(RM_B_N) ? v[RM_B_N] : NAN;
+		if (!(t >= 0 && t <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
+			snprintf(why, whylen, "tokens %.15g is not a token count", t);
+			return -1;
+		}
+		if (HAS(RM_B_N) && HAS(RM_B_MAX_LEN) && t > n * v[RM_B_MAX_LEN] + eps * n) {
+			snprintf(why, whylen, "tokens %.15g exceed n * max_len = %.15g", t, n * v[RM_B_MAX_LEN]);
+			return -1;
+		}
+		if (HAS(RM_B_N) && HAS(RM_B_MIN_LEN) && t < n * v[RM_B_MIN_LEN] - eps * n) {
+			snprintf(why, whylen, "tokens %.15g are below n * min_len = %.15g", t, n * v[RM_B_MIN_LEN]);
+			return -1;
+		}
+	}
+	if (HAS(RM_B_PADDED) &&
+	    !(v[RM_B_PADDED] >= -eps && v[RM_B_PADDED] <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
+		snprintf(why, whylen, "padded_tokens %.15g is not a token count", v[RM_B_PADDED]);
+		return -1;
+	}
+	return 0;
+#undef HAS
+}
+
+/* A cumulative counter's value: NaN when absent or null. */
+static int counter(const struct rm_field *f, double *out, char *why, size_t whylen)
+{
+	*out = NAN;
+	if (!f)
+		return 0;
+	int rc = rm_field_num(f, out);
+	if (rc == 0)
+		*out = NAN;
+	else if (rc < 0 || !(*out >= 0 && *out < 9007199254740992.0)) {
+		snprintf(why, whylen, "'%.*s' is not a counter (a non-negative number)", (int)f->klen, f->key);
+		return -1;
+	}
+	return 0;
+}
+
+/* Cumulative counters become per-batch amounts: the growth since the last
+ * row that had them, over the steps in between. A counter that falls (a
+ * new epoch for Marian's Sen., a restart) or a step that does not advance
+ * starts the differencing over, and that interval gets nothing: its start
+ * is unknown. The batch's own values win where both are given. */
+static int cumulative(struct rm_mapper *m, const struct rm_field *const *pick, struct rm_record *rec, char *why,
+                      size_t whylen)
+{
+	double tok, n;
+	if (counter(pick[T_CUM_TOKENS], &tok, why, whylen) || counter(pick[T_CUM_N], &n, why, whylen))
+		return -1;
+	if (isnan(tok) && isnan(n))
+		return 0;
+	int usable = m->cum_have && rec->step > m->cum_step && !(tok < m->cum_tokens) && !(n < m->cum_n) &&
+	             isnan(tok) == isnan(m->cum_tokens) && isnan(n) == isnan(m->cum_n);
+	double steps = (double)(rec->step - m->cum_step), dt = tok - m->cum_tokens, dn = n - m->cum_n;
+	m->cum_have = 1;
+	m->cum_step = rec->step;
+	m->cum_tokens = tok;
+	m->cum_n = n;
+	if (!usable || !(dt > 0 || dn > 0))
+		return 0;
+	struct rm_batch *b = &rec->b;
+#define HAS(f)    ((b->have >> (f)) & 1)
+#define SET(f, x) (b->v[f] = (x), b->have |= 1u << (f))
+	if (dt > 0 && !HAS(RM_B_TOKENS))
+		SET(RM_B_TOKENS, round(dt / steps));
+	if (dn > 0 && !HAS(RM_B_N))
+		SET(RM_B_N, fmax(1, round(dn / steps)));
+	if (dt > 0 && dn > 0 && !HAS(RM_B_MEAN_LEN))
+		SET(RM_B_MEAN_LEN, dt / dn);
+#undef HAS
+#undef SET
+	return 0;
+}
+
+static const enum rm_step_field step_field_of[] = {
+    [T_LOSS] = RM_S_LOSS,           [T_LR] = RM_S_LR,           [T_EPOCH] = RM_S_EPOCH,
+    [T_GRAD_NORM] = RM_S_GRAD_NORM, [T_RUNTIME] = RM_S_RUNTIME, [T_TS] = RM_S_TS,
+};
+
+int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec, char *why, size_t whylen)
+{
+	const struct rm_field *pick[T_COUNT] = {0};
+	int best[T_COUNT];
+	int nevals = 0;
+	memset(rec, 0, sizeof(*rec));
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		int prio;
+		enum rm_target t = rm_mapper_target(m, f->key, f->klen, &prio);
+		if (t == T_NONE)
+			continue;
+		if (t == T_EVAL) {
+			nevals++;
+			continue;
+		}
+		if (m->locked[t]) {
+			if (key_is(f->key, f->klen, m->locked[t]))
+				pick[t] = f;
+			continue;
+		}
+		if (!pick[t] || prio < best[t]) {
+			pick[t] = f;
+			best[t] = prio;
+		}
+	}
+	for (int t = 0; t < T_COUNT; t++)
+		if (pick[t] && !m->locked[t] && t != T_SUMMARY && pick[t]->type != RM_F_NULL)
+			m->locked[t] = rm_xstrndup(pick[t]->key, pick[t]->klen);
+	if (pick[T_SUMMARY]) {
+		rec->is_summary = 1;
+		return 0;
+	}
+	double v;
+	int num = pick[T_STEP] ? rm_field_num(pick[T_STEP], &v) : 0;
+	if (num != 1) {
+		const struct rm_field *f = pick[T_STEP];
+		if (!f)
+			snprintf(why, whylen, "no step ('%s')", rm_mapper_step_name(m));
+		else if (num == 0)
+			snprintf(why, whylen, "the step '%.*s' is null", (int)f->klen, f->key);
+		else
+			snprintf(why, whylen, "the step '%.*s' is not a number: %.*s", (int)f->klen, f->key,
+			         (int)(f->rlen > 40 ? 40 : f->rlen), f->raw);
+		return -1;
+	}
+	if (!(v >= 0 && v == floor(v))) {
+		snprintf(why, whylen, "step %g is not a non-negative integer", v);
+		return -1;
+	}
+	if (!(v < 9007199254740992.0)) {
+		snprintf(why, whylen, "step %g is beyond 2^53, the largest step stored exactly", v);
+		return -1;
+	}
+	rec->step = (int64_t)v;
+	rec->s.step = rec->step;
+	rec->b.step = rec->step;
+	for (int t = T_LOSS; t <= T_TS; t++) {
+		if (!pick[t])
+			continue;
+		int rc = rm_field_num(pick[t], &v);
+		if (rc < 0) {
+			snprintf(why, whylen, "'%.*s' is not a number", (int)pick[t]->klen, pick[t]->key);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		enum rm_step_field sf = step_field_of[t];
+		rec->s.v[sf] = v;
+		rec->s.have |= 1u << sf;
+	}
+	rec->has_step_row = (rec->s.have >> RM_S_LOSS) & 1;
+	for (int t = T_BUCKET; t <= T_LENS; t++) {
+		if (!pick[t])
+			continue;
+		if (t == T_LENS) {
+			if (lens_stats(m, row, pick[t], &rec->b) < 0) {
+				snprintf(why, whylen, "'%.*s' is not a list of lengths", (int)pick[t]->klen,
+				         pick[t]->key);
+				return -1;
+			}
+			continue;
+		}
+		int rc = rm_field_num(pick[t], &v);
+		if (t == T_BUCKET) {
+			if (bucket_label(m, pick[t], rc, v, rec, why, whylen))
+				return -1;
+			continue;
+		}
+		if (rc < 0 || (rc == 1 && !isfinite(v))) {
+			snprintf(why, whylen, "'%.*s' is not a finite number", (int)pick[t]->klen, pick[t]->key);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		if (t == T_RANK || t == T_MICRO) { /* fuzz_textimport: a cast of 5e86 is undefined */
+			if (!(v >= 0 && v < 9007199254740992.0 && v == floor(v))) {
+				snprintf(why, whylen, "%s %g is not a whole number >= 0", batch_names[t - T_BUCKET], v);
+				return -1;
+			}
+			*(t == T_RANK ? &rec->b.rank : &rec->b.micro) = (int64_t)v;
+			continue;
+		}
+		if (t == T_N && v != floor(v) && !key_is(pick[t]->key, pick[t]->klen, "n"))
+			v = fmax(1, round(v)); /* bsz is a mean over the logging interval */
+		rec->b.v[t - T_BUCKET] = v;
+		rec->b.have |= 1u << (t - T_BUCKET);
+	}
+	if ((pick[T_CUM_TOKENS] || pick[T_CUM_N]) && cumulative(m, pick, rec, why, whylen))
+		return -1;
+	if (rec->b.have || rec->bucket_text) {
+		if (check_batch(&rec->b, why, whylen)) /* as recorded, so the message names what the file says */
+			return -1;
+		complete_batch(&rec->b);
+		rec->has_batch = 1;
+	}
+	rec->is_eval = nevals > 0; /* W&B merges eval and train keys of a step */
+	return 0;
+}
+
+static int row_has_any(struct rm_mapper *m, const struct rm_row *row, enum rm_target lo, enum rm_target hi)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		int prio;
+		enum rm_target t = rm_mapper_target(m, row->f[i].key, row->f[i].klen, &prio);
+		if (t >= lo && t <= hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* A row is a sidecar row when it has batch statistics under their bare
+ * names and no loss. */
+int rm_mapper_looks_like_sidecar(const struct rm_import_opts *opts, const struct rm_row *row)
+{
+	struct rm_mapper plain, side;
+	rm_mapper_init(&plain, RM_FMT_JSONL, opts);
+	rm_mapper_init(&side, RM_FMT_SIDECAR_JSONL, opts);
+	int yes = row_has_any(&side, row, T_BUCKET, T_LENS) && !row_has_any(&plain, row, T_LOSS, T_LOSS) &&
+	          !row_has_any(&plain, row, T_BUCKET, T_LENS);
+	rm_mapper_release(&plain);
+	rm_mapper_release(&side);
+	return yes;
+}

@@ -1,0 +1,278 @@
+/*
+ * sink.c - what every format writes through: the import report and its
+ * bad-line rule, and the sink that writes one run's records while noting
+ * restarts (the step counter going backwards) and replacements (a step
+ * logged again).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runmon/sink.h"
+
+/* ---- report ------------------------------------------------------------ */
+
+struct rm_import_result *rm_import_result_add(struct rm_import_report *rep, const char *path, const char *run_name,
+                                              enum rm_format fmt)
+{
+	if (rep->n == rep->cap) /* doubling: an export adds one result per run */
+		rep->r = rm_xrealloc(rep->r, (rep->cap = rep->cap ? rep->cap * 2 : 4) * sizeof(*rep->r));
+	struct rm_import_result *res = &rep->r[rep->n++];
+	memset(res, 0, sizeof(*res));
+	res->path = rm_xstrdup(path);
+	res->run_name = rm_xstrdup(run_name);
+	res->format = fmt;
+	res->first_step = -1;
+	res->last_step = -1;
+	return res;
+}
+
+void rm_import_result_release(struct rm_import_result *r)
+{
+	free(r->path);
+	free(r->run_name);
+	free(r->loss_key);
+	free(r->composition);
+}
+
+void rm_import_report_release(struct rm_import_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		rm_import_result_release(&rep->r[i]);
+	free(rep->r);
+	rep->r = NULL;
+	rep->n = rep->cap = 0;
+}
+
+int rm_bad_line(struct rm_import_result *res, const struct rm_import_opts *opts, uint64_t line, const char *why,
+                struct rm_err *err)
+{
+	if (!opts->skip_bad) {
+		rm_err_set(err, RM_E_INPUT, res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s",
+		           res->path, (unsigned long long)line, why);
+		err->bad_line = 1;
+		return RM_E_INPUT;
+	}
+	if (res->skipped < RM_IMPORT_NOTED)
+		res->bad_line[res->skipped] = line;
+	if (res->skipped == 0)
+		snprintf(res->bad_msg, sizeof(res->bad_msg), "%s", why);
+	res->skipped++;
+	return RM_OK;
+}
+
+/* ---- sink ------------------------------------------------------------ */
+
+#define SEEN_MAX_STEP (1ll << 27) /* steps tracked exactly (16 MiB of bits) */
+
+/* The tests' kill point (RUNMON_TEST_PAUSE_ROWS=N): after the Nth step row,
+ * inside the import's transaction, say so by creating the file
+ * RUNMON_TEST_PAUSE_FILE names, and wait to be killed. A kill -9 then lands
+ * inside the transaction whatever the machine's speed. */
+static void test_pause(void)
+{
+	const char *file = getenv("RUNMON_TEST_PAUSE_FILE");
+	FILE *fp = file ? fopen(file, "w") : NULL;
+	if (fp)
+		fclose(fp);
+	for (;;)
+		pause();
+}
+
+int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
+                     struct rm_import_result *res, const struct rm_run_key *key, struct rm_err *err)
+{
+	memset(k, 0, sizeof(*k));
+	k->res = res;
+	k->st = st;
+	k->opts = opts;
+	rm_mapper_init(&k->map, res->format, opts);
+	const char *pause = getenv("RUNMON_TEST_PAUSE_ROWS");
+	k->pause_at = pause ? strtoull(pause, NULL, 10) : 0;
+	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
+	if (!rc)
+		rc = rm_store_lock_run(st, k->run_id, err);
+	if (!rc && opts->nbounds >= 2)
+		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
+	res->run_id = k->run_id;
+	return rc;
+}
+
+int rm_sink_open(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
+                 struct rm_import_result *res, struct rm_err *err)
+{
+	/* "entity/project/id" attaches the file to that W&B run's record. */
+	char *name = rm_xstrdup(res->run_name), *s1 = strchr(name, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	struct rm_run_key key = {.source = "file", .entity = "", .project = "", .name = name};
+	if (s1 && s2 && !strchr(s2 + 1, '/')) {
+		*s1 = *s2 = '\0';
+		key.entity = name;
+		key.project = s1 + 1;
+		key.name = s2 + 1;
+	}
+	int rc = rm_sink_open_key(k, st, opts, res, &key, err);
+	free(name);
+	return rc;
+}
+
+static struct rm_track *track_for(struct rm_sink *k, int64_t rank, int64_t micro)
+{
+	for (size_t i = 0; i < k->ntracks; i++)
+		if (k->tracks[i].rank == rank && k->tracks[i].micro == micro)
+			return &k->tracks[i];
+	k->tracks = rm_xrealloc(k->tracks, (k->ntracks + 1) * sizeof(*k->tracks));
+	struct rm_track *t = &k->tracks[k->ntracks++];
+	memset(t, 0, sizeof(*t));
+	t->rank = rank;
+	t->micro = micro;
+	t->max_step = -1;
+	return t;
+}
+
+/* Marks step seen; returns 1 if it was seen before in this file. */
+static int track_seen(struct rm_track *t, int64_t step)
+{
+	if (step >= SEEN_MAX_STEP)
+		return step <= t->max_step;
+	size_t w = (size_t)(step >> 6);
+	if (w >= t->words) {
+		size_t nw = t->words ? t->words : 4; /* small: an export has a sink per run */
+		while (nw <= w)
+			nw *= 2;
+		t->seen = rm_xrealloc(t->seen, nw * sizeof(uint64_t));
+		memset(t->seen + t->words, 0, (nw - t->words) * sizeof(uint64_t));
+		t->words = nw;
+	}
+	uint64_t bit = 1ull << (step & 63);
+	int was = (t->seen[w] & bit) != 0;
+	t->seen[w] |= bit;
+	return was;
+}
+
+static void note_step(struct rm_sink *k, int64_t rank, int64_t micro, int64_t step, uint64_t line)
+{
+	struct rm_import_result *res = k->res;
+	struct rm_track *t = track_for(k, rank, micro);
+	res->step_rows++;
+	if (t->has_prev && step < t->prev) {
+		if (res->restarts < RM_IMPORT_NOTED)
+			res->restart[res->restarts] = (struct rm_restart){line, step, t->prev};
+		res->restarts++;
+		res->back_steps += (uint64_t)(t->prev - step);
+	}
+	if (track_seen(t, step))
+		res->replaced++;
+	t->prev = step;
+	t->has_prev = 1;
+	if (step > t->max_step)
+		t->max_step = step;
+	if (res->first_step < 0 || step < res->first_step)
+		res->first_step = step;
+	if (step > res->last_step)
+		res->last_step = step;
+}
+
+static int resolve_text_label(struct rm_sink *k, uint32_t i, struct rm_batch *b, struct rm_err *err)
+{
+	if (!k->text_id)
+		k->text_id = rm_xcalloc(MAX_TEXT_LABELS, sizeof(int64_t));
+	int rc;
+	if (!k->text_id[i] && (rc = rm_store_bucket_text_id(k->st, k->run_id, k->map.texts[i], &k->text_id[i], err)))
+		return rc;
+	b->v[RM_B_BUCKET] = (double)k->text_id[i];
+	b->have |= 1u << RM_B_BUCKET;
+	return RM_OK;
+}
+
+int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,
+                struct rm_err *err)
+{
+	struct rm_import_result *res = k->res;
+	int rc;
+	if (rec->is_summary || (!rec->has_step_row && !rec->has_batch && !rec->is_eval)) {
+		res->ignored++;
+		return RM_OK;
+	}
+	if (rec->has_step_row) {
+		if (!k->has_low || rec->step < k->low) { /* once, and again after a restart below it */
+			int64_t n;
+			if ((rc = rm_store_count_steps(k->st, k->run_id, rec->step, k->has_low ? k->low : INT64_MAX, &n,
+			                               err)))
+				return rc;
+			k->steps_before += n;
+			k->low = rec->step;
+			k->has_low = 1;
+		}
+		note_step(k, -1, 0, rec->step, line);
+		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
+			return rc;
+		if (++res->steps == k->pause_at)
+			test_pause();
+	}
+	if (rec->has_batch) {
+		struct rm_batch *b = &rec->b;
+		if (rec->bucket_text && (rc = resolve_text_label(k, rec->bucket_text - 1, b, err)))
+			return rc;
+		if (!((b->have >> RM_B_BUCKET) & 1) && ((b->have >> RM_B_MAX_LEN) & 1) && k->opts->nbounds >= 2) {
+			int over;
+			b->v[RM_B_BUCKET] = rm_bucket_of(k->opts->bounds, k->opts->nbounds, b->v[RM_B_MAX_LEN], &over);
+			b->have |= 1u << RM_B_BUCKET;
+			res->over_bounds += (uint64_t)over;
+		}
+		if (!rec->has_step_row)
+			note_step(k, b->rank, b->micro, rec->step, line);
+		if ((rc = rm_store_put_batch(k->st, k->run_id, b, err)))
+			return rc;
+		res->batches++;
+	}
+	if (rec->is_eval && nev) {
+		for (size_t i = 0; i < nev; i++)
+			if ((rc = rm_store_put_eval(k->st, k->run_id, rec->step, ev[i].key, ev[i].value, err)))
+				return rc;
+		res->evals++;
+	}
+	return RM_OK;
+}
+
+/* Two processes appending to one log write every step twice, a little
+ * apart: the counter then "restarts" on most lines, by a few steps each
+ * time. A real restart (a resume from a checkpoint) is rare and goes back
+ * far. Returns the number of writers when the file looks like that, else 0. */
+static int interleaved_writers(const struct rm_import_result *r)
+{
+	uint64_t distinct = r->step_rows - r->replaced;
+	if (r->restarts < 10 || distinct == 0 || r->replaced < distinct * 3 / 4 || r->restarts < distinct / 4)
+		return 0;
+	double span = (double)(r->last_step - r->first_step) + 1;
+	if ((double)r->back_steps / (double)r->restarts > fmax(50, span / 100))
+		return 0;
+	return (int)lround((double)r->step_rows / (double)distinct);
+}
+
+int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
+{
+	int64_t after = 0;
+	const char *loss_key = k->map.locked[T_LOSS];
+	int rc = k->has_low ? rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err) : RM_OK;
+	if (rc)
+		return rc;
+	k->res->new_steps = after - k->steps_before;
+	k->res->writers = interleaved_writers(k->res);
+	if (loss_key && !k->res->loss_key)
+		k->res->loss_key = rm_xstrdup(loss_key);
+	if (!k->res->composition)
+		k->res->composition = rm_mapper_composition(&k->map);
+	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
+}
+
+void rm_sink_release(struct rm_sink *k)
+{
+	for (size_t i = 0; i < k->ntracks; i++)
+		free(k->tracks[i].seen);
+	free(k->tracks);
+	free(k->text_id);
+	rm_mapper_release(&k->map);
+	memset(k, 0, sizeof(*k));
+}

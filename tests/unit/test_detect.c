@@ -1,0 +1,1131 @@
+/*
+ * test_detect.c - the detectors: exact runs-test moments, known offsets,
+ * and the verdict over many simulated runs with known ground truth.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/model.h"
+#include "runmon/detect.h"
+#include "runmon/render.h"
+#include "runmon/sim.h"
+#include "runmon/stats.h"
+#include "testutil.h"
+
+/* Arrays behind a series made from a simulation. */
+struct simrun {
+	struct rm_series s;
+	int64_t *step, *bstep;
+	double *loss, *lr, *epoch, *max_len;
+	int *bucket;
+};
+
+static void simrun_make(struct simrun *r, enum rm_sim_strategy strat, uint64_t seed, int64_t steps,
+                        enum rm_sim_spikes spikes, int log_every)
+{
+	struct rm_sim_opts o;
+	struct rm_sim_step *st;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = steps;
+	o.spikes = spikes;
+	o.log_every = log_every;
+	rm_simulate(&o, &st);
+	size_t n = (size_t)steps, m = 0;
+	r->step = malloc(n * sizeof(int64_t));
+	r->bstep = malloc(n * sizeof(int64_t));
+	r->loss = malloc(n * sizeof(double));
+	r->lr = malloc(n * sizeof(double));
+	r->epoch = malloc(n * sizeof(double));
+	r->max_len = malloc(n * sizeof(double));
+	r->bucket = malloc(n * sizeof(int));
+	double acc = 0;
+	for (size_t t = 0; t < n; t++) {
+		r->bstep[t] = st[t].step;
+		r->bucket[t] = st[t].bucket;
+		r->max_len[t] = st[t].max_len;
+		acc += st[t].loss;
+		if ((t + 1) % (size_t)log_every == 0) {
+			r->step[m] = st[t].step;
+			r->loss[m] = acc / log_every;
+			r->lr[m] = st[t].lr;
+			r->epoch[m] = st[t].epoch;
+			m++;
+			acc = 0;
+		}
+	}
+	rm_sim_steps_free(st, n);
+	r->s = (struct rm_series){.n = m,
+	                          .step = r->step,
+	                          .loss = r->loss,
+	                          .lr = r->lr,
+	                          .epoch = r->epoch,
+	                          .nb = n,
+	                          .bstep = r->bstep,
+	                          .bucket = r->bucket,
+	                          .max_len = r->max_len,
+	                          .checkpoint_every = o.save_every};
+}
+
+static void simrun_free(struct simrun *r)
+{
+	free(r->step);
+	free(r->bstep);
+	free(r->loss);
+	free(r->lr);
+	free(r->epoch);
+	free(r->max_len);
+	free(r->bucket);
+}
+
+static void diagnose(enum rm_sim_strategy strat, uint64_t seed, int64_t steps, enum rm_sim_spikes spikes, int log_every,
+                     struct rm_diagnosis *d)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, strat, seed, steps, spikes, log_every);
+	rm_detect_all(&r.s, &o, d);
+	simrun_free(&r);
+}
+
+/* Exact mean and variance of the runs count over all distinct orders of
+ * a multiset, by enumeration (next permutation in lexicographic order). */
+static int next_perm(int *a, int n)
+{
+	int i = n - 2;
+	while (i >= 0 && a[i] >= a[i + 1])
+		i--;
+	if (i < 0)
+		return 0;
+	int j = n - 1;
+	while (a[j] <= a[i])
+		j--;
+	int t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+	for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+		t = a[l];
+		a[l] = a[r];
+		a[r] = t;
+	}
+	return 1;
+}
+
+static void runs_moments_match_enumeration(void **state)
+{
+	const size_t cases[][4] = {{3, 2, 2, 0}, {4, 1, 0, 0}, {2, 2, 2, 1}, {5, 3, 0, 0}, {1, 1, 1, 1}, {3, 3, 3, 0}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		int a[16], n = 0, k = 0;
+		for (int i = 0; i < 4; i++) {
+			if (cases[c][i])
+				k = i + 1;
+			for (size_t j = 0; j < cases[c][i]; j++)
+				a[n++] = i;
+		}
+		double sum = 0, sum2 = 0, count = 0;
+		do {
+			double runs = 1;
+			for (int i = 1; i < n; i++)
+				runs += a[i] != a[i - 1];
+			sum += runs;
+			sum2 += runs * runs;
+			count++;
+		} while (next_perm(a, n));
+		double mean, var;
+		rm_runs_moments(cases[c], k, &mean, &var);
+		assert_float_equal(mean, sum / count, 1e-9);
+		assert_float_equal(var, sum2 / count - (sum / count) * (sum / count), 1e-9);
+	}
+}
+
+static void runs_of_a_known_sequence(void **state)
+{
+	/* AAAAABBBCC AAAAABBBCC ...: 3 runs per 10 steps. */
+	int64_t step[100];
+	int bucket[100];
+	for (int i = 0; i < 100; i++) {
+		step[i] = i;
+		bucket[i] = i % 10 < 5 ? 0 : i % 10 < 8 ? 1 : 2;
+	}
+	struct rm_series s = {.nb = 100, .bstep = step, .bucket = bucket};
+	struct rm_detect_opts o;
+	struct rm_runs_result r;
+	rm_detect_opts_default(&o);
+	rm_detect_runs(&s, &o, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.k, 3);
+	assert_float_equal(r.runs, 30, 0);
+	assert_int_equal(r.per[0].longest, 5);
+	assert_float_equal(r.per[0].mean_run, 5, 1e-12);
+	assert_float_equal(r.per[0].expected_mean_run, 1 / (1 - 0.5), 1e-12);
+	assert_int_equal(r.worst[0].length, 5);
+	assert_int_equal(r.worst[0].first_step, 0);
+	assert_int_equal(r.worst[0].last_step, 4);
+	assert_true(r.z < 0);
+}
+
+/* y = trend * level[b] * noise: the split finds the levels as ratios, and
+ * the adjusted loss no longer depends on the bucket. */
+static void split_recovers_levels(void **state)
+{
+	size_t n = 6000;
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	const double level[3] = {0.5, 1.0, 2.0};
+	struct rm_rng rng = {3};
+	for (size_t t = 0; t < n; t++) {
+		step[t] = (int64_t)t;
+		bucket[t] = (int)rm_rng_below(&rng, 3);
+		loss[t] = (1 + 2 * exp(-(double)t / 1500)) * level[bucket[t]] * (1 + 0.03 * rm_rng_normal(&rng));
+	}
+	struct rm_series s = {.n = n, .step = step, .loss = loss, .nb = n, .bstep = step, .bucket = bucket};
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, &d);
+	assert_true(d.split.ok);
+	assert_true(d.split.log_scale);
+	assert_float_equal(d.split.level[1] / d.split.level[0], 2.0, 0.03);
+	assert_float_equal(d.split.level[2] / d.split.level[1], 2.0, 0.03);
+	assert_true(d.split.eta2 > 0.9);
+	assert_true(d.split.p < 1e-100);
+	assert_int_equal(d.split.modes, 3);
+	assert_true(d.split.trimodal);
+	/* Adjusted means per bucket agree within 2%. */
+	double a0 = d.curves.bucket_adjusted_mean[0], a2 = d.curves.bucket_adjusted_mean[2];
+	assert_float_equal(a2 / a0, 1.0, 0.02);
+	assert_true(d.runs.ok && !d.runs.flagged); /* random order */
+	rm_diagnosis_release(&d);
+	free(step);
+	free(loss);
+	free(bucket);
+}
+
+/* The split's flag at its threshold: a bucket effect explaining about 15%
+ * of the loss's variance (eta^2 >= 0.1, p far below 1e-6) is flagged; one
+ * explaining about 5% is not. Random order, so nothing else is. */
+static double split_at(double offset, double noise, uint64_t seed, struct rm_diagnosis *d)
+{
+	size_t n = 6000;
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	struct rm_rng rng = {seed};
+	for (size_t t = 0; t < n; t++) {
+		step[t] = (int64_t)t;
+		bucket[t] = (int)rm_rng_below(&rng, 2);
+		loss[t] = 2 + (bucket[t] ? offset : -offset) + noise * rm_rng_normal(&rng);
+	}
+	struct rm_series s = {.n = n, .step = step, .loss = loss, .nb = n, .bstep = step, .bucket = bucket};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, d);
+	free(step);
+	free(loss);
+	free(bucket);
+	return d->split.eta2;
+}
+
+static void split_flags_a_moderate_effect(void **state)
+{
+	struct rm_diagnosis d;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		double eta2 = split_at(0.2, 0.48, seed, &d);
+		assert_true(eta2 > 0.12 && eta2 < 0.19);
+		assert_true(d.split.p < 1e-100);
+		assert_true(d.split.flagged);
+		rm_diagnosis_release(&d);
+		eta2 = split_at(0.1, 0.43, seed, &d);
+		assert_true(eta2 > 0.03 && eta2 < 0.08);
+		assert_false(d.split.flagged);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* The levels' 95% intervals (batch means over 20 blocks) cover the levels
+ * the loss was made with, 0.5, 1 and 2 (relative to the run's weighted mean
+ * level, as the split reports them), about as often as they claim: over 20
+ * seeds and 3 buckets, at least 52 of 60 (57 expected; 60 when written). The
+ * loss noise is autocorrelated (AR(1), phi = 0.9), which independent-point
+ * standard errors would miss. */
+static void level_intervals_cover(void **state)
+{
+	size_t n = 4400; /* blocks of 220 points: longer than the trend window (201) */
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	const double level[3] = {0.5, 1.0, 2.0};
+	int covered = 0;
+	double width = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct rm_rng rng = {seed};
+		double ar = 0;
+		for (size_t t = 0; t < n; t++) {
+			step[t] = (int64_t)t;
+			bucket[t] = (int)rm_rng_below(&rng, 3);
+			ar = 0.9 * ar + 0.03 * rm_rng_normal(&rng);
+			loss[t] = (1 + 2 * exp(-(double)t / 800)) * level[bucket[t]] * exp(ar);
+		}
+		struct rm_series s = {.n = n, .step = step, .loss = loss, .nb = n, .bstep = step, .bucket = bucket};
+		struct rm_detect_opts o;
+		struct rm_diagnosis d;
+		rm_detect_opts_default(&o);
+		rm_detect_all(&s, &o, &d);
+		assert_true(d.split.ok && d.split.log_scale);
+		/* levels are relative to the run's weighted mean level: so is the truth */
+		double lw = 0, w = 0;
+		for (int i = 0; i < 3; i++) {
+			lw += d.split.weight[i] * log(level[i]);
+			w += d.split.weight[i];
+		}
+		for (int i = 0; i < 3; i++) {
+			double truth = level[i] / exp(lw / w);
+			assert_true(d.split.level_lo[i] < d.split.level[i] && d.split.level[i] < d.split.level_hi[i]);
+			covered += d.split.level_lo[i] <= truth && truth <= d.split.level_hi[i];
+			width += (d.split.level_hi[i] - d.split.level_lo[i]) / level[i] / 60;
+		}
+		rm_diagnosis_release(&d);
+	}
+	assert_true(covered >= 52);
+	/* buckets in streaks: the trend and the levels are partly confounded, no interval */
+	struct rm_diagnosis d;
+	diagnose(RM_SIM_CHUNKED, 1, 6000, RM_SIM_SPIKES_NONE, 1, &d);
+	assert_true(d.split.ok);
+	for (int i = 0; i < d.split.k; i++)
+		assert_true(isnan(d.split.level_lo[i]) && isnan(d.split.level_hi[i]));
+	rm_diagnosis_release(&d);
+	assert_true(width < 0.1); /* a few percent of the level */
+	free(step);
+	free(loss);
+	free(bucket);
+}
+
+static void homogeneous_orders_are_flagged(void **state)
+{
+	const enum rm_sim_strategy bad[] = {RM_SIM_SORTED, RM_SIM_CHUNKED, RM_SIM_HF_MEGABATCH};
+	for (size_t i = 0; i < 3; i++)
+		for (uint64_t seed = 1; seed <= 8; seed++) {
+			struct rm_diagnosis d;
+			diagnose(bad[i], seed, 6000, RM_SIM_SPIKES_NONE, 1, &d);
+			if (d.severity < RM_SEV_WARN || d.rank[0].h != RM_H_HOMOGENEOUS)
+				fail_msg("%s seed %llu: %s %s", rm_sim_strategy_name(bad[i]), (unsigned long long)seed,
+				         rm_severity_name(d.severity), rm_hypothesis_name(d.rank[0].h));
+			if (bad[i] == RM_SIM_HF_MEGABATCH) {
+				assert_true(d.ladder.ramp);
+				assert_int_equal(d.ladder.ramp_period, 50);
+			} else {
+				assert_true(d.runs.flagged);
+			}
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* At most 1% false alarms over 100 healthy seeds of each healthy order. */
+static void healthy_orders_rarely_alarm(void **state)
+{
+	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
+	for (size_t i = 0; i < 3; i++) {
+		int alarms = 0, runs_flags = 0;
+		for (uint64_t seed = 1; seed <= 100; seed++) {
+			struct rm_diagnosis d;
+			diagnose(good[i], seed, 3000, RM_SIM_SPIKES_NONE, 1, &d);
+			alarms += d.severity >= RM_SEV_WARN;
+			runs_flags += d.runs.flagged;
+			rm_diagnosis_release(&d);
+		}
+		if (alarms > 1 || runs_flags > 0)
+			fail_msg("%s: %d alarms, %d runs flags in 100 seeds", rm_sim_strategy_name(good[i]), alarms,
+			         runs_flags);
+	}
+}
+
+static void resets_are_attributed(void **state)
+{
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct rm_diagnosis d;
+		/* Resets in the longest bucket, homogeneous order. */
+		diagnose(RM_SIM_CHUNKED, seed, 8000, RM_SIM_SPIKES_BUCKET, 1, &d);
+		assert_true(d.resets.cluster_by_bucket);
+		assert_false(d.resets.checkpoint_cause);
+		assert_int_equal(d.rank[0].h, RM_H_HOMOGENEOUS);
+		assert_int_equal(d.severity, RM_SEV_CRITICAL);
+		int top = 0;
+		for (int b = 1; b < d.resets.k; b++)
+			if (d.resets.enrichment[b] > d.resets.enrichment[top])
+				top = b;
+		assert_int_equal(d.resets.bucket[top], 5);
+		rm_diagnosis_release(&d);
+		/* The same resets with interleaved buckets: the data, not the order. */
+		diagnose(RM_SIM_INTERLEAVED, seed, 8000, RM_SIM_SPIKES_BUCKET, 1, &d);
+		assert_true(d.resets.cluster_by_bucket);
+		assert_int_equal(d.rank[0].h, RM_H_BUCKET_RESETS);
+		rm_diagnosis_release(&d);
+		/* Resets after each checkpoint save, whatever the bucket. */
+		diagnose(RM_SIM_INTERLEAVED, seed, 8000, RM_SIM_SPIKES_CHECKPOINT, 1, &d);
+		assert_true(d.resets.checkpoint_cause);
+		assert_false(d.resets.cluster_by_bucket);
+		assert_int_equal(d.rank[0].h, RM_H_CHECKPOINT);
+		assert_true(d.resets.ckpt_r > 0.9);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* Resets that come in bursts during streaks of long batches have dependent
+ * phases; they must not pass for checkpoint interference. */
+static void bursts_are_not_checkpoints(void **state)
+{
+	for (uint64_t seed = 10; seed < 30; seed++) {
+		struct rm_diagnosis d;
+		diagnose(RM_SIM_CHUNKED, seed, 5000, RM_SIM_SPIKES_BUCKET, 1, &d);
+		if (d.resets.checkpoint_cause)
+			fail_msg("seed %llu: bucket resets taken for checkpoints (q %g)", (unsigned long long)seed,
+			         d.resets.ckpt_q);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* The trainer logs the mean loss every 10 steps: still diagnosed. */
+static void interval_logging(void **state)
+{
+	struct rm_diagnosis d;
+	diagnose(RM_SIM_CHUNKED, 4, 20000, RM_SIM_SPIKES_NONE, 10, &d);
+	assert_int_equal(d.points, 2000);
+	assert_int_equal(d.ladder.interval, 1);
+	assert_true(d.split.ok && d.split.eta2 > 0.5);
+	assert_int_equal(d.rank[0].h, RM_H_HOMOGENEOUS);
+	assert_true(d.severity >= RM_SEV_WARN);
+	rm_diagnosis_release(&d);
+	diagnose(RM_SIM_INTERLEAVED, 4, 20000, RM_SIM_SPIKES_NONE, 10, &d);
+	assert_true(d.severity <= RM_SEV_INFO);
+	rm_diagnosis_release(&d);
+}
+
+/* Without batch composition only the bucket-free parts run. */
+static void no_batch_composition(void **state)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, RM_SIM_CHUNKED, 1, 3000, RM_SIM_SPIKES_NONE, 1);
+	r.s.nb = 0;
+	r.loss[10] = NAN;
+	rm_detect_all(&r.s, &o, &d);
+	assert_false(d.has_buckets);
+	assert_false(d.runs.ok);
+	assert_false(d.split.ok);
+	assert_int_equal(d.nonfinite, 1);
+	assert_true(d.severity <= RM_SEV_INFO);
+	char line[512];
+	rm_explain_verdict(&d, line, sizeof(line));
+	assert_non_null(strstr(line, "record batch composition"));
+	rm_diagnosis_release(&d);
+	simrun_free(&r);
+}
+
+static void same_seed_same_answer(void **state)
+{
+	struct rm_diagnosis a, b;
+	diagnose(RM_SIM_CHUNKED, 9, 5000, RM_SIM_SPIKES_BUCKET, 1, &a);
+	diagnose(RM_SIM_CHUNKED, 9, 5000, RM_SIM_SPIKES_BUCKET, 1, &b);
+	assert_true(a.ladder.p == b.ladder.p && a.ladder.perm_mean == b.ladder.perm_mean);
+	assert_int_equal(a.ladder.perms, b.ladder.perms); /* shuffles on two threads, counted in order */
+	assert_true(a.resets.spikes == b.resets.spikes && a.split.eta2 == b.split.eta2);
+	rm_diagnosis_release(&a);
+	rm_diagnosis_release(&b);
+}
+
+/* The ladder's permutation test stops once p cannot reach the flagging
+ * level (Besag-Clifford): with no ladder every shuffle reaches the count,
+ * so it stops at the fourth of 99; a staircase run goes on. */
+static void ladder_sequential_stop(void **state)
+{
+	struct rm_diagnosis d;
+	diagnose(RM_SIM_INTERLEAVED, 3, 4000, RM_SIM_SPIKES_NONE, 1, &d);
+	assert_int_equal(d.ladder.count, 0);
+	assert_int_equal(d.ladder.perms, 4);
+	assert_true(d.ladder.p == 1.0);
+	rm_diagnosis_release(&d);
+	int flagged = 0, stopped = 0;
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		diagnose(RM_SIM_CHUNKED, seed, 4000, RM_SIM_SPIKES_NONE, 1, &d);
+		if (d.ladder.flagged) {
+			assert_int_equal(d.ladder.perms, 99); /* every shuffle run: it may still be flagged */
+			assert_true(d.ladder.p < 0.05);
+			flagged++;
+		} else {
+			assert_true(d.ladder.p >= 0.05);
+			stopped += d.ladder.perms < 99;
+		}
+		rm_diagnosis_release(&d);
+	}
+	assert_true(flagged >= 1 && stopped >= 1); /* 2 and 6 over these seeds */
+}
+
+static void names_are_complete(void **state)
+{
+	for (int i = 0; i < RM_H_COUNT; i++) {
+		assert_non_null(rm_hypothesis_name((enum rm_hypothesis)i));
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(rm_hypothesis_name((enum rm_hypothesis)i),
+			                        rm_hypothesis_name((enum rm_hypothesis)j));
+	}
+	for (int i = 0; i < RM_SIM_COUNT; i++) {
+		enum rm_sim_strategy back;
+		assert_int_equal(rm_sim_strategy_parse(rm_sim_strategy_name((enum rm_sim_strategy)i), &back), 0);
+		assert_int_equal(back, i);
+	}
+}
+
+/* ---- periods inferred from the spikes (no save interval configured) ----
+ * Few seeds each, to keep the suite quick under valgrind; the rates over
+ * 100 seeds come from tests/bench/detect_rates. */
+
+/* A run of n steps whose bucket order repeats `pattern` (period plen), with
+ * a loss level per bucket and 5% noise, the loss multiplied by 1.8 at the
+ * steps spike[] says. */
+struct handrun {
+	struct rm_series s;
+	int64_t *step;
+	double *loss;
+	int *bucket;
+};
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+static void handrun_make(struct handrun *r, size_t n, const int *pattern, int plen, const char *spike, uint64_t seed)
+{
+	static const double level[] = {0.55, 0.6, 1.0, 1.1, 1.6, 2.0};
+	r->step = malloc(n * sizeof(int64_t));
+	r->loss = malloc(n * sizeof(double));
+	r->bucket = malloc(n * sizeof(int));
+	for (size_t t = 0; t < n; t++) {
+		double u = ((double)lcg(&seed) + 0.5) / 2147483648.0 - 1; /* uniform (-1, 1) */
+		r->step[t] = (int64_t)t;
+		r->bucket[t] = pattern[t % (size_t)plen];
+		r->loss[t] = level[r->bucket[t]] * (1 + 0.05 * u) * (spike[t] ? 1.8 : 1);
+	}
+	r->s = (struct rm_series){
+	    .n = n, .step = r->step, .loss = r->loss, .nb = n, .bstep = r->step, .bucket = r->bucket};
+}
+
+static void handrun_free(struct handrun *r)
+{
+	free(r->step);
+	free(r->loss);
+	free(r->bucket);
+}
+
+static const int stride8[] = {0, 1, 2, 0, 3, 4, 0, 5}; /* an interleaved order with period 8 */
+
+static void diagnose_spikes(const char *spike, size_t n, uint64_t seed, struct rm_diagnosis *d)
+{
+	struct handrun r;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	handrun_make(&r, n, stride8, 8, spike, seed);
+	rm_detect_all(&r.s, &o, d);
+	handrun_free(&r);
+}
+
+/* Spikes every 500 steps, exactly and with +/-2 steps of jitter. */
+static void period_exact_and_jittered(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		for (int jitter = 0; jitter <= 2; jitter += 2) {
+			static char spike[N];
+			uint64_t x = seed;
+			memset(spike, 0, sizeof(spike));
+			for (int t = 501; t < N; t += 500)
+				spike[t + (jitter ? (int)(lcg(&x) % 5) - 2 : 0)] = 1;
+			struct rm_diagnosis d;
+			diagnose_spikes(spike, N, seed, &d);
+			const struct rm_resets_result *r = &d.resets;
+			if (!r->periodic_cause || llabs(r->period - 500) > (jitter ? 1 : 0) ||
+			    d.rank[0].h != RM_H_PERIODIC)
+				fail_msg("seed %llu jitter %d: period %lld, periodic %d, q %g, top %s",
+				         (unsigned long long)seed, jitter, (long long)r->period, r->periodic_cause,
+				         r->period_q, rm_hypothesis_name(d.rank[0].h));
+			assert_false(r->cluster_by_bucket);
+			assert_true(r->period_hits >= 20);
+			char line[512];
+			rm_explain_verdict(&d, line, sizeof(line));
+			assert_non_null(strstr(line, "loss resets recur every 50"));
+			rm_diagnosis_release(&d);
+		}
+	}
+}
+
+/* Saves every 512 steps in an order that repeats every 8: every spike falls
+ * in bucket 0, which the bucket test alone would blame. */
+static void period_aliasing_with_the_order(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		static char spike[N];
+		memset(spike, 0, sizeof(spike));
+		for (int t = 512; t < N; t += 512)
+			spike[t] = 1;
+		struct rm_diagnosis d;
+		diagnose_spikes(spike, N, seed, &d);
+		const struct rm_resets_result *r = &d.resets;
+		if (!r->periodic_cause || r->period != 512 || r->cluster_by_bucket || !r->bucket_alias)
+			fail_msg("seed %llu: period %lld, periodic %d, by bucket %d, q %g / %g",
+			         (unsigned long long)seed, (long long)r->period, r->periodic_cause,
+			         r->cluster_by_bucket, r->period_beyond_bucket_p, r->bucket_beyond_period_p);
+		assert_int_equal(d.rank[0].h, RM_H_PERIODIC);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* The other way round: resets of bucket 5 (5% of its batches) in the same
+ * periodic order are the bucket's, not a period's. */
+static void bucket_resets_in_a_periodic_order(void **state)
+{
+	enum { N = 12000 };
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		static char spike[N];
+		uint64_t x = seed * 7919;
+		for (int t = 0; t < N; t++)
+			spike[t] = stride8[t % 8] == 5 && lcg(&x) % 100 < 5;
+		struct rm_diagnosis d;
+		diagnose_spikes(spike, N, seed, &d);
+		const struct rm_resets_result *r = &d.resets;
+		if (r->periodic_cause || !r->cluster_by_bucket || d.rank[0].h != RM_H_BUCKET_RESETS)
+			fail_msg("seed %llu: period %lld (%zu of %.0f), periodic %d, by bucket %d, top %s",
+			         (unsigned long long)seed, (long long)r->period, r->period_hits, r->period_cycles,
+			         r->periodic_cause, r->cluster_by_bucket, rm_hypothesis_name(d.rank[0].h));
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* Bursts of resets during streaks of long batches, and resets of one
+ * bucket in a stride-interleaved order: never a period. The checkpoint
+ * interval is left unconfigured so the search runs. */
+static void bursts_are_not_periodic(void **state)
+{
+	int bad = 0, runs = 0;
+	for (uint64_t seed = 1; seed <= 15; seed++)
+		for (int k = 0; k < 2; k++) {
+			struct simrun r;
+			struct rm_detect_opts o;
+			struct rm_diagnosis d;
+			rm_detect_opts_default(&o);
+			simrun_make(&r, k ? RM_SIM_INTERLEAVED : RM_SIM_CHUNKED, seed, 6000, RM_SIM_SPIKES_BUCKET, 1);
+			r.s.checkpoint_every = 0;
+			rm_detect_all(&r.s, &o, &d);
+			runs++;
+			if (d.resets.periodic_cause || d.rank[0].h == RM_H_PERIODIC) {
+				bad++;
+				print_message("seed %llu %s: period %lld (%zu of %zu, q %g)\n",
+				              (unsigned long long)seed, k ? "interleaved" : "chunked",
+				              (long long)d.resets.period, d.resets.period_hits, d.resets.period_events,
+				              d.resets.period_q);
+			}
+			rm_diagnosis_release(&d);
+			simrun_free(&r);
+		}
+	if (bad)
+		fail_msg("%d of %d runs with bucket resets called periodic", bad, runs);
+}
+
+/* Healthy runs with no resets, and runs with only a few: no period. */
+static void few_spikes_no_period(void **state)
+{
+	enum { N = 8000 };
+	static char spike[N];
+	memset(spike, 0, sizeof(spike));
+	spike[1001] = spike[2001] = spike[3001] = 1;
+	struct rm_diagnosis d;
+	diagnose_spikes(spike, N, 3, &d);
+	assert_false(d.resets.period_tested);
+	assert_false(d.resets.periodic_cause);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	struct rm_run_info info = {.name = "r"};
+	struct rm_render_ctx rc = {.run = &info};
+	rm_render_text(fp, &d, &rc);
+	fclose(fp);
+	assert_non_null(strstr(text, "too few spikes to test a period"));
+	free(text);
+	rm_diagnosis_release(&d);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct simrun r;
+		struct rm_detect_opts o;
+		rm_detect_opts_default(&o);
+		simrun_make(&r, RM_SIM_INTERLEAVED, seed, 5000, RM_SIM_SPIKES_NONE, 1);
+		r.s.checkpoint_every = 0;
+		rm_detect_all(&r.s, &o, &d);
+		if (d.resets.periodic_cause)
+			fail_msg("seed %llu: a healthy run called periodic (every %lld)", (unsigned long long)seed,
+			         (long long)d.resets.period);
+		rm_diagnosis_release(&d);
+		simrun_free(&r);
+	}
+}
+
+/* A configured interval still wins: no search, the checkpoint verdict. */
+static void configured_interval_wins(void **state)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, RM_SIM_INTERLEAVED, 2, 8000, RM_SIM_SPIKES_CHECKPOINT, 1);
+	rm_detect_all(&r.s, &o, &d);
+	assert_int_equal(d.rank[0].h, RM_H_CHECKPOINT);
+	assert_int_equal(d.resets.period, 0);
+	rm_diagnosis_release(&d);
+	r.s.checkpoint_every = 0; /* the same run, interval unknown: inferred */
+	rm_detect_all(&r.s, &o, &d);
+	assert_int_equal(d.rank[0].h, RM_H_PERIODIC);
+	assert_int_equal(d.resets.period, 500);
+	rm_diagnosis_release(&d);
+	simrun_free(&r);
+}
+
+/* ---- lengths only: buckets derived from max_len (issue 13) ---- */
+
+/* How the simulated loss relates to length: as simulated (a mean over
+ * tokens of per-length levels), not at all, or summed over sequences. */
+enum loss_shape { LOSS_AS_SIMULATED, LOSS_LENGTH_FREE, LOSS_PER_SEQUENCE_SUM };
+
+static void reshape_loss(struct simrun *r, enum loss_shape shape, uint64_t seed)
+{
+	struct rm_rng g = {seed};
+	for (size_t j = 0; j < r->s.n; j++) {
+		if (shape == LOSS_AS_SIMULATED)
+			continue;
+		/* a per-token loss that ignores length, and that loss summed over
+		 * each sequence (one loss point per batch: log_every is 1) */
+		r->loss[j] = (1 + exp(-(double)j / 1250)) * (1 + 0.05 * rm_rng_normal(&g));
+		if (shape == LOSS_PER_SEQUENCE_SUM)
+			r->loss[j] *= r->max_len[j] / 1000;
+	}
+}
+
+/* Diagnoses a simulated run whose batches carry lengths but no bucket id. */
+static void diagnose_lengths_shaped(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
+                                    enum loss_shape shape, struct rm_diagnosis *d)
+{
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_bucket_map m;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, strat, seed, 5000, spikes, 1);
+	reshape_loss(&r, shape, seed);
+	assert_true(rm_bucket_map_derive(&m, r.max_len, r.s.nb, r.bucket));
+	r.s.labels = m.label;
+	r.s.nlabels = m.k;
+	r.s.derived_bounds = m.bound;
+	r.s.nderived_bounds = m.nbound;
+	rm_detect_all(&r.s, &o, d);
+	rm_bucket_map_release(&m);
+	simrun_free(&r);
+}
+
+static void diagnose_lengths_only(enum rm_sim_strategy strat, uint64_t seed, enum rm_sim_spikes spikes,
+                                  struct rm_diagnosis *d)
+{
+	diagnose_lengths_shaped(strat, seed, spikes, LOSS_AS_SIMULATED, d);
+}
+
+static void lengths_only_homogeneous_flagged(void **state)
+{
+	const enum rm_sim_strategy bad[] = {RM_SIM_SORTED, RM_SIM_CHUNKED, RM_SIM_HF_MEGABATCH};
+	for (size_t i = 0; i < 3; i++)
+		for (uint64_t seed = 1; seed <= 5; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_only(bad[i], seed, RM_SIM_SPIKES_NONE, &d);
+			if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN || !d.nderived)
+				fail_msg("%s seed %llu: %s, severity %d", rm_sim_strategy_name(bad[i]),
+				         (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h), d.severity);
+			/* sorted over whole epochs: the length is the trend's twin */
+			if (!d.length.ordered || (!d.resets_by_length && !d.length.confounded) ||
+			    d.length.confounded != (bad[i] == RM_SIM_SORTED))
+				fail_msg("%s seed %llu: length acf %.2f, not ordered", rm_sim_strategy_name(bad[i]),
+				         (unsigned long long)seed, d.length.acf[0]);
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* Healthy orders, lengths only: never homogeneous, never unstable (the
+ * per-length levels must not pass for resets). */
+static void lengths_only_healthy_quiet(void **state)
+{
+	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
+	for (size_t i = 0; i < 3; i++) {
+		int alarms = 0;
+		for (uint64_t seed = 1; seed <= 20; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_only(good[i], seed, RM_SIM_SPIKES_NONE, &d);
+			if (d.severity >= RM_SEV_WARN) {
+				alarms++;
+				print_message("%s seed %llu: %s\n", rm_sim_strategy_name(good[i]),
+				              (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h));
+			}
+			/* The per-length levels are seen for what they are: the loss
+			 * follows length, in random order, and it is no sum. */
+			char line[512];
+			rm_explain_verdict(&d, line, sizeof(line));
+			if (!d.length.coupled || d.length.ordered || d.length.per_sequence_sum ||
+			    !strstr(line, "length-adjusted"))
+				fail_msg("%s seed %llu: R^2 %.2f, acf %.2f: %s", rm_sim_strategy_name(good[i]),
+				         (unsigned long long)seed, d.length.r2, d.length.acf[0], line);
+			rm_diagnosis_release(&d);
+		}
+		if (alarms > 0)
+			fail_msg("%s: %d alarms in 20 seeds", rm_sim_strategy_name(good[i]), alarms);
+	}
+}
+
+/* What an importer makes of cumulative token and sequence counters logged
+ * with the loss every k steps: one batch per interval at its last step,
+ * its length the interval's tokens over its sequences (the first interval
+ * has no earlier counter, so no batch). */
+static void diagnose_cumulative(enum rm_sim_strategy strat, uint64_t seed, int k, struct rm_diagnosis *d)
+{
+	struct rm_sim_opts o;
+	struct rm_sim_step *st;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = 5000;
+	rm_simulate(&o, &st);
+	size_t n = (size_t)o.steps / (size_t)k, nb = 0;
+	int64_t *step = malloc(n * sizeof(int64_t)), *bstep = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double)), *len = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	for (size_t i = 0; i < n; i++) {
+		double sum = 0, tokens = 0, seqs = 0;
+		for (size_t t = i * (size_t)k; t < (i + 1) * (size_t)k; t++) {
+			sum += st[t].loss;
+			tokens += (double)st[t].tokens;
+			seqs += st[t].n;
+		}
+		step[i] = st[(i + 1) * (size_t)k - 1].step;
+		loss[i] = sum / k;
+		if (i > 0) {
+			bstep[nb] = step[i];
+			len[nb++] = tokens / seqs;
+		}
+	}
+	rm_sim_steps_free(st, (size_t)o.steps);
+	struct rm_bucket_map m;
+	assert_true(rm_bucket_map_derive(&m, len, nb, bucket));
+	struct rm_series s = {.n = n,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = nb,
+	                      .bstep = bstep,
+	                      .bucket = bucket,
+	                      .max_len = len,
+	                      .labels = m.label,
+	                      .nlabels = m.k,
+	                      .derived_bounds = m.bound,
+	                      .nderived_bounds = m.nbound};
+	struct rm_detect_opts opt;
+	rm_detect_opts_default(&opt);
+	rm_detect_all(&s, &opt, d);
+	rm_bucket_map_release(&m);
+	free(step);
+	free(bstep);
+	free(loss);
+	free(len);
+	free(bucket);
+}
+
+/* Cumulative counters only, logged every 10 steps: the interval means
+ * still tell a homogeneous order from a healthy one. */
+static void cumulative_counters_only(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis d;
+		diagnose_cumulative(RM_SIM_CHUNKED, seed, 10, &d);
+		if (d.rank[0].h != RM_H_HOMOGENEOUS || d.severity < RM_SEV_WARN)
+			fail_msg("chunked seed %llu: %s", (unsigned long long)seed, rm_hypothesis_name(d.rank[0].h));
+		rm_diagnosis_release(&d);
+		diagnose_cumulative(RM_SIM_INTERLEAVED, seed, 10, &d);
+		if (d.severity >= RM_SEV_WARN || !d.length.coupled || d.length.ordered)
+			fail_msg("interleaved seed %llu: %s, coupled %d, ordered %d", (unsigned long long)seed,
+			         rm_hypothesis_name(d.rank[0].h), d.length.coupled, d.length.ordered);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* A loss that does not depend on length is never called coupled, in a
+ * healthy order or a homogeneous one (the order is still flagged). */
+static void length_free_loss_not_coupled(void **state)
+{
+	const enum rm_sim_strategy strat[] = {RM_SIM_INTERLEAVED, RM_SIM_CHUNKED, RM_SIM_SORTED};
+	for (size_t i = 0; i < 3; i++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			struct rm_diagnosis d;
+			diagnose_lengths_shaped(strat[i], seed, RM_SIM_SPIKES_NONE, LOSS_LENGTH_FREE, &d);
+			if (!d.length.ok || d.length.coupled || d.length.per_sequence_sum)
+				fail_msg("%s seed %llu: R^2 %.3f [%.3f, %.3f] called coupled",
+				         rm_sim_strategy_name(strat[i]), (unsigned long long)seed, d.length.r2,
+				         d.length.r2_lo, d.length.r2_hi);
+			if (strat[i] == RM_SIM_INTERLEAVED && d.severity >= RM_SEV_WARN)
+				fail_msg("interleaved seed %llu: %s", (unsigned long long)seed,
+				         rm_hypothesis_name(d.rank[0].h));
+			if (strat[i] != RM_SIM_INTERLEAVED && d.rank[0].h != RM_H_HOMOGENEOUS)
+				fail_msg("%s seed %llu: %s", rm_sim_strategy_name(strat[i]), (unsigned long long)seed,
+				         rm_hypothesis_name(d.rank[0].h));
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* A loss summed over the batch's tokens grows with length: the hint says
+ * so, and names the per-token loss as the cure. */
+static void per_sequence_sum_hint(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis d;
+		const char *fix[8];
+		diagnose_lengths_shaped(RM_SIM_INTERLEAVED, seed, RM_SIM_SPIKES_NONE, LOSS_PER_SEQUENCE_SUM, &d);
+		int nf = rm_explain_fix(&d, fix, 8);
+		if (!d.length.per_sequence_sum || nf < 1 || !strstr(fix[0], "per-token"))
+			fail_msg("seed %llu: slope %.2f, no per-sequence-sum hint", (unsigned long long)seed,
+			         d.length.slope);
+		assert_true(d.length.slope_lo < 1.2 && d.length.slope_hi > 0.8);
+		rm_diagnosis_release(&d);
+	}
+}
+
+/* A data-parallel simulated run, one batch row per rank and micro-batch. */
+static void diagnose_lens(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
+                          int lens, struct rm_diagnosis *d)
+{
+	struct rm_sim_opts o;
+	rm_sim_opts_default(&o);
+	o.strategy = strat;
+	o.seed = seed;
+	o.steps = 4000;
+	o.ranks = ranks;
+	o.micro = micro;
+	o.rank_mode = mode;
+	o.lens = lens;
+	struct rm_sim_series ss;
+	rm_sim_series_make(&o, &ss);
+	size_t S = (size_t)ranks * (size_t)micro;
+	assert_int_equal(ss.s.nb, 4000 * S);
+	for (size_t i = 0; i < ss.s.nb; i++) { /* (step, rank, micro) order */
+		assert_int_equal(ss.bstep[i], (int64_t)(i / S));
+		assert_int_equal(ss.brank[i], (int)(i % S) / micro);
+	}
+	struct rm_detect_opts opt;
+	rm_detect_opts_default(&opt);
+	rm_detect_all(&ss.s, &opt, d);
+	rm_sim_series_release(&ss);
+}
+
+static void diagnose_ranks(enum rm_sim_strategy strat, enum rm_sim_rank_mode mode, int ranks, int micro, uint64_t seed,
+                           struct rm_diagnosis *d)
+{
+	diagnose_lens(strat, mode, ranks, micro, seed, 0, d);
+}
+
+/* Mixed batches (issue 23): with each batch's lengths, a batch counts in
+ * every bucket by its token share, and the split recovers the levels the
+ * simulator gave (short ~0.55, long ~1.8 times the mean) where the bucket
+ * of the longest sequence blurs them; no alarm, one rank or four. A
+ * bucketed order has no mixed batch: the same answer as without lengths. */
+static void mixed_batches_by_token_share(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct rm_diagnosis with, without;
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 1, 1, seed, 1, &with);
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 1, 1, seed, 0, &without);
+		assert_true(with.split.mixed_batches >= with.batches * 95 / 100);
+		assert_int_equal(without.split.mixed_batches, 0);
+		assert_true(with.split.ok && with.split.mixed && with.split.log_scale);
+		int k = with.split.k;
+		assert_true(k >= 5);
+		assert_true(with.split.level[k - 1] / with.split.level[0] > 2.5); /* the simulator's ~3.3 */
+		assert_true(without.split.level[without.split.k - 1] / without.split.level[0] < 2.5);
+		assert_true(with.split.eta2 > without.split.eta2 + 0.2);
+		assert_true(with.severity <= RM_SEV_INFO);
+		rm_diagnosis_release(&with);
+		rm_diagnosis_release(&without);
+		diagnose_lens(RM_SIM_MIXED, RM_SIM_SHARDED, 4, 1, seed, 1, &with);
+		assert_true(with.split.mixed_batches >= with.batches * 95 / 100);
+		assert_true(with.severity <= RM_SEV_INFO);
+		assert_true(with.split.level[with.split.k - 1] / with.split.level[0] > 2.5);
+		rm_diagnosis_release(&with);
+		diagnose_lens(RM_SIM_CHUNKED, RM_SIM_SHARDED, 1, 1, seed, 1, &with);
+		diagnose_lens(RM_SIM_CHUNKED, RM_SIM_SHARDED, 1, 1, seed, 0, &without);
+		assert_int_equal(with.split.mixed_batches, 0);
+		assert_true(with.split.eta2 == without.split.eta2 && with.runs.z == without.runs.z);
+		assert_true(with.severity == without.severity && with.severity >= RM_SEV_WARN);
+		rm_diagnosis_release(&with);
+		rm_diagnosis_release(&without);
+	}
+}
+
+/* Issue 23: each shape of a data-parallel run is named, and healthy orders
+ * raise no alarm (tests/bench/rank_rates gives the rates over 100 seeds). */
+static void rank_shapes(void **state)
+{
+	(void)state;
+	static const struct {
+		enum rm_sim_strategy strat;
+		enum rm_sim_rank_mode mode;
+		int ranks, micro;
+		enum rm_mix_shape shape;
+		int alarm;
+	} cases[] = {
+	    {RM_SIM_CHUNKED, RM_SIM_LOCKSTEP, 4, 1, RM_MIX_LOCKSTEP, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_SHARDED, 4, 1, RM_MIX_LOCKSTEP, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANK_STREAKS, 1},
+	    {RM_SIM_CHUNKED, RM_SIM_INDEPENDENT, 2, 2, RM_MIX_RANK_STREAKS, 1},
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
+	    {RM_SIM_INTERLEAVED, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
+	    /* every batch of a step from one bucket, the steps in random order: the
+	     * micro-batches of a step are no streak */
+	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_LOCKSTEP, 2, 2, RM_MIX_LOCKSTEP, 0},
+	    {RM_SIM_MIXED, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct rm_diagnosis d;
+			diagnose_ranks(cases[i].strat, cases[i].mode, cases[i].ranks, cases[i].micro, seed, &d);
+			if (d.mixture.shape != cases[i].shape || (d.severity >= RM_SEV_WARN) != cases[i].alarm)
+				fail_msg("case %zu (%s, %s, %dx%d) seed %llu: shape %s, severity %s", i,
+				         rm_sim_strategy_name(cases[i].strat), rm_sim_rank_mode_name(cases[i].mode),
+				         cases[i].ranks, cases[i].micro, (unsigned long long)seed,
+				         rm_mix_shape_name(d.mixture.shape), rm_severity_name(d.severity));
+			if (cases[i].alarm)
+				assert_int_equal(d.rank[0].h, RM_H_HOMOGENEOUS);
+			if (cases[i].shape == RM_MIX_RANK_STREAKS) {
+				assert_true(d.mixture.drifts);
+				assert_true(d.mixture.persistence >= 10);
+				assert_int_equal(d.mixture.ranks_flagged, d.mixture.ranks_tested);
+				assert_true(d.mixture.concordance < d.mixture.concordance_expected + 0.1);
+			}
+			if (cases[i].shape == RM_MIX_RANDOM) {
+				assert_false(d.mixture.drifts);
+				/* ~1 for a random order of the steps, below for an interleaved one */
+				for (int w = 0; w < d.mixture.windows; w++)
+					if (!(d.mixture.ratio[w] < 1.5))
+						fail_msg("case %zu seed %llu: window %lld ratio %.2f", i,
+						         (unsigned long long)seed, (long long)d.mixture.window[w],
+						         d.mixture.ratio[w]);
+			}
+			assert_true(d.split.mixed);
+			rm_diagnosis_release(&d);
+		}
+}
+
+/* By hand: two ranks, each with two micro-batches per step. The runs are
+ * counted per slot and their moments added; a step whose micro-batches
+ * share a bucket is no run of two. */
+static void runs_per_slot(void **state)
+{
+	(void)state;
+	enum { T = 200, S = 4 };
+	static int64_t step[T], bstep[T * S];
+	static double loss[T];
+	static int bucket[T * S], brank[T * S];
+	uint64_t x = 7;
+	for (int t = 0; t < T; t++) {
+		step[t] = t;
+		loss[t] = 1 + 0.01 * (t % 7);
+		for (int j = 0; j < S; j++) {
+			bstep[t * S + j] = t;
+			brank[t * S + j] = j / 2;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			bucket[t * S + j] =
+			    j % 2 ? bucket[t * S + j - 1] : (int)((x >> 33) % 3); /* micro 1 repeats micro 0 */
+		}
+	}
+	struct rm_series s = {.n = T,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = T * S,
+	                      .bstep = bstep,
+	                      .brank = brank,
+	                      .nranks = 2,
+	                      .bucket = bucket};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	struct rm_runs_result r;
+	rm_detect_runs(&s, &o, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.sequences, 4);
+	double runs = 0, mean = 0, var = 0;
+	for (int q = 0; q < S; q++) {
+		size_t c[RM_MAX_BUCKETS] = {0};
+		int prev = -1;
+		for (int t = 0; t < T; t++) {
+			int b = bucket[t * S + q];
+			runs += b != prev;
+			prev = b;
+			c[b]++;
+		}
+		double m, v;
+		rm_runs_moments(c, 3, &m, &v);
+		mean += m;
+		var += v;
+	}
+	assert_true(fabs(r.runs - runs) < 1e-9);
+	assert_true(fabs(r.expected - mean) < 1e-9);
+	assert_true(fabs(r.var - var) < 1e-9);
+	assert_false(r.flagged); /* random across steps, whatever repeats within one */
+	/* one rank and no micro-batches: the series as it always was */
+	struct rm_series one = {.n = T, .step = step, .loss = loss, .nb = T, .bstep = step, .bucket = bucket};
+	rm_detect_runs(&one, &o, &r);
+	assert_int_equal(r.sequences, 1);
+	struct rm_diagnosis d;
+	rm_detect_all(&one, &o, &d);
+	assert_false(d.mixture.ok);
+	assert_false(d.split.mixed);
+	rm_diagnosis_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(runs_moments_match_enumeration),
+	    cmocka_unit_test(runs_of_a_known_sequence),
+	    cmocka_unit_test(split_recovers_levels),
+	    cmocka_unit_test(split_flags_a_moderate_effect),
+	    cmocka_unit_test(level_intervals_cover),
+	    cmocka_unit_test(homogeneous_orders_are_flagged),
+	    cmocka_unit_test(healthy_orders_rarely_alarm),
+	    cmocka_unit_test(resets_are_attributed),
+	    cmocka_unit_test(bursts_are_not_checkpoints),
+	    cmocka_unit_test(interval_logging),
+	    cmocka_unit_test(no_batch_composition),
+	    cmocka_unit_test(same_seed_same_answer),
+	    cmocka_unit_test(ladder_sequential_stop),
+	    cmocka_unit_test(names_are_complete),
+	    cmocka_unit_test(period_exact_and_jittered),
+	    cmocka_unit_test(period_aliasing_with_the_order),
+	    cmocka_unit_test(bucket_resets_in_a_periodic_order),
+	    cmocka_unit_test(bursts_are_not_periodic),
+	    cmocka_unit_test(few_spikes_no_period),
+	    cmocka_unit_test(configured_interval_wins),
+	    cmocka_unit_test(lengths_only_homogeneous_flagged),
+	    cmocka_unit_test(lengths_only_healthy_quiet),
+	    cmocka_unit_test(length_free_loss_not_coupled),
+	    cmocka_unit_test(per_sequence_sum_hint),
+	    cmocka_unit_test(cumulative_counters_only),
+	    cmocka_unit_test(rank_shapes),
+	    cmocka_unit_test(mixed_batches_by_token_share),
+	    cmocka_unit_test(runs_per_slot),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,95 @@
+/*
+ * test_text.c - text as a terminal, JSON and the store may take it:
+ * rm_tx (no escape sequence reaches the screen), rm_utf8_len, rm_utf8_fix
+ * and rm_utf8_copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/common.h"
+#include "testutil.h"
+
+static void tx_leaves_plain_text_alone(void **state)
+{
+	const char *s = "run 'demo': 3 steps, loss 0.5 \xc3\xa9t\xc3\xa9 \xe2\x9c\x93";
+	assert_ptr_equal(rm_tx(s), s); /* nothing to escape: the same pointer */
+}
+
+static void tx_escapes_c0_controls_and_del(void **state)
+{
+	assert_string_equal(rm_tx("a\x1b[31mred"), "a\\x1b[31mred");
+	assert_string_equal(rm_tx("line\nforged"), "line\\x0aforged");
+	assert_string_equal(rm_tx("bell\a"), "bell\\x07");
+	assert_string_equal(rm_tx("del\x7f"), "del\\x7f");
+	assert_string_equal(rm_tx("cr\rx"), "cr\\x0dx");
+}
+
+/* C1 controls are two bytes in UTF-8 (C2 80..C2 9F); C2 9B is a CSI, which
+ * a terminal takes like ESC [. */
+static void tx_escapes_c1_controls(void **state)
+{
+	assert_string_equal(rm_tx("a\xc2\x9b"
+	                          "31mred"),
+	                    "a\\u009b31mred");
+	assert_string_equal(rm_tx("\xc2\x80"), "\\u0080");
+	assert_string_equal(rm_tx("\xc2\x9f"), "\\u009f");
+	/* The neighbours are printable: U+00A0 is kept. */
+	const char *nbsp = "a\xc2\xa0"
+	                   "b";
+	assert_ptr_equal(rm_tx(nbsp), nbsp);
+}
+
+static void tx_escapes_malformed_bytes(void **state)
+{
+	assert_string_equal(rm_tx("bad\xff"), "bad\\xff");
+	assert_string_equal(rm_tx("\xc3"), "\\xc3");                   /* cut short */
+	assert_string_equal(rm_tx("\xed\xa0\x80"), "\\xed\\xa0\\x80"); /* a surrogate */
+	assert_string_equal(rm_tx("\xc0\xaf"), "\\xc0\\xaf");          /* overlong '/' */
+}
+
+/* Up to 8 results stay valid at once (several in one printf). */
+static void tx_buffers_rotate(void **state)
+{
+	const char *a = rm_tx("1\n"), *b = rm_tx("2\n"), *c = rm_tx("3\n");
+	assert_string_equal(a, "1\\x0a");
+	assert_string_equal(b, "2\\x0a");
+	assert_string_equal(c, "3\\x0a");
+}
+
+static void utf8_len_follows_rfc3629(void **state)
+{
+	assert_int_equal(rm_utf8_len((const unsigned char *)"a", 1), 1);
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xc3\xa9", 2), 2);
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xe2\x9c\x93", 3), 3);
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4), 0); /* above U+10FFFF */
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xe0\x80\xaf", 3), 0);     /* overlong */
+	assert_int_equal(rm_utf8_len((const unsigned char *)"\xe2\x9c", 2), 0);         /* short */
+}
+
+static void utf8_fix_replaces_bad_bytes(void **state)
+{
+	char *s = rm_utf8_fix("ok\xff\xc3\xa9");
+	assert_string_equal(s, "ok\xef\xbf\xbd\xc3\xa9");
+	free(s);
+}
+
+static void utf8_copy_cuts_at_a_character(void **state)
+{
+	char buf[6];
+	rm_utf8_copy(buf, sizeof(buf), "abc");
+	assert_string_equal(buf, "abc");
+	rm_utf8_copy(buf, sizeof(buf), "ab\xc3\xa9\xc3\xa9xyz"); /* never half an é */
+	assert_string_equal(buf, "ab\xc3\xa9~");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(tx_leaves_plain_text_alone),  cmocka_unit_test(tx_escapes_c0_controls_and_del),
+	    cmocka_unit_test(tx_escapes_c1_controls),      cmocka_unit_test(tx_escapes_malformed_bytes),
+	    cmocka_unit_test(tx_buffers_rotate),           cmocka_unit_test(utf8_len_follows_rfc3629),
+	    cmocka_unit_test(utf8_fix_replaces_bad_bytes), cmocka_unit_test(utf8_copy_cuts_at_a_character),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
