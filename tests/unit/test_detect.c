@@ -247,6 +247,134 @@ static void split_flags_a_moderate_effect(void **state)
 	}
 }
 
+/* The runs test's threshold (z <= -4): a mildly streaky order (each batch
+ * repeats the last bucket with probability 0.14, else draws one of two:
+ * it stays 57% of the time) is
+ * flagged over several seeds, with z between -4.5 and -8. */
+static void runs_threshold_catches_mild_streaks(void **state)
+{
+	size_t n = 2000;
+	int64_t *step = malloc(n * sizeof(int64_t));
+	int *bucket = malloc(n * sizeof(int));
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct rm_rng rng = {seed};
+		for (size_t t = 0; t < n; t++) {
+			step[t] = (int64_t)t;
+			bucket[t] = t && rm_rng_uniform(&rng) < 0.14 ? bucket[t - 1] : (int)rm_rng_below(&rng, 2);
+		}
+		struct rm_series s = {.nb = n, .bstep = step, .bucket = bucket};
+		struct rm_detect_opts o;
+		struct rm_runs_result r;
+		rm_detect_opts_default(&o);
+		rm_detect_runs(&s, &o, &r);
+		assert_true(r.ok);
+		assert_true(r.z < -4.5 && r.z > -7.9);
+		assert_true(r.flagged);
+	}
+	free(step);
+	free(bucket);
+}
+
+/* The spike rule's k (5 robust sigmas): 20 resets of 7.5 sigmas (and 60%)
+ * above a flat, noisy loss are mostly found; a k of 9 would find almost
+ * none, and the noise alone (never 50% above the baseline) gives none. */
+static void spikes_of_seven_sigma_are_found(void **state)
+{
+	size_t n = 3000;
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double));
+	struct rm_rng rng = {11};
+	for (size_t t = 0; t < n; t++) {
+		step[t] = (int64_t)t;
+		loss[t] = 1 + 0.08 * rm_rng_normal(&rng) + (t % 150 == 75 ? 0.6 : 0);
+	}
+	struct rm_series s = {.n = n, .step = step, .loss = loss};
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, &d);
+	assert_true(d.resets.ok);
+	assert_true(d.resets.spikes_global >= 12 && d.resets.spikes_global <= 22);
+	rm_diagnosis_release(&d);
+	free(step);
+	free(loss);
+}
+
+/* A flat loss (1 + 0.08 noise) over n steps with buckets drawn from k at
+ * random, and a reset of +1 at each step where spike_at says so. */
+static void flat_with_resets(size_t n, int k, int (*spike_at)(size_t t, int bucket), int64_t checkpoint_every,
+                             struct rm_diagnosis *d)
+{
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double));
+	int *bucket = malloc(n * sizeof(int));
+	struct rm_rng rng = {21};
+	for (size_t t = 0; t < n; t++) {
+		step[t] = (int64_t)t;
+		bucket[t] = k ? (int)rm_rng_below(&rng, (uint64_t)k) : -1;
+		loss[t] = 1 + 0.08 * rm_rng_normal(&rng) + (spike_at(t, bucket[t]) ? 1.0 : 0);
+	}
+	struct rm_series s = {.n = n,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = k ? n : 0,
+	                      .bstep = step,
+	                      .bucket = bucket,
+	                      .checkpoint_every = checkpoint_every};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, d);
+	free(step);
+	free(loss);
+	free(bucket);
+}
+
+/* 30 resets, none in bucket 0 and 15 each in buckets 1 and 2: the
+ * contingency test sees the missing ones, but no bucket holds
+ * significantly more than its share, so the resets do not cluster in a
+ * bucket (which would name the wrong cause). */
+static int spare_bucket_zero(size_t t, int bucket)
+{
+	static int seen[3];
+	if (t == 0)
+		memset(seen, 0, sizeof(seen));
+	/* at scattered steps (a multiplicative hash), so no period explains them */
+	return bucket > 0 && t > 100 && ((uint32_t)t * 2654435761u) >> 26 == 0 && seen[bucket]++ < 15;
+}
+
+static void resets_without_an_enriched_bucket_do_not_cluster(void **state)
+{
+	struct rm_diagnosis d;
+	flat_with_resets(6000, 3, spare_bucket_zero, 0, &d);
+	assert_true(d.resets.spikes >= 28 && d.resets.spikes <= 32);
+	assert_int_equal(d.resets.bucket_spikes[0], 0);
+	assert_true(d.resets.chi2_q < 0.01); /* the contingency alone would say "cluster" */
+	for (int b = 0; b < d.resets.k; b++)
+		assert_true(d.resets.enrich_q[b] >= 0.01 || d.resets.enrichment[b] <= 1);
+	assert_false(d.resets.cluster_by_bucket);
+	rm_diagnosis_release(&d);
+}
+
+/* 10 resets, 5 of them just after a save (every 500 steps, within the
+ * 10-step window): far more than the 2% of steps so covered give, though
+ * not overwhelmingly (binomial p near 1e-6), is checkpoint interference. */
+static int half_after_saves(size_t t, int bucket)
+{
+	(void)bucket;
+	return (t % 1000 == 502 && t < 5000) || (t % 1000 == 250 && t < 5000);
+}
+
+static void checkpoint_cause_at_moderate_evidence(void **state)
+{
+	struct rm_diagnosis d;
+	flat_with_resets(6000, 0, half_after_saves, 500, &d);
+	assert_int_equal(d.resets.spikes, 10);
+	assert_true(d.resets.ckpt_near == 5);
+	assert_true(d.resets.ckpt_q < 0.01 && d.resets.ckpt_q > 1e-8);
+	assert_true(d.resets.checkpoint_cause);
+	rm_diagnosis_release(&d);
+}
+
 /* The levels' 95% intervals (batch means over 20 blocks) cover the levels
  * the loss was made with, 0.5, 1 and 2 (relative to the run's weighted mean
  * level, as the split reports them), about as often as they claim: over 20
@@ -1102,6 +1230,10 @@ int main(void)
 	    cmocka_unit_test(runs_of_a_known_sequence),
 	    cmocka_unit_test(split_recovers_levels),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
+	    cmocka_unit_test(runs_threshold_catches_mild_streaks),
+	    cmocka_unit_test(spikes_of_seven_sigma_are_found),
+	    cmocka_unit_test(resets_without_an_enriched_bucket_do_not_cluster),
+	    cmocka_unit_test(checkpoint_cause_at_moderate_evidence),
 	    cmocka_unit_test(level_intervals_cover),
 	    cmocka_unit_test(homogeneous_orders_are_flagged),
 	    cmocka_unit_test(healthy_orders_rarely_alarm),

@@ -315,6 +315,30 @@ static void find_runs_by_name(void **state)
 /* The length effect is tabulated in 1% bins over the run's lengths; a
  * corrupt range (a denormal mean length, a length of 1e308) widens the bins
  * rather than writing hundreds of thousands of rows. */
+/* The sync cursor only moves forward: two collectors of one run commit
+ * their windows in either order, and the one that finished the later
+ * window must not be undone by the earlier one. */
+static void sync_cursor_never_moves_back(void **state)
+{
+	const char *db = tu_tmp_path("cursor.db");
+	struct rm_store *st;
+	struct rm_err err;
+	int64_t run, cursor;
+	struct rm_run_key wkey = {"wandb", "acme", "llm", "r1"};
+	assert_int_equal(rm_store_open(&st, db, &err), 0);
+	assert_int_equal(rm_store_run_ensure(st, &wkey, &run, &err), 0);
+	assert_int_equal(rm_store_sync_cursor(st, run, &cursor, &err), 0);
+	assert_int_equal(cursor, 0);
+	assert_int_equal(rm_store_set_sync_cursor(st, run, 5000, &err), 0);
+	assert_int_equal(rm_store_set_sync_cursor(st, run, 3000, &err), 0); /* the other collector's older window */
+	assert_int_equal(rm_store_sync_cursor(st, run, &cursor, &err), 0);
+	assert_int_equal(cursor, 5000);
+	assert_int_equal(rm_store_set_sync_cursor(st, run, 8000, &err), 0);
+	assert_int_equal(rm_store_sync_cursor(st, run, &cursor, &err), 0);
+	assert_int_equal(cursor, 8000);
+	rm_store_close(st);
+}
+
 static void length_factors_are_bounded(void **state)
 {
 	const char *db = tu_tmp_path("lenfit.db");
@@ -365,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(buckets_and_listing),
 	    cmocka_unit_test(find_runs_by_name),
 	    cmocka_unit_test(length_factors_are_bounded),
+	    cmocka_unit_test(sync_cursor_never_moves_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
