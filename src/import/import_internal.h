@@ -17,11 +17,15 @@
 struct rm_lines;
 /* Where a tail stopped in lr, and which file it read (the one opened). */
 void rm_tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr);
-/* What a line of a line format is: a record (*row filled, for the mapper
- * m of the file's run), no record (blank, a banner), or bad (why set). */
-enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD };
-typedef enum line_kind line_parse_fn(void *ctx, struct rm_mapper *m, char *line, size_t len, const struct rm_row **row,
-                                     char *why, size_t whylen);
+/* What a line of a line format gives: a record (*row filled, for the
+ * mapper m of the file's run), no record (a banner, a config dump:
+ * counted), nothing to count (a blank line, a line taken into a record
+ * spread over several), or a bad line (why set). line is NULL once, after
+ * the last line; *lineno is the line's number, and a parser that returns
+ * a record it held sets the number of the record's first line. */
+enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD, LINE_SKIP };
+typedef enum line_kind line_parse_fn(void *ctx, struct rm_mapper *m, char *line, size_t len, uint64_t *lineno,
+                                     const struct rm_row **row, char *why, size_t whylen);
 /* A line format's reader: path whole (pos NULL), or its complete lines from
  * pos on, moving pos; one result named after the file. Non-blank lines that
  * are no record are counted in not_records. */

@@ -91,16 +91,20 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 		return rc;
 	}
 	struct rm_pipeline *p = rm_pipeline_start(NULL, NULL);
-	while (!(rc = rm_lines_next(lr, &line, &len, err)) && line) {
+	/* After the last line, parse is called once more with NULL: a record
+	 * spread over several lines is complete only then. */
+	while (!(rc = rm_lines_next(lr, &line, &len, err))) {
 		char why[256];
 		const struct rm_row *row;
-		res->lines++;
-		switch (parse(ctx, &k.map, line, len, &row, why, sizeof(why))) {
-		case LINE_BAD: rc = rm_bad_line(res, opts, lr->lineno, why, err); break;
-		case LINE_RECORD: rc = rm_pipeline_feed(p, &k, row, lr->lineno, err); break;
-		case LINE_NONE: res->not_records += strspn(line, " \t\r") < len; break;
+		uint64_t at = lr->lineno;
+		res->lines += line != NULL;
+		switch (parse(ctx, &k.map, line, len, &at, &row, why, sizeof(why))) {
+		case LINE_BAD: rc = rm_bad_line(res, opts, at, why, err); break;
+		case LINE_RECORD: rc = rm_pipeline_feed(p, &k, row, at, err); break;
+		case LINE_NONE: res->not_records++; break;
+		case LINE_SKIP: break;
 		}
-		if (rc)
+		if (rc || !line)
 			break;
 	}
 	int wrc = rm_pipeline_finish(p, rc ? NULL : err);

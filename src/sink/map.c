@@ -17,11 +17,18 @@
 #include "runmon/model.h"
 
 static const char *const cand_step_wandb[] = {"_step", NULL};
-static const char *const cand_step[] = {"step",          "global_step", "_step", "Step",
-                                        "current_steps", "iteration",   "iter",  "train/global_step",
-                                        "num_updates",   NULL}; /* num_updates: fairseq */
-static const char *const cand_loss[] = {"loss",          "train/loss",      "train_loss",      "train.loss",
-                                        "training_loss", "train/loss_step", "train_loss_step", NULL};
+static const char *const cand_step[] = {
+    "step",        "global_step",           "_step", "Step", "current_steps", "iteration", "iter", "train/global_step",
+    "num_updates", "global_step/max_steps", NULL}; /* num_updates: fairseq; the last ms-swift's "S/M" */
+static const char *const cand_loss[] = {"loss",
+                                        "train/loss",
+                                        "train_loss",
+                                        "train.loss",
+                                        "training_loss",
+                                        "train/loss_step",
+                                        "train_loss_step",
+                                        "train/CrossEntropyLoss",
+                                        NULL};
 static const char *const cand_lr[] = {"lr",       "learning_rate",       "train/lr", "train/learning_rate",
                                       "train.lr", "train.learning_rate", "train_lr", NULL};
 static const char *const cand_epoch[] = {"epoch", "train/epoch", "train.epoch", NULL};
@@ -47,11 +54,14 @@ static const char *const none[] = {NULL};
 /* Console logs, keys as import_log.c writes them (lower case, words joined
  * by "_"): fairseq's num_updates before its fractional-epoch update,
  * Megatron's iteration, Marian's Up., nanoGPT's iter; losses as Megatron
- * (lm loss) and Marian (Cost) name them. Interval durations ("time" in
- * nanoGPT and Marian) are no timestamps. */
+ * (lm loss), Marian (Cost), OpenNMT-py (xent: the cross-entropy, its ppl
+ * being exp(xent)) and OLMo (train/CrossEntropyLoss) name them. Interval
+ * durations ("time" in nanoGPT and Marian) are no timestamps. */
 static const char *const log_step[] = {"step",        "num_updates", "valid_num_updates", "iteration", "iter",
-                                       "global_step", "up",          "total_update",      "update",    NULL};
-static const char *const log_loss[] = {"loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", NULL};
+                                       "global_step", "up",          "total_update",      "update",    "steps",
+                                       NULL};
+static const char *const log_loss[] = {
+    "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
 static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", NULL};
 static const char *const log_grad[] = {"grad_norm", "gnorm", "train/grad_norm", NULL};
@@ -82,6 +92,8 @@ static const struct {
     {"consumed_tokens", T_CUM_TOKENS},
     {"elapsed_examples", T_CUM_N},
     {"consumed_samples", T_CUM_N},
+    {"tokens_this_step", T_TOKENS},            /* ms-swift: the step's unpadded tokens */
+    {"throughput/total_tokens", T_CUM_TOKENS}, /* OLMo */
 };
 
 /* In console logs only (the names are too plain elsewhere): Marian's Sen.
@@ -217,6 +229,40 @@ static int has_prefix(const char *key, size_t klen, const char *pfx)
 {
 	size_t n = strlen(pfx);
 	return klen > n && !memcmp(key, pfx, n);
+}
+
+/* A step written as text "N/M" (step N of M: ms-swift's
+ * "global_step/max_steps", progress counters): 1 and N, else -1. */
+static int step_of_total(const struct rm_field *f, double *out)
+{
+	const char *s = f->raw, *end = f->raw + f->rlen;
+	while (s < end && *s == ' ')
+		s++;
+	const char *d = s;
+	while (s < end && *s >= '0' && *s <= '9')
+		s++;
+	if (s == d || s - d > 15)
+		return -1;
+	const char *slash = s;
+	while (s < end && *s == ' ')
+		s++;
+	if (s == end || *s != '/')
+		return -1;
+	s++;
+	while (s < end && *s == ' ')
+		s++;
+	const char *t = s;
+	while (s < end && *s >= '0' && *s <= '9')
+		s++;
+	while (s < end && *s == ' ')
+		s++;
+	if (s == t || s != end)
+		return -1;
+	double v = 0;
+	for (const char *c = d; c < slash; c++)
+		v = v * 10 + (*c - '0');
+	*out = v;
+	return 1;
 }
 
 /* Target of a key, without the cache. */
@@ -585,8 +631,19 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		rec->is_summary = 1;
 		return 0;
 	}
+	/* A row that names no step and holds nothing to record (a run's
+	 * closing dump of its parameters and history) is no record. */
+	int holds = 0;
+	for (int t = T_LOSS; t < T_SUMMARY; t++)
+		holds |= pick[t] != NULL && t != T_RANK && t != T_MICRO;
+	if (!pick[T_STEP] && !holds) {
+		rec->step = 0;
+		return 0;
+	}
 	double v;
 	int num = pick[T_STEP] ? rm_field_num(pick[T_STEP], &v) : 0;
+	if (num == -1)
+		num = step_of_total(pick[T_STEP], &v);
 	if (num != 1) {
 		const struct rm_field *f = pick[T_STEP];
 		if (!f)

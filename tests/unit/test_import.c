@@ -503,6 +503,34 @@ static void every_alias_is_read(void **state)
 	}
 }
 
+/* ms-swift's logging.jsonl: the step only as text "N/M" under
+ * global_step/max_steps, the step's tokens as tokens_this_step, a
+ * train_runtime summary and a closing dump of the whole history, neither
+ * of them a record. */
+static void step_as_text_of_total(void **state)
+{
+	const char *db = tu_tmp_path("swift.db");
+	struct rm_import_opts o = {.run_name = "s"};
+	struct rm_import_report rep;
+	struct rm_err err;
+	assert_int_equal(imp(db, &o, tu_data("msswift.jsonl"), NULL, &rep, &err), 0);
+	assert_int_equal(rep.r[0].format, RM_FMT_JSONL);
+	assert_int_equal(rep.r[0].steps, 4);
+	assert_int_equal(rep.r[0].first_step, 1);
+	assert_int_equal(rep.r[0].last_step, 4);
+	assert_non_null(strstr(rep.r[0].composition, "tokens_this_step (tokens)"));
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss, ';') FROM steps"),
+	                    "1=1.92089844;2=2.71411133;3=1.5;4=1.4");
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || ':' || tokens, ';') FROM batches"),
+	                    "1:919;2:2166;3:11968;4:55");
+	/* "N/M" with anything else is no step */
+	static const char line[] = "{\"global_step/max_steps\": \"3/4 steps\", \"loss\": 1}\n";
+	const char *bad = tu_write_file("bad.jsonl", line, sizeof(line) - 1);
+	assert_int_equal(imp(tu_tmp_path("b.db"), &o, bad, NULL, &rep, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "is not a number"));
+}
+
 static void plain_csv_and_jsonl(void **state)
 {
 	const char *db = tu_tmp_path("p.db");
@@ -861,6 +889,7 @@ int main(void)
 	    cmocka_unit_test(tensorboard_csv),
 	    cmocka_unit_test(plain_csv_and_jsonl),
 	    cmocka_unit_test(every_alias_is_read),
+	    cmocka_unit_test(step_as_text_of_total),
 	    cmocka_unit_test(bad_line_commits_nothing),
 	    cmocka_unit_test(reimport_changes_nothing),
 	    cmocka_unit_test(large_file_crosses_chunks),

@@ -1,5 +1,5 @@
 /*
- * test_logimport.c - the console-log reader on fixtures in tests/data/logs
+ * test_import_log.c - the console-log reader on fixtures in tests/data/logs
  * (one per trainer, with their banners, config dumps, validation lines,
  * progress bars and restarts), and its rules: numbers as logs write them,
  * eval lines, lines without a step, broken objects, detection, following.
@@ -49,6 +49,14 @@ static void dialects(void **state)
 	    {"modded-nanogpt.log", 4, 2, 0, 2, 126, "train_loss", NULL},
 	    {"hf-console.log", 3, 1, 0, 1, 3, "loss", NULL},
 	    {"logfmt.log", 3, 1, 3, 100, 300, "loss", "tokens"},
+	    /* a record over indented lines, a settings repr with epoch=None */
+	    {"olmo.log", 3, 0, 2, 1, 3, "train/crossentropyloss", "throughput/total_tokens"},
+	    /* colour codes and indentation around "Step N/M; ... xent: X" */
+	    {"opennmt.log", 3, 2, 0, 100, 300, "xent", NULL},
+	    /* the leading space before "iteration", DeepSpeed's "steps: N" */
+	    {"megatron-ds.log", 3, 0, 3, 1, 3, "loss", "consumed_tokens"},
+	    /* a config dict with bare words that mentions loss: no record */
+	    {"fairseq-hydra-config.log", 2, 0, 2, 100, 200, "loss", "bsz (n)"},
 	};
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
 		char name[64];
@@ -188,6 +196,50 @@ static void broken_object(void **state)
 	assert_int_equal(rep.r[0].bad_line[0], 3);
 	assert_int_equal(rep.r[0].not_records, 1);
 	rm_import_report_release(&rep);
+}
+
+/* A diverged loss is written nan or inf: kept as such (the store tells NaN
+ * from missing), not dropped and not a bad line. */
+static void diverged_losses_are_kept(void **state)
+{
+	static const char text[] = "step 1 loss 2.5\nstep 2 loss nan\nstep 3 loss inf\nstep 4 loss -Infinity, lr 0.1\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("nan.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 4);
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT nan_mask FROM steps WHERE step = 2"), 1); /* NaN, not missing */
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL FROM steps WHERE step = 2"), 1);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 3") > 1e308);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 4") < -1e308);
+	assert_true(tu_q_dbl(db, "SELECT lr FROM steps WHERE step = 4") == 0.1);
+}
+
+/* The line driver reads records spread over lines: a header, then
+ * indented name=value lines; a repr's indented lines are not taken. */
+static void continuation_lines(void **state)
+{
+	static const char text[] = "12:00:01 INFO [step=5/100,epoch=1]\n"
+	                           "    train/CrossEntropyLoss=3.5\n"
+	                           "    throughput/total_tokens=1,000\n"
+	                           "12:00:02 INFO Model(\n"
+	                           "    (embed): Embedding(8, 4, padding_idx=1)\n"
+	                           ")\n"
+	                           "12:00:03 INFO [step=6/100,epoch=1]\n"
+	                           "    train/CrossEntropyLoss=3.25\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("multi.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	assert_int_equal(rep.r[0].lines, 8);
+	assert_int_equal(rep.r[0].not_records, 3); /* the repr's three lines */
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss || '@' || epoch, ',') FROM steps"),
+	                    "5=3.5@1.0,6=3.25@1.0");
 }
 
 /* HF Trainer dicts carry no step: records are numbered, times
@@ -370,6 +422,8 @@ int main(void)
 	    cmocka_unit_test(dialect_values),
 	    cmocka_unit_test(numbers),
 	    cmocka_unit_test(broken_object),
+	    cmocka_unit_test(diverged_losses_are_kept),
+	    cmocka_unit_test(continuation_lines),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),
 	    cmocka_unit_test(not_records),

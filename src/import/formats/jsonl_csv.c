@@ -18,14 +18,15 @@ static int blank(const char *s, size_t n)
 }
 
 /* A JSON line is one row; a line that does not parse is bad. */
-static enum line_kind jsonl_parse(void *ctx, struct rm_mapper *m, char *line, size_t len, const struct rm_row **row,
-                                  char *why, size_t whylen)
+static enum line_kind jsonl_parse(void *ctx, struct rm_mapper *m, char *line, size_t len, uint64_t *lineno,
+                                  const struct rm_row **row, char *why, size_t whylen)
 {
 	struct rm_row *r = ctx;
 	struct rm_err perr;
 	(void)m;
-	if (blank(line, len))
-		return LINE_NONE;
+	(void)lineno;
+	if (!line || blank(line, len))
+		return LINE_SKIP;
 	if (rm_jsonrow_parse(r, line, len, &perr)) {
 		snprintf(why, whylen, "%s", perr.msg);
 		return LINE_BAD;

@@ -23,16 +23,21 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "import/import_internal.h"
+#include "log_internal.h"
 #include "runmon/parse.h"
 
 #define MAX_KEY_WORDS 4 /* "elapsed time per iteration" */
-#define MAX_KEY       96
+/* A line of more name/value pairs than this is a settings dump, not a
+ * record (trainers log 5 to 40 metrics a line). */
+#define MAX_RECORD_FIELDS 64
+#define MAX_KEY           96
 
 /* One line's pairs: keys are built in keys[], values parsed. */
 struct log_line {
@@ -47,61 +52,6 @@ struct log_line {
 	uint8_t *prio;
 	size_t tcap;
 };
-
-static int is_key_start(int c)
-{
-	return isalpha(c) || c == '_' || c == '(';
-}
-
-/* Parses a number as logs write it: "1,702,559", "221.07s", "410ms",
- * "12.34%", "100/500000" (the first), "7.45E+00", "[0.0001]", "001".
- * Returns 1 and *out, or 0. */
-static int log_number(const char *s, size_t n, double *out)
-{
-	char buf[64];
-	size_t k = 0, i = 0;
-	while (i < n && (s[i] == '[' || s[i] == '"' || s[i] == '\''))
-		i++;
-	if (i < n && (s[i] == '-' || s[i] == '+'))
-		buf[k++] = s[i++];
-	size_t digits = 0, group = 0;
-	int commas = 0, dot = 0;
-	for (; i < n && k < sizeof(buf) - 8; i++) {
-		char c = s[i];
-		if (isdigit((unsigned char)c)) {
-			buf[k++] = c, digits++, group++;
-		} else if (c == ',' && !dot && group >= 1 && group <= 3 && (!commas || group == 3) && n - i > 3 &&
-		           isdigit((unsigned char)s[i + 1]) && isdigit((unsigned char)s[i + 2]) &&
-		           isdigit((unsigned char)s[i + 3]) && (n - i == 4 || !isdigit((unsigned char)s[i + 4]))) {
-			commas = 1, group = 0; /* a thousands separator: 1,702,559 */
-		} else if (c == '.' && !dot) {
-			buf[k++] = c, dot = 1;
-		} else if ((c == 'e' || c == 'E') && digits && i + 1 < n &&
-		           (isdigit((unsigned char)s[i + 1]) ||
-		            ((s[i + 1] == '-' || s[i + 1] == '+') && i + 2 < n && isdigit((unsigned char)s[i + 2])))) {
-			buf[k++] = c;
-			buf[k++] = s[++i];
-			while (i + 1 < n && isdigit((unsigned char)s[i + 1]) && k < sizeof(buf) - 1)
-				buf[k++] = s[++i];
-			i++;
-			break;
-		} else {
-			break;
-		}
-	}
-	if (!digits)
-		return 0;
-	/* What may follow: a unit, a total, closing punctuation; not more text
-	 * glued to digits such as a date (2025-03-02) or a time (09:12:40). */
-	if (i < n) {
-		char c = s[i];
-		if (c == '-' || (c == ':' && i + 1 < n && isdigit((unsigned char)s[i + 1])) || c == '.' || c == ',')
-			if (!(c == ',' && i + 1 == n) && !(c == '.' && i + 1 == n))
-				return 0;
-	}
-	buf[k] = 0;
-	return rm_parse_double(buf, k, out);
-}
 
 /* Appends a key made of words w[0..nw) to the line's key buffer, lower-
  * cased, words joined by '_', trailing ':' '.' '=' cut; eval lines prefix
@@ -163,7 +113,7 @@ static void add_text(struct log_line *ll, const char *key, size_t klen, const ch
 /* A token "key=value" or "key:value" (the key starts like a word). */
 static int split_glued(const char *t, size_t n, size_t *at)
 {
-	if (!n || !is_key_start((unsigned char)t[0]))
+	if (!n || !rm_log_key_start((unsigned char)t[0]))
 		return 0;
 	for (size_t i = 1; i + 1 < n; i++) {
 		if (t[i] == '=') {
@@ -219,7 +169,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 		double v;
 		size_t klen;
 		const char *key;
-		if (first && !log_number(t, tl, &v))
+		if (first && !rm_log_number(t, tl, &v))
 			nw = 0; /* the carried key names only a number that opens the field */
 		if (split_glued(t, tl, &at)) {
 			const char *val = t + at + 1;
@@ -229,19 +179,19 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			const char *kw[1] = {t};
 			size_t kl[1] = {at};
 			if ((key = make_key(ll, kw, kl, 1, &klen))) {
-				if (log_number(val, vl, &v))
+				if (rm_log_number(val, vl, &v))
 					add_pair(ll, key, klen, val, vl, v);
 				else
 					add_text(ll, key, klen, val, vl);
 			}
 			nw = 0, lonely = NULL;
-		} else if (log_number(t, tl, &v)) {
+		} else if (rm_log_number(t, tl, &v)) {
 			if (nw && (key = make_key(ll, w, wl, nw, &klen)))
 				add_pair(ll, key, klen, t, tl, v);
 			else
 				lonely = t, lonely_len = tl, lonely_v = v;
 			nw = 0;
-		} else if (is_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
+		} else if (rm_log_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
 			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
 				const char *kw[1] = {t};
 				size_t kl[1] = {tl};
@@ -372,15 +322,6 @@ static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
 }
 
 /* Does s hold w, in any case? (w is lower case.) */
-static int has_word(const char *s, size_t n, const char *w)
-{
-	size_t wl = strlen(w);
-	for (size_t i = 0; i + wl <= n; i++)
-		if (tolower((unsigned char)s[i]) == w[0] && !strncasecmp(s + i, w, wl))
-			return 1;
-	return 0;
-}
-
 /* ---- --pattern ------------------------------------------------------------
  * "step:{step} loss:{loss}": literal text with named fields. A run of
  * blanks in the pattern matches any run of blanks (or none); a field takes
@@ -486,7 +427,7 @@ static int pattern_at(const struct pattern *pt, struct log_line *ll, const char 
 		const char *key = make_key(ll, w, wl, 1, &klen);
 		if (!key)
 			return 0;
-		if (log_number(s + st, pos - st, &v))
+		if (rm_log_number(s + st, pos - st, &v))
 			add_pair(ll, key, klen, s + st, pos - st, v);
 		else
 			add_text(ll, key, klen, s + st, pos - st);
@@ -531,8 +472,8 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 	char *brace = memchr(line, '{', len);
 	if (brace && line[len - 1] == '}') {
 		size_t plen = (size_t)(brace - line), olen = len - plen;
-		ll->eval = has_word(line, plen, "valid") || has_word(line, plen, "[eval");
-		ll->summary = has_word(line, plen, "[train]");
+		ll->eval = rm_log_has_word(line, plen, "valid") || rm_log_has_word(line, plen, "[eval");
+		ll->summary = rm_log_has_word(line, plen, "[train]");
 		struct rm_err perr;
 		char *obj = brace;
 		char saved = line[len];
@@ -546,7 +487,7 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 		if (!bad)
 			return LINE_RECORD;
 		rm_row_clear(&ll->row);
-		if (!has_word(obj, olen, "loss"))
+		if (!rm_log_record_like(obj, olen))
 			return LINE_NONE; /* a config dump, a repr */
 		snprintf(why, whylen, "the object after the prefix does not parse: %.200s", perr.msg);
 		return LINE_BAD;
@@ -564,16 +505,18 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 			char *close = memchr(line + i, ']', len - i);
 			if (!close)
 				break;
-			if (has_word(line + i, (size_t)(close - line - i), "valid"))
+			if (rm_log_has_word(line + i, (size_t)(close - line - i), "valid"))
 				ll->eval = 1;
 			i = (size_t)(close - line) + 1;
 			continue;
 		}
 		break;
 	}
-	if (has_word(line + i, len - i, "valid on '") || has_word(line + i, len - i, "validation"))
+	if (rm_log_has_word(line + i, len - i, "valid on '") || rm_log_has_word(line + i, len - i, "validation"))
 		ll->eval = 1;
 	pairs(ll, line + i, len - i);
+	if (ll->row.n > MAX_RECORD_FIELDS)
+		return LINE_NONE; /* an argument dump, a repr: TrainConfig(... epoch=None ...) */
 	return ll->row.n ? LINE_RECORD : LINE_NONE;
 }
 
@@ -597,6 +540,30 @@ static unsigned classify_fields(struct log_line *ll, struct rm_mapper *m)
 		set |= 1u << t;
 	}
 	return set;
+}
+
+/* A word where a step, loss or rate would be a number ("epoch=None",
+ * "loss=None" in a settings repr) says the line does not log that value:
+ * the field is dropped, not taken for a bad record. Returns the new set. */
+static unsigned drop_words(struct log_line *ll, unsigned set)
+{
+	size_t o = 0;
+	unsigned kept = 0;
+	for (size_t i = 0; i < ll->row.n; i++) {
+		enum rm_target t = (enum rm_target)ll->target[i];
+		double v;
+		if (t >= T_STEP && t <= T_TS && rm_field_num(&ll->row.f[i], &v) != 1)
+			continue;
+		ll->row.f[o] = ll->row.f[i];
+		ll->target[o] = ll->target[i];
+		ll->prio[o] = ll->prio[i];
+		kept |= 1u << t;
+		o++;
+	}
+	if (o == ll->row.n)
+		return set;
+	ll->row.n = o;
+	return kept;
 }
 
 /* An evaluation line's metrics become eval_ metrics, except what names
@@ -672,6 +639,16 @@ struct log_reader {
 	int64_t records; /* loss records so far, for lines without a step */
 	int64_t last_step;
 	char stepbuf[32];
+	/* The line read last, held until the next shows whether indented
+	 * lines continue it (OLMo's "[step=12/2500,epoch=0]" header, then
+	 * "    train/CrossEntropyLoss=3.2" lines): its text with the
+	 * continuations joined as fields, and its line number. */
+	char *held;
+	size_t hlen, hcap;
+	uint64_t held_at;
+	int has_held; /* 1 a line, 2 a line with continuations */
+	char *spare;  /* the line read before: the row points into it */
+	size_t spare_cap;
 };
 
 /* Turns one line into a row for the mapper, or says it is no record. A
@@ -686,7 +663,7 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 		return kind;
 	if (r->ll.summary)
 		return LINE_NONE;
-	unsigned set = classify_fields(&r->ll, m);
+	unsigned set = drop_words(&r->ll, classify_fields(&r->ll, m));
 	set = mark_eval(&r->ll, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
 	for (int t = T_BUCKET; t <= T_CUM_N; t++)
@@ -707,12 +684,77 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 	return LINE_RECORD;
 }
 
-static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line, size_t len, const struct rm_row **row,
-                                     char *why, size_t whylen)
+static void hold(struct log_reader *r, const char *s, size_t n, int join)
+{
+	size_t need = r->hlen + n + 4;
+	if (need > r->hcap) {
+		r->hcap = need * 2;
+		r->held = rm_xrealloc(r->held, r->hcap);
+	}
+	if (join) { /* a continuation: its pair becomes one more field */
+		while (n && (*s == ' ' || *s == '\t'))
+			s++, n--;
+		memcpy(r->held + r->hlen, " | ", 3);
+		r->hlen += 3;
+	}
+	memcpy(r->held + r->hlen, s, n);
+	r->hlen += n;
+	r->held[r->hlen] = 0;
+}
+
+/* A header in brackets ("[step=12/2500,epoch=0]") holds the record's step:
+ * its pairs are fields, not a tag to skip. */
+static void open_header(struct log_reader *r)
+{
+	char *open = r->hlen && r->held[r->hlen - 1] == ']' ? strrchr(r->held, '[') : NULL;
+	if (!open || !memchr(open, '=', (size_t)(r->held + r->hlen - open)))
+		return;
+	for (char *c = open; c < r->held + r->hlen; c++)
+		if (*c == '[' || *c == ']' || *c == ',')
+			*c = *c == ',' ? '|' : ' ';
+}
+
+static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line, size_t len, uint64_t *lineno,
+                                     const struct rm_row **row, char *why, size_t whylen)
 {
 	struct log_reader *r = ctx;
 	*row = &r->ll.row;
-	return log_row(r, m, line, len, why, whylen);
+	if (line) {
+		len = rm_log_strip_escapes(line, len);
+		if (strspn(line, " \t\r") == len)
+			return LINE_SKIP;
+	}
+	if (r->has_pattern)
+		return line ? log_row(r, m, line, len, why, whylen) : LINE_SKIP;
+	if (line && r->has_held && rm_log_continuation(line, len)) {
+		if (r->has_held == 1)
+			open_header(r);
+		r->has_held = 2;
+		hold(r, line, len, 1);
+		return LINE_SKIP;
+	}
+	/* The held line is complete: read it (the row points into its buffer,
+	 * kept as the spare until the next call); the new line is held. */
+	enum line_kind kind = LINE_SKIP;
+	uint64_t now = *lineno;
+	if (r->has_held) {
+		char *text = r->held;
+		size_t tlen = r->hlen, cap = r->hcap;
+		r->held = r->spare;
+		r->hcap = r->spare_cap;
+		r->spare = text;
+		r->spare_cap = cap;
+		r->hlen = 0;
+		r->has_held = 0;
+		*lineno = r->held_at;
+		kind = log_row(r, m, text, tlen, why, whylen);
+	}
+	if (line) {
+		hold(r, line, len, 0);
+		r->has_held = 1;
+		r->held_at = now;
+	}
+	return kind;
 }
 
 static int log_read(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
@@ -729,6 +771,8 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 	if (!rc && r.records)
 		rep->r[rep->n - 1].synthetic_steps = 1;
 	log_line_release(&r.ll);
+	free(r.held);
+	free(r.spare);
 	return rc;
 }
 
