@@ -66,22 +66,23 @@ struct rm_import_result {
 	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
 	enum rm_format format;
 	int64_t run_id;
-	uint64_t lines;        /* lines (or entries) read */
-	uint64_t steps;        /* step rows written */
-	uint64_t batches;      /* batch rows written */
-	uint64_t evals;        /* eval rows written */
-	uint64_t ignored;      /* rows with neither loss, eval nor batch values */
-	uint64_t replaced;     /* rows replacing an earlier row of the same step */
-	uint64_t restarts;     /* times the step counter went backwards */
-	uint64_t back_steps;   /* steps those restarts went back, summed */
-	uint64_t step_rows;    /* rows whose step was tracked (step rows, or batch rows alone) */
-	int writers;           /* > 1: the file interleaves that many writers of every step (not restarts) */
-	uint64_t skipped;      /* malformed lines skipped (skip_bad) */
-	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
-	int64_t new_steps;     /* steps the run did not have before */
-	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
-	uint64_t not_records;  /* console logs: lines that hold no record (banners, config, tracebacks) */
-	int synthetic_steps;   /* console logs: the lines had no step; records were numbered (x log_every) */
+	uint64_t lines;          /* lines (or entries) read */
+	uint64_t steps;          /* step rows written */
+	uint64_t batches;        /* batch rows written */
+	uint64_t evals;          /* eval rows written */
+	uint64_t ignored;        /* rows with neither loss, eval nor batch values */
+	uint64_t replaced;       /* rows replacing an earlier row of the same step */
+	uint64_t restarts;       /* times the step counter went backwards */
+	uint64_t back_steps;     /* steps those restarts went back, summed */
+	uint64_t step_rows;      /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;             /* > 1: the file interleaves that many writers of every step (not restarts) */
+	uint64_t skipped;        /* malformed lines skipped (skip_bad) */
+	uint64_t over_bounds;    /* batches longer than the last bucket boundary */
+	int64_t new_steps;       /* steps the run did not have before */
+	uint64_t empty_series;   /* runs of a chart export with no value, left out (on the file's first result) */
+	uint64_t not_records;    /* console logs: lines that hold no record (banners, config, tracebacks) */
+	int synthetic_steps;     /* console logs: the lines had no step; records were numbered (x log_every) */
+	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
 	int64_t first_step, last_step;
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];
@@ -151,6 +152,12 @@ struct rm_mapper {
 	int64_t cum_step;
 	double cum_tokens, cum_n; /* NaN when the row lacked one */
 	int cum_have;
+	/* A step counter that restarts each epoch: the epoch and raw step of
+	 * the last row with an integral epoch, the one before, and what is
+	 * added to make one axis (see compose_epoch in map.c). */
+	int64_t ep_last, ep_raw_last, ep_raw_prev, ep_offset, ep_composed_last;
+	int ep_seen;
+	uint64_t ep_restarts; /* epochs whose counter fell back */
 	/* The last row's lengths, sorted and encoded: its record points here
 	 * until the pipeline copies them. */
 	int64_t *lens;

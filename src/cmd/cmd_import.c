@@ -110,6 +110,9 @@ static void print_result(const struct rm_import_result *r)
 	if (r->format == RM_FMT_LOG && r->restarts && r->writers < 2)
 		printf("  the file holds %llu segments (resumed or appended runs)\n",
 		       (unsigned long long)r->restarts + 1);
+	if (r->epoch_restarts)
+		printf("  the step counter starts over each epoch: steps are counted on across %llu epoch%s\n",
+		       (unsigned long long)r->epoch_restarts + 1, r->epoch_restarts ? "s" : "");
 	if (r->synthetic_steps)
 		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
 	if (r->over_bounds)

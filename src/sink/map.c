@@ -59,7 +59,7 @@ static const char *const none[] = {NULL};
  * durations ("time" in nanoGPT and Marian) are no timestamps. */
 static const char *const log_step[] = {"step",        "num_updates", "valid_num_updates", "iteration", "iter",
                                        "global_step", "up",          "total_update",      "update",    "steps",
-                                       NULL};
+                                       "batch",       NULL};
 static const char *const log_loss[] = {
     "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
@@ -106,6 +106,11 @@ static const struct {
     {"sen", T_CUM_N},
     {"after", T_CUM_TOKENS},
     {"actual_seqlen", T_MEAN_LEN},
+    /* icefall: "over 20766.00 frames", "utt_duration=1599 frames" (mean
+     * frames an utterance), "over 52.00 utterances" */
+    {"frames", T_TOKENS},
+    {"utt_duration", T_MEAN_LEN},
+    {"utterances", T_N},
 };
 
 /* Batch statistics, in enum rm_target order from T_BUCKET. */
@@ -231,6 +236,44 @@ static int has_prefix(const char *key, size_t klen, const char *pfx)
 	return klen > n && !memcmp(key, pfx, n);
 }
 
+/* Many loops count batches within the epoch ("Epoch 3, batch 150",
+ * "epoch 2, step 30750"): when the counter falls back while an integral
+ * epoch rises, the new epoch continues the axis where the last one ended,
+ * one logging interval on (the spacing of its last two rows), and every
+ * later row of the epoch keeps that offset. A counter that falls back in
+ * the same epoch (a resumed run) is left to the restart rules; a global
+ * counter never falls back, so nothing changes for it. The epoch stays in
+ * the epoch column, so (epoch, counter) is step - offset. */
+static void compose_epoch(struct rm_mapper *m, struct rm_record *rec)
+{
+	int has = (rec->s.have >> RM_S_EPOCH) & 1;
+	double e = has ? rec->s.v[RM_S_EPOCH] : NAN;
+	int64_t raw = rec->step;
+	if (has && e == floor(e) && e >= 0 && e < 1e12) {
+		int64_t ep = (int64_t)e;
+		if (m->ep_seen && ep > m->ep_last && raw <= m->ep_raw_last) {
+			/* one interval on; an epoch of one row (logged at its end)
+			 * spans as many steps as the new row's counter */
+			int64_t gap = m->ep_raw_last - m->ep_raw_prev;
+			gap = gap >= 1 ? gap : raw >= 1 ? raw : 1;
+			m->ep_offset = m->ep_composed_last + gap - raw;
+			m->ep_restarts++;
+		}
+		if (!m->ep_seen || raw != m->ep_raw_last) {
+			m->ep_raw_prev = m->ep_seen && ep == m->ep_last ? m->ep_raw_last : raw;
+			m->ep_raw_last = raw;
+		}
+		m->ep_last = ep;
+		m->ep_seen = 1;
+	}
+	int64_t step = raw + m->ep_offset;
+	if (step < 0 || step >= (int64_t)1 << 53)
+		return;
+	rec->step = rec->s.step = rec->b.step = step;
+	if (has)
+		m->ep_composed_last = step;
+}
+
 /* A step written as text "N/M" (step N of M: ms-swift's
  * "global_step/max_steps", progress counters): 1 and N, else -1. */
 static int step_of_total(const struct rm_field *f, double *out)
@@ -263,6 +306,21 @@ static int step_of_total(const struct rm_field *f, double *out)
 		v = v * 10 + (*c - '0');
 	*out = v;
 	return 1;
+}
+
+/* An evaluation's setting, not its result: eval_interval, eval_iters,
+ * val_tokens, eval_batch_size, val_check_interval (a config line printed
+ * as "eval_interval = 250"). */
+static int eval_setting(const char *key, size_t klen)
+{
+	static const char *const tails[] = {"_interval", "_iters", "_steps", "_tokens", "_batch_size",
+	                                    "_every",    "_freq",  "_only",  "_size",   NULL};
+	for (int i = 0; tails[i]; i++) {
+		size_t n = strlen(tails[i]);
+		if (klen > n && !memcmp(key + klen - n, tails[i], n))
+			return 1;
+	}
+	return 0;
 }
 
 /* Target of a key, without the cache. */
@@ -313,7 +371,7 @@ static enum rm_target classify(const struct rm_mapper *m, const char *key, size_
 			if (key_is(key, klen, log_batch[i].name))
 				return log_batch[i].t;
 	for (int i = 0; eval_prefixes[i]; i++)
-		if (has_prefix(key, klen, eval_prefixes[i]))
+		if (has_prefix(key, klen, eval_prefixes[i]) && !eval_setting(key, klen))
 			return T_EVAL;
 	return T_NONE;
 }
@@ -680,6 +738,7 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		rec->s.v[sf] = v;
 		rec->s.have |= 1u << sf;
 	}
+	compose_epoch(m, rec);
 	rec->has_step_row = (rec->s.have >> RM_S_LOSS) & 1;
 	for (int t = T_BUCKET; t <= T_LENS; t++) {
 		if (!pick[t])

@@ -264,6 +264,7 @@ int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 		k->res->loss_key = rm_xstrdup(loss_key);
 	if (!k->res->composition)
 		k->res->composition = rm_mapper_composition(&k->map);
+	k->res->epoch_restarts += k->map.ep_restarts;
 	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
 }
 

@@ -57,6 +57,10 @@ static void dialects(void **state)
 	    {"megatron-ds.log", 3, 0, 3, 1, 3, "loss", "consumed_tokens"},
 	    /* a config dict with bare words that mentions loss: no record */
 	    {"fairseq-hydra-config.log", 2, 0, 2, 100, 200, "loss", "bsz (n)"},
+	    /* a line per rank, "(r/N) Epoch E, batch B, loss[...]", batch counted per epoch */
+	    {"icefall.log", 6, 0, 6, 0, 100, "loss", "frames (tokens)"},
+	    /* "epoch 2, step 10, training loss = 4.50": an in-epoch counter */
+	    {"plainloop.log", 5, 0, 0, 10, 50, "training_loss", NULL},
 	};
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
 		char name[64];
@@ -242,6 +246,40 @@ static void continuation_lines(void **state)
 	                    "5=3.5@1.0,6=3.25@1.0");
 }
 
+/* Ranks and epochs: each rank's line keeps its composition on its own
+ * batch row; a counter that starts over each epoch is counted on; a
+ * running average (tot_loss[...]) is not the batch's; torchrun's
+ * "[rank3]:" names the rank too; an eval setting is no eval. */
+static void ranks_and_epochs(void **state)
+{
+	const char *db;
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/logs/icefall.log", RUNMON_TEST_DATA);
+	db = tu_tmp_path("ice.db");
+	assert_int_equal(imp(db, &o, path, &rep, &err), 0);
+	assert_int_equal(rep.r[0].epoch_restarts, 1);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '/' || rank || ':' || n || ',' || tokens || ','"
+	                                  " || mean_len, ';') FROM batches"),
+	                    "0/0:52,20766,1599.0;0/1:119,20813,701.5;50/0:56,20751,1484.0;50/1:169,20605,489.5;"
+	                    "100/0:60,20000,1200.0;100/1:110,20100,700.0");
+	/* the batch's loss, never tot_loss's 1.1 or 1.2 */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 50") < 0.61);
+	assert_true(tu_q_dbl(db, "SELECT epoch FROM steps WHERE step = 100") == 2);
+
+	static const char torchrun[] = "[rank1]: step=5 loss=2.0 tokens=100 n=4\n"
+	                               "[rank0]: step=5 loss=2.2 tokens=120 n=5\n"
+	                               "eval_interval = 250\n";
+	import_text("torchrun.log", torchrun, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].evals, 0);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(rank || ':' || tokens, ',') FROM batches"),
+	                    "0:120,1:100");
+}
+
 /* HF Trainer dicts carry no step: records are numbered, times
  * --log-every; an eval dict takes the step of the record before it. */
 static void steps_from_log_every(void **state)
@@ -424,6 +462,7 @@ int main(void)
 	    cmocka_unit_test(broken_object),
 	    cmocka_unit_test(diverged_losses_are_kept),
 	    cmocka_unit_test(continuation_lines),
+	    cmocka_unit_test(ranks_and_epochs),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),
 	    cmocka_unit_test(not_records),

@@ -47,6 +47,7 @@ struct log_line {
 	int eval;    /* an evaluation line */
 	int summary; /* an end-of-epoch summary (fairseq's [train]) */
 	char *py;    /* a Python dict converted to JSON */
+	char rankbuf[24];
 	size_t pycap;
 	uint8_t *target; /* each field's enum rm_target, and its priority */
 	uint8_t *prio;
@@ -141,7 +142,7 @@ static int is_level(const char *t, size_t n)
  * key left by a field with words and no number (Marian's
  * "ce-mean-words : 5.21"). */
 static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
-                        int *ncarry)
+                        int *ncarry, int later)
 {
 	const char *w[MAX_KEY_WORDS];
 	size_t wl[MAX_KEY_WORDS];
@@ -171,6 +172,10 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 		const char *key;
 		if (first && !rm_log_number(t, tl, &v))
 			nw = 0; /* the carried key names only a number that opens the field */
+		if (tl == 1 && (*t == '=' || *t == ':') && nw && later)
+			continue; /* "epoch 2, step 30750, training loss = 4.33": the sign between
+			           * key and value, in a field after the first (a line of one such
+			           * field is a setting: "eval_interval = 250", "Num examples = 25,000") */
 		if (split_glued(t, tl, &at)) {
 			const char *val = t + at + 1;
 			size_t vl = tl - at - 1;
@@ -192,6 +197,22 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 				lonely = t, lonely_len = tl, lonely_v = v;
 			nw = 0;
 		} else if (rm_log_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
+			size_t ul = tl;
+			while (ul && strchr(".,;]", t[ul - 1]))
+				ul--;
+			if (lonely && rm_log_count_unit(t, ul)) { /* "over 52.00 utterances" */
+				const char *kw[1] = {t};
+				size_t kl[1] = {ul};
+				if ((key = make_key(ll, kw, kl, 1, &klen)))
+					add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
+				lonely = NULL;
+				nw = 0;
+				continue;
+			}
+			if (tl == 4 && !memcmp(t, "over", 4)) { /* the number after it is a count */
+				nw = 0;
+				continue;
+			}
 			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
 				const char *kw[1] = {t};
 				size_t kl[1] = {tl};
@@ -240,7 +261,7 @@ static void pairs(struct log_line *ll, const char *s, size_t n)
 		size_t sep = i < n ? separator(s + i, n - i) : 1;
 		if (!sep)
 			continue;
-		field_pairs(ll, s + st, i - st, carry_w, carry_l, &ncarry);
+		field_pairs(ll, s + st, i - st, carry_w, carry_l, &ncarry, st > 0);
 		i += sep - 1;
 		st = i + 1;
 	}
@@ -501,7 +522,9 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 	while (i < len) {
 		while (i < len && isspace((unsigned char)line[i]))
 			i++;
-		if (i < len && line[i] == '[') {
+		if (i < len && line[i] == '[' &&
+		    !(len - i > 6 && !strncmp(line + i, "[rank", 5) &&
+		      isdigit((unsigned char)line[i + 5]))) { /* a rank is read below */
 			char *close = memchr(line + i, ']', len - i);
 			if (!close)
 				break;
@@ -514,7 +537,12 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 	}
 	if (rm_log_has_word(line + i, len - i, "valid on '") || rm_log_has_word(line + i, len - i, "validation"))
 		ll->eval = 1;
+	int64_t rank = rm_log_open_groups(line + i, len - i);
 	pairs(ll, line + i, len - i);
+	if (rank >= 0 && ll->row.n) {
+		int n = snprintf(ll->rankbuf, sizeof(ll->rankbuf), "%lld", (long long)rank);
+		add_pair(ll, "rank", 4, ll->rankbuf, (size_t)n, (double)rank);
+	}
 	if (ll->row.n > MAX_RECORD_FIELDS)
 		return LINE_NONE; /* an argument dump, a repr: TrainConfig(... epoch=None ...) */
 	return ll->row.n ? LINE_RECORD : LINE_NONE;
@@ -568,7 +596,8 @@ static unsigned drop_words(struct log_line *ll, unsigned set)
 
 /* An evaluation line's metrics become eval_ metrics, except what names
  * the step or epoch, so that train loss on an eval line (nanoGPT's "step
- * 100: train loss 3.21, val loss 3.30") is not taken for a step's loss. */
+ * 100: train loss 3.21, val loss 3.30", an estimate over eval batches) is
+ * not taken for a step's loss. */
 static unsigned mark_eval(struct log_line *ll, unsigned set)
 {
 	if (!ll->eval && !HAS_T(set, T_EVAL))

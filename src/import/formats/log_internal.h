@@ -6,6 +6,7 @@
 #define RUNMON_LOG_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Can c start a key ("lr", "_step", "(embed)")? */
 int rm_log_key_start(int c);
@@ -23,5 +24,10 @@ int rm_log_record_like(const char *obj, size_t n);
 size_t rm_log_strip_escapes(char *s, size_t n);
 /* Is the line an indented name=value pair continuing the record above? */
 int rm_log_continuation(const char *s, size_t n);
+/* Does the word say what the number before it counts ("frames")? */
+int rm_log_count_unit(const char *t, size_t n);
+/* Opens icefall's "loss[...]" groups, drops "tot_...[...]" ones and blanks
+ * a rank prefix ("(3/4)", "[rank3]:") in place; returns the rank or -1. */
+int64_t rm_log_open_groups(char *s, size_t n);
 
 #endif

@@ -171,3 +171,71 @@ int rm_log_continuation(const char *s, size_t n)
 			return 0;
 	return rm_log_number(eq + 1, vl, &v);
 }
+
+/* Words that say what a number counts ("20766.00 frames"): the number is
+ * that count. */
+int rm_log_count_unit(const char *t, size_t n)
+{
+	static const char *const units[] = {"frames", "utterances", NULL};
+	for (int i = 0; units[i]; i++)
+		if (strlen(units[i]) == n && !memcmp(t, units[i], n))
+			return 1;
+	return 0;
+}
+
+/* Groups of pairs in brackets, as icefall writes a batch's figures,
+ * "loss[loss=1.047, simple_loss=..., over 18145.00 frames. ...]": the
+ * brackets go and the pairs are the line's. A group named tot_... is a
+ * running average over the epoch, not the batch's: it goes whole. A rank
+ * prefix, "(3/4)" before the record or torchrun's "[rank3]:", is blanked
+ * and returned; -1 when there is none. Edits s in place. */
+int64_t rm_log_open_groups(char *s, size_t n)
+{
+	int64_t rank = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '(' && (i == 0 || isspace((unsigned char)s[i - 1])) && i + 4 < n &&
+		    isdigit((unsigned char)s[i + 1])) {
+			size_t j = i + 1;
+			int64_t r = 0, w = 0;
+			while (j < n && isdigit((unsigned char)s[j]) && r < 1000000)
+				r = r * 10 + (s[j++] - '0');
+			if (j < n && s[j] == '/' && j + 1 < n && isdigit((unsigned char)s[j + 1])) {
+				for (j++; j < n && isdigit((unsigned char)s[j]) && w < 1000000; j++)
+					w = w * 10 + (s[j] - '0');
+				if (j < n && s[j] == ')' && r < w && rank < 0) {
+					rank = r;
+					memset(s + i, ' ', j + 1 - i);
+				}
+			}
+			continue;
+		}
+		if (s[i] == '[' && n - i > 6 && !strncmp(s + i, "[rank", 5) && isdigit((unsigned char)s[i + 5])) {
+			size_t j = i + 5;
+			int64_t r = 0;
+			while (j < n && isdigit((unsigned char)s[j]) && r < 1000000)
+				r = r * 10 + (s[j++] - '0');
+			if (j < n && s[j] == ']' && rank < 0) {
+				rank = r;
+				memset(s + i, ' ', j + 1 - i + (j + 1 < n && s[j + 1] == ':'));
+			}
+			continue;
+		}
+		if (s[i] != '[' || i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))
+			continue;
+		char *close = memchr(s + i, ']', n - i);
+		if (!close || !memchr(s + i, '=', (size_t)(close - s) - i))
+			continue;
+		size_t name = i;
+		while (name > 0 && (isalnum((unsigned char)s[name - 1]) || s[name - 1] == '_'))
+			name--;
+		size_t end = (size_t)(close - s) + 1;
+		if (i - name >= 4 && !strncmp(s + name, "tot_", 4)) {
+			memset(s + name, ' ', end - name);
+		} else {
+			memset(s + name, ' ', i + 1 - name); /* "loss[" */
+			*close = ' ';
+		}
+		i = end - 1;
+	}
+	return rank;
+}
