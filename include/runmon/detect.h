@@ -48,6 +48,12 @@ struct rm_series {
 	/* Buckets derived from max_len (no id recorded): their boundaries. */
 	const int64_t *derived_bounds;
 	int nderived_bounds;
+	/* Losses of named data-parallel ranks (NULL: none), by step then rank:
+	 * each is fitted against its own rank's batches (detect_ranks.c). */
+	size_t nrl;
+	const int64_t *rl_step;
+	const int *rl_rank;
+	const double *rl_loss; /* NaN when not finite */
 };
 
 struct rm_detect_opts {
@@ -302,6 +308,11 @@ struct rm_diagnosis {
 	struct rm_length_result length;
 	struct rm_mixture_result mixture;
 	int resets_by_length; /* resets measured on the length-adjusted loss (no bucket ids) */
+	/* The split and the length coupling above were fitted on each rank's
+	 * own loss against its own batches: that many losses of that many ranks
+	 * (0: on the steps' losses). The adjusted curves stay the steps'. */
+	size_t rank_points;
+	int rank_fit_ranks;
 	struct rm_ranked rank[RM_H_COUNT];
 	struct rm_padding_result cost; /* filled by rm_analyze_run, not the detectors */
 	enum rm_stored stored;         /* likewise: whether the findings went to the store */

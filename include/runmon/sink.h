@@ -64,6 +64,7 @@ struct rm_import_result {
 	char *run_name;
 	char *loss_key;    /* detected or given; NULL if none */
 	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
+	char *unmapped;    /* without a loss key: the keys read that runmon does not know (rm_mapper_unmapped) */
 	enum rm_format format;
 	int64_t run_id;
 	uint64_t lines;          /* lines (or entries) read */
@@ -83,6 +84,8 @@ struct rm_import_result {
 	uint64_t not_records;    /* console logs: lines that hold no record (banners, config, tracebacks) */
 	int synthetic_steps;     /* console logs: the lines had no step; records were numbered (x log_every) */
 	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
+	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
+	int ranks;               /* 1 + the highest rank that printed a loss */
 	int64_t first_step, last_step;
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];
@@ -174,6 +177,7 @@ struct rm_record {
 	int has_batch;
 	int is_eval; /* no loss, but evaluation metrics */
 	int is_summary;
+	int has_rank; /* the row named its data-parallel rank: its loss is that rank's */
 	struct rm_step s;
 	struct rm_batch b;
 	uint32_t bucket_text; /* 1 + index of a text bucket label in the mapper's texts, 0: none */
@@ -190,6 +194,9 @@ void rm_mapper_each_eval(struct rm_mapper *m, const struct rm_row *row,
 /* What the file's batch composition came from, as "key (field), ..."
  * (owned by the caller), or NULL when it has none. */
 char *rm_mapper_composition(const struct rm_mapper *m);
+/* The keys read that are nothing runmon knows, sorted, the first 12 (owned
+ * by the caller), or NULL: what a log without a loss key did hold. */
+char *rm_mapper_unmapped(const struct rm_mapper *m);
 /* Name of the step key this format expects, for messages. */
 const char *rm_mapper_step_name(const struct rm_mapper *m);
 /* Is row a sidecar row: batch statistics under their bare names, no loss? */
@@ -233,8 +240,15 @@ struct rm_sink {
 	size_t ntracks;
 	struct rm_mapper map;
 	const struct rm_import_opts *opts;
-	int64_t *text_id;  /* the store's id of each of map.texts, 0 until resolved (writer side) */
-	uint64_t pause_at; /* the tests' kill point: pause after this many step rows (0: never) */
+	int64_t *text_id;     /* the store's id of each of map.texts, 0 until resolved (writer side) */
+	uint64_t pause_at;    /* the tests' kill point: pause after this many step rows (0: never) */
+	int64_t rl_lo, rl_hi; /* steps with a rank's loss, averaged into the step's at the finish */
+	int has_rl;
+	/* A training loss on an evaluation line ("training loss = 4.33,
+	 * validation loss = 4.92"): the eval key, and the steps evals took. */
+	char *train_eval;
+	int64_t ev_lo, ev_hi;
+	int has_ev;
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */

@@ -78,6 +78,15 @@ int rm_store_run_ensure(struct rm_store *st, const struct rm_run_key *key, int64
 
 int rm_store_put_step(struct rm_store *st, int64_t run_id, const struct rm_step *s, struct rm_err *err);
 int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batch *b, struct rm_err *err);
+/* The loss one data-parallel rank printed for a step (NaN, inf: not
+ * finite), and the step losses of [lo, hi] made the mean of their ranks'. */
+int rm_store_put_rank_loss(struct rm_store *st, int64_t run_id, int64_t step, int64_t rank, double loss,
+                           struct rm_err *err);
+/* Moves eval key's values of steps [lo, hi] to the steps' loss (a step
+ * that has a row keeps it); *moved gets the step rows made. */
+int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi, int64_t *moved,
+                          struct rm_err *err);
+int rm_store_mean_rank_losses(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, struct rm_err *err);
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
                       struct rm_err *err);
 /* Replaces the run's bucket boundaries: bucket i is (bounds[i], bounds[i+1]]. */
@@ -133,6 +142,11 @@ struct rm_store_series {
 	double *max_len;          /* tokens; NaN when unknown (mean_len when only that is known) */
 	size_t tokens_only;       /* batch rows with a token count but no length, sequence count or bucket */
 	struct rm_mix mix;        /* rows whose recorded lengths span the map's buckets */
+
+	size_t nrl; /* losses of named ranks (rank_losses), by step then rank; 0 when none */
+	int64_t *rl_step;
+	int *rl_rank;    /* ranks from RM_MAX_RANKS - 1 up share it, as brank */
+	double *rl_loss; /* NaN unless finite */
 
 	int64_t *bounds; /* bucket boundaries, nbounds of them (0 if unknown) */
 	int nbounds;
@@ -286,7 +300,7 @@ const char *rm_pg_name(const struct rm_pg *pg);
  * run, so a second copy changes nothing.
  */
 /* The tables copied with each run, in order (rm_copy_table_name). */
-#define RM_COPY_TABLES 11
+#define RM_COPY_TABLES 12
 
 struct rm_copy_counts {
 	size_t runs;

@@ -118,6 +118,10 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .mix = ss.mix.n ? &ss.mix : NULL,
 	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
 	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
+	    .nrl = ss.nrl,
+	    .rl_step = ss.rl_step,
+	    .rl_rank = ss.rl_rank,
+	    .rl_loss = ss.rl_loss,
 	};
 	if (!s.checkpoint_every)
 		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);

@@ -113,13 +113,14 @@ static void print_result(const struct rm_import_result *r)
 	if (r->epoch_restarts)
 		printf("  the step counter starts over each epoch: steps are counted on across %llu epoch%s\n",
 		       (unsigned long long)r->epoch_restarts + 1, r->epoch_restarts ? "s" : "");
+	if (r->rank_losses)
+		printf("  %llu losses of %d ranks, each rank's on its own row: a step's loss is their mean\n",
+		       (unsigned long long)r->rank_losses, r->ranks);
 	if (r->synthetic_steps)
 		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
 	if (r->over_bounds)
 		printf("  %llu batches longer than the last bucket boundary (put in the last bucket)\n",
 		       (unsigned long long)r->over_bounds);
-	if (!r->loss_key && !sidecar)
-		printf("  no loss key found (use --loss-key)\n");
 }
 
 static int run_import(int argc, char **argv, struct rm_ctx *ctx)

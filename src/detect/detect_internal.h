@@ -70,6 +70,11 @@ void rm_prepared_release(struct rm_prepared *p);
 void rm_prepared_shares(const struct rm_prepared *p, const int *bseq, float *share, int *dom);
 
 void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r);
+/* The split and length fits on each rank's own loss; returns 1 when either
+ * could be fitted (the caller frees their arrays), with the ranks that had
+ * a finite loss. */
+int rm_detect_rank_fits(const struct rm_series *s, struct rm_split_result *split, struct rm_length_result *length,
+                        int *ranks);
 void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
                       const struct rm_detect_opts *o, struct rm_ladder_result *r);
 /* adjusted: the loss with the buckets' (or the length's) effect removed. */

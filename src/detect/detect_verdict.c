@@ -343,6 +343,39 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 	}
 }
 
+/* With a loss per rank, the split and the coupling are what each rank's
+ * loss says against its own batch; the steps' adjusted curves (resets,
+ * charts) stay as fitted on the steps. */
+static void use_rank_fits(const struct rm_series *s, struct rm_diagnosis *d)
+{
+	struct rm_split_result sp;
+	struct rm_length_result len;
+	int ranks;
+	if (!rm_detect_rank_fits(s, &sp, &len, &ranks))
+		return;
+	d->rank_fit_ranks = ranks;
+	d->rank_points = 0;
+	for (size_t i = 0; i < s->nrl; i++)
+		d->rank_points += isfinite(s->rl_loss[i]) != 0;
+	if (sp.ok) {
+		double *trend = d->split.trend, *adjusted = d->split.adjusted;
+		size_t mixed_batches = d->split.mixed_batches;
+		free(sp.trend);
+		free(sp.adjusted);
+		d->split = sp;
+		d->split.trend = trend;
+		d->split.adjusted = adjusted;
+		d->split.mixed = 1;
+		d->split.mixed_batches = mixed_batches;
+	}
+	free(len.adjusted);
+	if (len.ok) {
+		double *adjusted = d->length.adjusted;
+		d->length = len;
+		d->length.adjusted = adjusted;
+	}
+}
+
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_prepared p;
@@ -379,6 +412,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 		pthread_join(th, NULL);
 	if (othreaded)
 		pthread_join(oth, NULL);
+	use_rank_fits(s, d);
 	rm_detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	plot(&p, &d->split, d->length.adjusted, &d->plot);

@@ -239,6 +239,13 @@ static int check_contributed(const struct rm_import_result *r, const struct rm_i
 	if (opts->loss_key && !sidecar && !r->loss_key)
 		return rm_err_set(err, RM_E_INPUT, "%s: no loss key '%s' (given with --loss-key) in any row", r->path,
 		                  opts->loss_key);
+	/* Evals or batches but no loss: the loss is under a name runmon does not
+	 * know. Committing would leave a run with nothing to diagnose. (A
+	 * --pattern says itself what a line holds: evals alone are its wish.) */
+	if (!sidecar && !r->loss_key && !opts->pattern && (r->batches || r->evals))
+		return rm_err_set(err, RM_E_INPUT,
+		                  "%s: no loss key found among the keys read (%s); name the loss with --loss-key KEY",
+		                  r->path, r->unmapped ? r->unmapped : "none");
 	if (r->steps || r->batches || r->evals)
 		return RM_OK;
 	if (r->skipped)

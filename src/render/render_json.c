@@ -304,6 +304,10 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	                    d->nderived
 	                        ? json_pack("{s:s, s:o}", "from", "max_len, else mean_len", "boundaries", derived)
 	                        : (json_decref(derived), json_null()));
+	json_object_set_new(o, "rank_losses",
+	                    d->rank_fit_ranks ? json_pack("{s:i, s:I}", "ranks", d->rank_fit_ranks, "losses",
+	                                                  (json_int_t)d->rank_points)
+	                                      : json_null());
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "latest",

@@ -88,6 +88,11 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 			fprintf(fp, "%s%lld", i ? "," : "", (long long)d->derived_bound[i]);
 		fputs(" (least-padding fit, the fewest buckets within a point of 8)\n", fp);
 	}
+	if (d->rank_fit_ranks)
+		fprintf(fp,
+		        "%d ranks printed their own loss (%zu losses): the split and the length coupling fit each"
+		        " rank's loss against its own batch\n",
+		        d->rank_fit_ranks, d->rank_points);
 	if (c->run_url)
 		fprintf(fp, "%s\n", c->run_url);
 }

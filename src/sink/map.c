@@ -202,6 +202,34 @@ char *rm_mapper_composition(const struct rm_mapper *m)
 	return len ? rm_xstrdup(buf) : NULL;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *rm_mapper_unmapped(const struct rm_mapper *m)
+{
+	enum { SHOWN = 12 };
+	const char **keys = rm_xmalloc((m->cache_n ? m->cache_n : 1) * sizeof(*keys));
+	size_t n = 0;
+	for (uint32_t i = 0; i < m->cache_cap; i++)
+		if (m->cache[i].key && m->cache[i].target == T_NONE)
+			keys[n++] = m->cache[i].key;
+	qsort(keys, n, sizeof(*keys), by_name);
+	char buf[1024];
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < n && i < SHOWN; i++) {
+		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "", keys[i]);
+		if (w > 0 && (size_t)w < sizeof(buf) - len)
+			len += (size_t)w;
+	}
+	if (n > SHOWN)
+		snprintf(buf + len, sizeof(buf) - len, " and %zu more", n - SHOWN);
+	free(keys);
+	return n ? rm_xstrdup(buf) : NULL;
+}
+
 void rm_mapper_init(struct rm_mapper *m, enum rm_format fmt, const struct rm_import_opts *opts)
 {
 	memset(m, 0, sizeof(*m));
@@ -769,6 +797,7 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 				return -1;
 			}
 			*(t == T_RANK ? &rec->b.rank : &rec->b.micro) = (int64_t)v;
+			rec->has_rank |= t == T_RANK;
 			continue;
 		}
 		if (t == T_N && v != floor(v) && !key_is(pick[t]->key, pick[t]->klen, "n"))

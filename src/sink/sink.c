@@ -4,6 +4,7 @@
  * restarts (the step counter going backwards) and replacements (a step
  * logged again).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ void rm_import_result_release(struct rm_import_result *r)
 	free(r->run_name);
 	free(r->loss_key);
 	free(r->composition);
+	free(r->unmapped);
 }
 
 void rm_import_report_release(struct rm_import_report *rep)
@@ -186,6 +188,20 @@ static int resolve_text_label(struct rm_sink *k, uint32_t i, struct rm_batch *b,
 	return RM_OK;
 }
 
+static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct rm_err *err)
+{
+	struct rm_import_result *res = k->res;
+	if (!k->has_rl || rec->step < k->rl_lo)
+		k->rl_lo = rec->step;
+	if (!k->has_rl || rec->step > k->rl_hi)
+		k->rl_hi = rec->step;
+	k->has_rl = 1;
+	res->rank_losses++;
+	if (rec->b.rank >= res->ranks)
+		res->ranks = rec->b.rank < INT_MAX ? (int)rec->b.rank + 1 : INT_MAX;
+	return rm_store_put_rank_loss(k->st, k->run_id, rec->step, rec->b.rank, rec->s.v[RM_S_LOSS], err);
+}
+
 int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,
                 struct rm_err *err)
 {
@@ -205,10 +221,14 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 			k->low = rec->step;
 			k->has_low = 1;
 		}
-		note_step(k, -1, 0, rec->step, line);
-		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)))
+		/* A rank's line is one of the step's: its repeats are the rank's,
+		 * and the step counts once (track -2 holds the steps seen). */
+		int again = rec->has_rank && track_seen(track_for(k, -2, 0), rec->step);
+		note_step(k, rec->has_rank ? rec->b.rank : -1, 0, rec->step, line);
+		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)) ||
+		    (rec->has_rank && (rc = put_rank_loss(k, rec, err))))
 			return rc;
-		if (++res->steps == k->pause_at)
+		if (!again && ++res->steps == k->pause_at)
 			test_pause();
 	}
 	if (rec->has_batch) {
@@ -228,10 +248,53 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 		res->batches++;
 	}
 	if (rec->is_eval && nev) {
-		for (size_t i = 0; i < nev; i++)
+		for (size_t i = 0; i < nev; i++) {
 			if ((rc = rm_store_put_eval(k->st, k->run_id, rec->step, ev[i].key, ev[i].value, err)))
 				return rc;
+			if (!k->train_eval && !strncmp(ev[i].key, "eval_train", 10))
+				k->train_eval = rm_xstrdup(ev[i].key);
+		}
+		if (!k->has_ev || rec->step < k->ev_lo)
+			k->ev_lo = rec->step;
+		if (!k->has_ev || rec->step > k->ev_hi)
+			k->ev_hi = rec->step;
+		k->has_ev = 1;
 		res->evals++;
+	}
+	return RM_OK;
+}
+
+/* A log line with both a training and a validation loss is read as an
+ * evaluation (nanoGPT's "train loss" there is an estimate over eval
+ * batches, not a step's). Where the training loss has that very name on
+ * the file's training lines, or no training line named a loss at all
+ * (a loop that prints both on every line), it is the step's loss: moved
+ * from the evals to the steps, without replacing a training line's. */
+static int promote_train_eval(struct rm_sink *k, struct rm_err *err)
+{
+	const char *name = k->train_eval + 5, *locked = k->map.locked[T_LOSS];
+	int prio;
+	if (locked ? strcmp(locked, name) != 0 : rm_mapper_target(&k->map, name, strlen(name), &prio) != T_LOSS)
+		return RM_OK;
+	int64_t n = 0;
+	int rc = rm_store_promote_eval(k->st, k->run_id, k->train_eval, k->ev_lo, k->ev_hi, &n, err);
+	if (rc)
+		return rc;
+	k->res->steps += (uint64_t)n;
+	if (!locked)
+		k->map.locked[T_LOSS] = rm_xstrdup(name);
+	if (k->res->first_step < 0 || k->ev_lo < k->res->first_step)
+		k->res->first_step = k->ev_lo;
+	if (k->ev_hi > k->res->last_step)
+		k->res->last_step = k->ev_hi;
+	if (!k->has_low || k->ev_lo < k->low) { /* new_steps counts from here */
+		int64_t before;
+		if ((rc = rm_store_count_steps(k->st, k->run_id, k->ev_lo, k->has_low ? k->low : INT64_MAX, &before,
+		                               err)))
+			return rc;
+		k->steps_before += before - n;
+		k->low = k->ev_lo;
+		k->has_low = 1;
 	}
 	return RM_OK;
 }
@@ -254,8 +317,12 @@ static int interleaved_writers(const struct rm_import_result *r)
 int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 {
 	int64_t after = 0;
+	int rc = k->train_eval ? promote_train_eval(k, err) : RM_OK;
 	const char *loss_key = k->map.locked[T_LOSS];
-	int rc = k->has_low ? rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err) : RM_OK;
+	if (!rc && k->has_rl)
+		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl_lo, k->rl_hi, err);
+	if (!rc && k->has_low)
+		rc = rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err);
 	if (rc)
 		return rc;
 	k->res->new_steps = after - k->steps_before;
@@ -264,6 +331,8 @@ int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 		k->res->loss_key = rm_xstrdup(loss_key);
 	if (!k->res->composition)
 		k->res->composition = rm_mapper_composition(&k->map);
+	if (!loss_key && !k->res->unmapped)
+		k->res->unmapped = rm_mapper_unmapped(&k->map);
 	k->res->epoch_restarts += k->map.ep_restarts;
 	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
 }
@@ -274,6 +343,7 @@ void rm_sink_release(struct rm_sink *k)
 		free(k->tracks[i].seen);
 	free(k->tracks);
 	free(k->text_id);
+	free(k->train_eval);
 	rm_mapper_release(&k->map);
 	memset(k, 0, sizeof(*k));
 }

@@ -57,6 +57,73 @@ int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batc
 	return rm_st_run(st, s, err, "cannot write batch");
 }
 
+int rm_store_put_rank_loss(struct rm_store *st, int64_t run_id, int64_t step, int64_t rank, double loss,
+                           struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_upsert(st, UP_RANK_LOSS, err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, step);
+	rm_dbq_int(s, 3, rank);
+	rm_st_bind_opt(s, 4, 1, loss);
+	return rm_st_run(st, s, err, "cannot write a rank's loss");
+}
+
+/* A step's loss is the mean of its ranks', as DDP's all-reduce gives it;
+ * a rank whose loss was not finite makes the step's NaN (nan_mask bit 0). */
+int rm_store_mean_rank_losses(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(
+	    st,
+	    "UPDATE steps SET loss = r.m,"
+	    " nan_mask = CASE WHEN r.m IS NULL THEN nan_mask | 1 ELSE nan_mask & ~1 END"
+	    " FROM (SELECT step, CASE WHEN COUNT(loss) = COUNT(*) THEN AVG(loss) END AS m FROM rank_losses"
+	    " WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3 GROUP BY step) AS r"
+	    " WHERE steps.run_id = ?1 AND steps.step = r.step",
+	    err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, lo);
+	rm_dbq_int(s, 3, hi);
+	return rm_st_run_once(st, s, err, "cannot average the ranks' losses");
+}
+
+static void bind_key_range(struct rm_dbq *s, int64_t run_id, const char *key, int64_t lo, int64_t hi)
+{
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, key, -1);
+	rm_dbq_int(s, 3, lo);
+	rm_dbq_int(s, 4, hi);
+}
+
+int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi, int64_t *moved,
+                          struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(st,
+	                                 "INSERT INTO steps(run_id, step, loss, nan_mask)"
+	                                 " SELECT run_id, step, value, CASE WHEN value IS NULL THEN 1 ELSE 0 END"
+	                                 " FROM evals WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4"
+	                                 " ON CONFLICT(run_id, step) DO NOTHING RETURNING step",
+	                                 err);
+	int rc;
+	*moved = 0;
+	if (!s)
+		return RM_E_STORE;
+	bind_key_range(s, run_id, key, lo, hi);
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW)
+		++*moved;
+	rm_dbq_finalize(s);
+	if (rc < 0)
+		return -rc;
+	s = rm_st_prepare(st, "DELETE FROM evals WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4", err);
+	if (!s)
+		return RM_E_STORE;
+	bind_key_range(s, run_id, key, lo, hi);
+	return rm_st_run_once(st, s, err, "cannot move a training loss to the steps");
+}
+
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
                       struct rm_err *err)
 {

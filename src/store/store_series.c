@@ -117,6 +117,39 @@ static int load_steps(struct rm_db *db, int64_t run_id, int64_t since, struct rm
 	return rc < 0 ? -rc : RM_OK;
 }
 
+/* The losses of named ranks, when the log had them (most runs have none:
+ * one indexed probe). */
+static int load_rank_losses(struct rm_db *db, int64_t run_id, int64_t since, struct rm_store_series *out,
+                            struct rm_err *err)
+{
+	struct rm_dbq *s = rm_dbq_prepare(db,
+	                                  "SELECT step, rank, loss FROM rank_losses"
+	                                  " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
+	                                  RM_DBQ_STREAM, err);
+	size_t cap = 0;
+	int rc;
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, since);
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
+		if (out->nrl == cap) {
+			cap = cap ? cap * 2 : 1024;
+			GROW(out->rl_step, cap);
+			GROW(out->rl_rank, cap);
+			GROW(out->rl_loss, cap);
+		}
+		size_t i = out->nrl++;
+		int64_t rank = rm_dbq_col_int(s, 1);
+		double v = rm_st_col_opt(s, 2);
+		out->rl_step[i] = rm_dbq_col_int(s, 0);
+		out->rl_rank[i] = rank < 0 ? 0 : rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
+		out->rl_loss[i] = isfinite(v) ? v : NAN;
+	}
+	rm_dbq_finalize(s);
+	return rc < 0 ? -rc : RM_OK;
+}
+
 /* Dense buckets for the loaded batches, with the run's text labels:
  * out->bucket holds each row's index into ids and becomes its dense
  * bucket. */
@@ -455,6 +488,8 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, rm_
 	int threaded =
 	    !rm_db_open_again(st->db, &job.db, &job.err) && pthread_create(&th, NULL, batch_thread, &job) == 0;
 	int rc = load_steps(st->db, run_id, since, out, err);
+	if (!rc)
+		rc = load_rank_losses(st->db, run_id, since, out, err);
 	if (threaded)
 		pthread_join(th, NULL);
 	else
@@ -490,6 +525,10 @@ void rm_store_series_release(struct rm_store_series *s)
 	free(s->brank);
 	rm_bucket_map_release(&s->map);
 	rm_mix_release(&s->mix);
+
+	free(s->rl_step);
+	free(s->rl_rank);
+	free(s->rl_loss);
 
 	free(s->bounds);
 	free(s->config_json);

@@ -54,6 +54,7 @@ rows() {
 	SELECT 'batches', run, step, rank, micro, bucket, n, min_len, max_len, quote(mean_len), tokens, padded_tokens,
 	       hex(lens) FROM batches JOIN rn ON rn.id = run_id;
 	SELECT 'evals', run, step, key, quote(value) FROM evals JOIN rn ON rn.id = run_id;
+	SELECT 'rank_losses', run, step, rank, quote(loss) FROM rank_losses JOIN rn ON rn.id = run_id;
 	SELECT 'buckets', run, bucket, lo, hi FROM buckets JOIN rn ON rn.id = run_id;
 	SELECT 'findings', run, detector, severity, first_step, last_step, quote(statistic), quote(p_value),
 	       evidence_json FROM findings JOIN rn ON rn.id = run_id;

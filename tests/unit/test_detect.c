@@ -247,6 +247,81 @@ static void split_flags_a_moderate_effect(void **state)
 	}
 }
 
+/* A loss per rank: R ranks, each step's batch on each rank drawn at random
+ * from 3 buckets whose loss sits `gap` apart, the step's loss their mean.
+ * With the ranks' losses given, the split is fitted on them. */
+static void rank_losses_run(double gap, uint64_t seed, int with_ranks, struct rm_diagnosis *d)
+{
+	enum { N = 400, R = 4 };
+	static int64_t step[N], bstep[N * R], rl_step[N * R];
+	static int brank[N * R], bucket[N * R], rl_rank[N * R];
+	static double loss[N], rl_loss[N * R];
+	struct rm_rng rng = {seed};
+	for (int t = 0; t < N; t++) {
+		double sum = 0, trend = 1 + 2 * exp(-t / 200.0);
+		step[t] = t;
+		for (int r = 0; r < R; r++) {
+			int i = t * R + r, b = (int)rm_rng_below(&rng, 3);
+			bstep[i] = rl_step[i] = t;
+			brank[i] = rl_rank[i] = r;
+			bucket[i] = b;
+			rl_loss[i] = trend + gap * (b - 1) + 0.1 * rm_rng_normal(&rng);
+			sum += rl_loss[i];
+		}
+		loss[t] = sum / R;
+	}
+	struct rm_series s = {.n = N,
+	                      .step = step,
+	                      .loss = loss,
+	                      .nb = N * R,
+	                      .bstep = bstep,
+	                      .brank = brank,
+	                      .nranks = R,
+	                      .bucket = bucket};
+	if (with_ranks) {
+		s.nrl = N * R;
+		s.rl_step = rl_step;
+		s.rl_rank = rl_rank;
+		s.rl_loss = rl_loss;
+	}
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, d);
+}
+
+static void split_on_each_ranks_loss(void **state)
+{
+	struct rm_diagnosis d, steps;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		rank_losses_run(0.1, seed, 1, &d);
+		rank_losses_run(0.1, seed, 0, &steps);
+		assert_int_equal(d.rank_fit_ranks, 4);
+		assert_int_equal(d.rank_points, 1600);
+		assert_int_equal(steps.rank_fit_ranks, 0);
+		assert_true(d.split.ok && d.split.k == 3);
+		/* four times the points, each against its own batch */
+		assert_true(d.split.p < steps.split.p);
+		assert_true(d.split.df2 > 1500);
+		double lift =
+		    d.split.log_scale ? log(d.split.level[2] / d.split.level[0]) : d.split.level[2] - d.split.level[0];
+		assert_true(lift > 0);
+		assert_true(d.split.flagged);
+		/* the steps' adjusted curve is still one value per step */
+		assert_int_equal(d.finite, 400);
+		rm_diagnosis_release(&d);
+		rm_diagnosis_release(&steps);
+	}
+	/* no gap: no split over 50 seeds */
+	int alarms = 0;
+	for (uint64_t seed = 100; seed < 150; seed++) {
+		rank_losses_run(0, seed, 1, &d);
+		assert_int_equal(d.rank_fit_ranks, 4);
+		alarms += d.split.flagged;
+		rm_diagnosis_release(&d);
+	}
+	assert_true(alarms <= 1);
+}
+
 /* The runs test's threshold (z <= -4): a mildly streaky order (each batch
  * repeats the last bucket with probability 0.14, else draws one of two:
  * it stays 57% of the time) is
@@ -1230,6 +1305,7 @@ int main(void)
 	    cmocka_unit_test(runs_of_a_known_sequence),
 	    cmocka_unit_test(split_recovers_levels),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
+	    cmocka_unit_test(split_on_each_ranks_loss),
 	    cmocka_unit_test(runs_threshold_catches_mild_streaks),
 	    cmocka_unit_test(spikes_of_seven_sigma_are_found),
 	    cmocka_unit_test(resets_without_an_enriched_bucket_do_not_cluster),

@@ -4,6 +4,7 @@
  * progress bars and restarts), and its rules: numbers as logs write them,
  * eval lines, lines without a step, broken objects, detection, following.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,9 +59,9 @@ static void dialects(void **state)
 	    /* a config dict with bare words that mentions loss: no record */
 	    {"fairseq-hydra-config.log", 2, 0, 2, 100, 200, "loss", "bsz (n)"},
 	    /* a line per rank, "(r/N) Epoch E, batch B, loss[...]", batch counted per epoch */
-	    {"icefall.log", 6, 0, 6, 0, 100, "loss", "frames (tokens)"},
+	    {"icefall.log", 3, 0, 6, 0, 100, "loss", "frames (tokens)"},
 	    /* "epoch 2, step 10, training loss = 4.50": an in-epoch counter */
-	    {"plainloop.log", 5, 0, 0, 10, 50, "training_loss", NULL},
+	    {"plainloop.log", 5, 1, 0, 10, 50, "training_loss", NULL},
 	};
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
 		char name[64];
@@ -261,23 +262,112 @@ static void ranks_and_epochs(void **state)
 	db = tu_tmp_path("ice.db");
 	assert_int_equal(imp(db, &o, path, &rep, &err), 0);
 	assert_int_equal(rep.r[0].epoch_restarts, 1);
-	rm_import_report_release(&rep);
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '/' || rank || ':' || n || ',' || tokens || ','"
 	                                  " || mean_len, ';') FROM batches"),
 	                    "0/0:52,20766,1599.0;0/1:119,20813,701.5;50/0:56,20751,1484.0;50/1:169,20605,489.5;"
 	                    "100/0:60,20000,1200.0;100/1:110,20100,700.0");
-	/* the batch's loss, never tot_loss's 1.1 or 1.2 */
-	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 50") < 0.61);
+	/* each rank's loss kept; the step's is their mean, as DDP reports it
+	 * (the batch's, never tot_loss's 1.1 or 1.2); no rank replaced another */
+	assert_string_equal(
+	    tu_q_text(db, "SELECT group_concat(step || '/' || rank || ':' || loss, ';') FROM rank_losses"),
+	    "0/0:3.591;0/1:3.543;50/0:0.6012;50/1:0.5993;100/0:0.41;100/1:0.39");
+	assert_true(fabs(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 50") - 0.60025) < 1e-12);
+	assert_true(fabs(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 100") - 0.4) < 1e-12);
 	assert_true(tu_q_dbl(db, "SELECT epoch FROM steps WHERE step = 100") == 2);
+	assert_int_equal(rep.r[0].replaced, 0);
+	assert_int_equal(rep.r[0].rank_losses, 6);
+	assert_int_equal(rep.r[0].ranks, 2);
+	rm_import_report_release(&rep);
+	/* again: the same rows, the same means */
+	assert_int_equal(imp(db, &o, path, &rep, &err), 0);
+	assert_int_equal(rep.r[0].new_steps, 0);
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM rank_losses"), 6);
+	assert_true(fabs(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 50") - 0.60025) < 1e-12);
 
 	static const char torchrun[] = "[rank1]: step=5 loss=2.0 tokens=100 n=4\n"
 	                               "[rank0]: step=5 loss=2.2 tokens=120 n=5\n"
+	                               "[rank1]: step=6 loss=nan tokens=100 n=4\n"
+	                               "[rank0]: step=6 loss=2.1 tokens=120 n=5\n"
+	                               "[rank0]: step=7 loss=1.9\n"
 	                               "eval_interval = 250\n";
 	import_text("torchrun.log", torchrun, &o, 0, &rep, &err, &db);
 	assert_int_equal(rep.r[0].evals, 0);
+	assert_int_equal(rep.r[0].steps, 3);
+	assert_int_equal(rep.r[0].ranks, 2);
 	rm_import_report_release(&rep);
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(rank || ':' || tokens, ',') FROM batches"),
-	                    "0:120,1:100");
+	                    "0:120,1:100,0:120,1:100");
+	assert_true(fabs(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 5") - 2.1) < 1e-12);
+	/* a rank whose loss is not finite makes the step's NaN */
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL AND nan_mask & 1 FROM steps WHERE step = 6"), 1);
+	assert_int_equal(tu_q_int(db, "SELECT loss IS NULL FROM rank_losses WHERE step = 6 AND rank = 1"), 1);
+	/* one rank alone: its loss is the step's */
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 7") == 1.9);
+}
+
+/* Training and validation loss on one line: the training loss is the
+ * step's, the validation loss an eval of the same step, whether some lines
+ * carry the training loss alone or every line carries both; nanoGPT's
+ * eval-line "train loss" (an estimate) stays an eval beside its "loss". */
+static void train_and_val_on_one_line(void **state)
+{
+	static const char some[] = "epoch 1, step 10, training loss = 4.90\n"
+	                           "epoch 1, step 20, training loss = 4.70, validation loss = 4.95\n"
+	                           "epoch 1, step 30, training loss = 4.60\n";
+	static const char every[] = "step 100: train loss 3.90, val loss 4.10\n"
+	                            "step 200: train loss 3.70, val loss 4.00\n";
+	static const char nanogpt[] = "step 0: train loss 10.90, val loss 10.95\n"
+	                              "iter 0: loss 10.88, time 20ms\n"
+	                              "iter 1: loss 10.50, time 20ms\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("some.log", some, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 3);
+	assert_int_equal(rep.r[0].new_steps, 3);
+	assert_string_equal(rep.r[0].loss_key, "training_loss");
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 20") == 4.7);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(key || '@' || step || '=' || value) FROM evals"),
+	                    "validation_loss@20=4.95");
+	import_text("every.log", every, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	assert_int_equal(rep.r[0].first_step, 100);
+	assert_int_equal(rep.r[0].last_step, 200);
+	assert_string_equal(rep.r[0].loss_key, "train_loss");
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 200") == 3.7);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM evals WHERE key = 'val_loss'"), 2);
+	import_text("nanogpt-order.log", nanogpt, &o, 0, &rep, &err, &db);
+	assert_string_equal(rep.r[0].loss_key, "loss");
+	rm_import_report_release(&rep);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 0") == 10.88);
+	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'eval_train_loss' AND step = 0") == 10.9);
+}
+
+/* A log whose loss is under a name runmon does not know is no success:
+ * exit 2 naming the keys it read, and nothing kept. */
+static void no_loss_key_names_the_keys(void **state)
+{
+	static const char text[] = "banner: training starts\n"
+	                           "step=10 acc=0.51 ppl=12.1 tokens=100\n"
+	                           "step=20 acc=0.55 ppl=10.4 tokens=120\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("noloss.log", text, &o, RM_E_INPUT, &rep, &err, &db);
+	rm_import_report_release(&rep);
+	assert_non_null(strstr(err.msg, "noloss.log: no loss key found among the keys read (acc, ppl)"));
+	assert_non_null(strstr(err.msg, "--loss-key"));
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 0);
+	/* named, it imports */
+	o.loss_key = "ppl";
+	import_text("noloss.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	rm_import_report_release(&rep);
 }
 
 /* HF Trainer dicts carry no step: records are numbered, times
@@ -463,6 +553,8 @@ int main(void)
 	    cmocka_unit_test(diverged_losses_are_kept),
 	    cmocka_unit_test(continuation_lines),
 	    cmocka_unit_test(ranks_and_epochs),
+	    cmocka_unit_test(no_loss_key_names_the_keys),
+	    cmocka_unit_test(train_and_val_on_one_line),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),
 	    cmocka_unit_test(not_records),

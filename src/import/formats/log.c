@@ -594,6 +594,16 @@ static unsigned drop_words(struct log_line *ll, unsigned set)
 	return kept;
 }
 
+/* The word that marks an evaluation is no metric's name. */
+static int eval_word(const char *key, size_t klen)
+{
+	static const char *const words[] = {"val", "valid", "validation", "eval", "evaluation", "test"};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i]) == klen && !strncasecmp(key, words[i], klen))
+			return 1;
+	return 0;
+}
+
 /* An evaluation line's metrics become eval_ metrics, except what names
  * the step or epoch, so that train loss on an eval line (nanoGPT's "step
  * 100: train loss 3.21, val loss 3.30", an estimate over eval batches) is
@@ -606,8 +616,12 @@ static unsigned mark_eval(struct log_line *ll, unsigned set)
 	for (size_t i = 0; i < ll->row.n; i++) {
 		struct rm_field *f = &ll->row.f[i];
 		enum rm_target t = (enum rm_target)ll->target[i];
-		if (t == T_STEP || t == T_EPOCH || t == T_EVAL || f->klen + 6 > MAX_KEY)
+		if (t == T_STEP || t == T_EPOCH || t == T_RANK || t == T_EVAL || f->klen + 6 > MAX_KEY)
 			continue;
+		if (eval_word(f->key, f->klen)) { /* "validation: 960", a dataset's size: no metric */
+			ll->target[i] = T_NONE;
+			continue;
+		}
 		char *out = ll->keys + ll->klen;
 		if (ll->klen + f->klen + 6 > sizeof(ll->keys))
 			continue;
