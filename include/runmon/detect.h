@@ -246,6 +246,22 @@ struct rm_length_result {
 	double *adjusted;                 /* length-adjusted loss per finite loss point (owned), NULL unless ok */
 };
 
+/* 7. A data order that repeats every epoch (no shuffle). See detect_order.c. */
+#define RM_ORDER_SPIKES 3
+struct rm_order_result {
+	int ok;       /* two epochs or more, enough in-epoch steps matched */
+	int by_epoch; /* in-epoch steps from a whole-number epoch on each row (else steps_per_epoch) */
+	int epochs;
+	size_t pairs;                 /* points matched with the next epoch's at the same in-epoch step */
+	double r;                     /* their correlation, detrended and high-passed */
+	double null_mean, null_sd, z; /* the same with the later epoch turned by `shifts` offsets */
+	int shifts;
+	int flagged;
+	int nspikes; /* spikes at one in-epoch step in most epochs: the same batches */
+	int64_t spike_pos[RM_ORDER_SPIKES], spike_first[RM_ORDER_SPIKES];
+	int spike_epochs[RM_ORDER_SPIKES];
+};
+
 /* 6. Verdict. */
 
 struct rm_ranked {
@@ -307,6 +323,7 @@ struct rm_diagnosis {
 	struct rm_resets_result resets;
 	struct rm_length_result length;
 	struct rm_mixture_result mixture;
+	struct rm_order_result order;
 	int resets_by_length; /* resets measured on the length-adjusted loss (no bucket ids) */
 	/* The split and the length coupling above were fitted on each rank's
 	 * own loss against its own batches: that many losses of that many ranks

@@ -26,7 +26,8 @@ enum rm_hypothesis {
 	RM_H_EPOCH,
 	RM_H_LR,
 	RM_H_INSTABILITY,
-	RM_H_PERIODIC, /* resets every N steps, N inferred: a save, an eval, a shard boundary */
+	RM_H_PERIODIC,    /* resets every N steps, N inferred: a save, an eval, a shard boundary */
+	RM_H_FIXED_ORDER, /* the same batches in the same order every epoch */
 	RM_H_COUNT
 };
 const char *rm_hypothesis_name(enum rm_hypothesis h);

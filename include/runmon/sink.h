@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "runmon/common.h"
 #include "runmon/model.h"
@@ -48,6 +49,9 @@ struct rm_import_opts {
 	/* Set by the importer for a stream it spooled: the name the user gave
 	 * ("-", a FIFO, /dev/fd/63), shown in reports and messages. */
 	const char *shown_path;
+	/* import --explain: how the file is read, told here (the format and
+	 * why, the first records field by field, the lines that hold none). */
+	FILE *explain;
 };
 
 #define RM_IMPORT_NOTED 5 /* restarts and bad lines listed individually */
@@ -122,8 +126,11 @@ enum rm_target {
 	T_LENS,
 	T_CUM_TOKENS, /* cumulative counters, differenced into per-batch amounts */
 	T_CUM_N,
-	T_EVAL,    /* an evaluation metric (eval_, eval/, val/ ... prefixes) */
-	T_SUMMARY, /* marks a run-summary row (HF's final train_runtime row) */
+	T_TOK_RATE,   /* tokens per second of the interval (words/s, tok/s), times its seconds */
+	T_INTERVAL_S, /* seconds since the last record (Marian's Time) */
+	T_ELAPSED_S,  /* seconds since the start (OpenNMT-py's "184 sec"), differenced */
+	T_EVAL,       /* an evaluation metric (eval_, eval/, val/ ... prefixes) */
+	T_SUMMARY,    /* marks a run-summary row (HF's final train_runtime row) */
 	T_COUNT,
 	T_NONE = T_COUNT
 };
@@ -155,6 +162,10 @@ struct rm_mapper {
 	int64_t cum_step;
 	double cum_tokens, cum_n; /* NaN when the row lacked one */
 	int cum_have;
+	/* The step and elapsed seconds of the last row with a token rate. */
+	int64_t rate_step;
+	double rate_elapsed; /* NaN when the row lacked it */
+	int rate_have;
 	/* A step counter that restarts each epoch: the epoch and raw step of
 	 * the last row with an integral epoch, the one before, and what is
 	 * added to make one axis (see compose_epoch in map.c). */
@@ -197,6 +208,10 @@ char *rm_mapper_composition(const struct rm_mapper *m);
 /* The keys read that are nothing runmon knows, sorted, the first 12 (owned
  * by the caller), or NULL: what a log without a loss key did hold. */
 char *rm_mapper_unmapped(const struct rm_mapper *m);
+/* What a key of row is read as, for import --explain: "the step", "the
+ * loss", "an eval metric", "composition: tokens", "ignored (not a key
+ * runmon knows)", ... */
+const char *rm_mapper_role(struct rm_mapper *m, const char *key, size_t klen);
 /* Name of the step key this format expects, for messages. */
 const char *rm_mapper_step_name(const struct rm_mapper *m);
 /* Is row a sidecar row: batch statistics under their bare names, no loss? */
@@ -242,8 +257,9 @@ struct rm_sink {
 	const struct rm_import_opts *opts;
 	int64_t *text_id;     /* the store's id of each of map.texts, 0 until resolved (writer side) */
 	uint64_t pause_at;    /* the tests' kill point: pause after this many step rows (0: never) */
-	int64_t rl_lo, rl_hi; /* steps with a rank's loss, averaged into the step's at the finish */
+	int64_t rl_lo, rl_hi; /* steps with a rank's loss since the last averaging into the step's */
 	int has_rl;
+	uint64_t rl_pending; /* rank losses written since then */
 	/* A training loss on an evaluation line ("training loss = 4.33,
 	 * validation loss = 4.92"): the eval key, and the steps evals took. */
 	char *train_eval;

@@ -1,10 +1,12 @@
 /*
  * cmd_import.c - `runmon import`: load history files and batch sidecars.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "runmon/common.h"
@@ -48,6 +50,9 @@ static const char usage_text[] =
     "  --log-every N       a console log without steps (HF Trainer dicts): N steps\n"
     "                      between records (logging_steps; default 1)\n"
     "  --skip-bad          skip malformed lines, report how many and where\n"
+    "  --explain           write nothing; show how each file is read: the format\n"
+    "                      and why, the first records field by field, the lines\n"
+    "                      that hold no record by kind with an example of each\n"
     "  --db PATH           database file\n";
 
 static void print_result(const struct rm_import_result *r)
@@ -123,6 +128,35 @@ static void print_result(const struct rm_import_result *r)
 		       (unsigned long long)r->over_bounds);
 }
 
+/* import --explain reads into a store of its own in a fresh directory
+ * under TMPDIR (dir gets the directory), removed afterwards. */
+static int scratch_store(char *dir, size_t n, struct rm_ctx *ctx)
+{
+	static char db[4200];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, n, "%s/runmon-explain-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		rm_error("cannot make a scratch directory for --explain in %s: %s", tmp && *tmp ? tmp : "/tmp",
+		         strerror(errno));
+		*dir = 0;
+		return RM_EXIT_STORE;
+	}
+	snprintf(db, sizeof(db), "%s/explain.db", dir);
+	ctx->db_path = db;
+	return RM_EXIT_OK;
+}
+
+static void scratch_remove(const char *dir)
+{
+	static const char *const files[] = {"explain.db", "explain.db-wal", "explain.db-shm", "explain.db-journal"};
+	char path[4200];
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 {
 	static const struct option longopts[] = {
@@ -137,6 +171,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	    {"skip-bad", no_argument, NULL, 'k'},
 	    {"log-every", required_argument, NULL, 'E'},
 	    {"pattern", required_argument, NULL, 'P'},
+	    {"explain", no_argument, NULL, 'X'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -174,6 +209,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			opts.bounds = bounds;
 			break;
 		case 'k': opts.skip_bad = 1; break;
+		case 'X': opts.explain = stdout; break;
 		case 'P': {
 			char why[128];
 			if (rm_log_pattern_check(optarg, why, sizeof(why))) {
@@ -209,6 +245,9 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_store *st = NULL;
 	struct rm_import_report rep;
 	struct rm_err err;
+	char scratch[4096] = "";
+	if (opts.explain && (code = scratch_store(scratch, sizeof(scratch), ctx))) /* the database is not touched */
+		goto out;
 	if ((code = rm_ctx_open_store(ctx, &st)))
 		goto out;
 	if (rm_import(st, &opts, argv + optind, argc - optind, &rep, &err)) {
@@ -219,12 +258,16 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		code = rm_exit_code(err.code);
 		goto out;
 	}
+	if (opts.explain)
+		fputs("\nwhat an import would store (nothing was written):\n", stdout);
 	for (size_t i = 0; i < rep.n; i++)
 		print_result(&rep.r[i]);
 	rm_import_report_release(&rep);
 	code = RM_EXIT_OK;
 out:
 	rm_store_close(st);
+	if (*scratch)
+		scratch_remove(scratch);
 	free(bounds);
 	return code;
 }

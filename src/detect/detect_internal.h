@@ -80,6 +80,8 @@ void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, co
 /* adjusted: the loss with the buckets' (or the length's) effect removed. */
 void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
                       const struct rm_detect_opts *o, struct rm_resets_result *r);
+void rm_detect_order(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
+                     struct rm_order_result *r);
 void rm_detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);
 /* The runs test of each rank: its slots' runs, expectations and variances
  * added up, and its batches. */

@@ -145,6 +145,10 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	h[RM_H_EPOCH].severity = re->spikes >= 3 && re->epoch_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
 	h[RM_H_PERIODIC].score = re->period ? evidence(re->period_q, 0) : 0;
 	h[RM_H_PERIODIC].severity = re->periodic_cause ? RM_SEV_WARN : RM_SEV_NONE;
+	/* The same batches every epoch: its repeated spikes are those batches. */
+	const struct rm_order_result *od = &d->order;
+	h[RM_H_FIXED_ORDER].score = od->ok ? evidence(rm_norm_cdf(-od->z), od->z) : 0;
+	h[RM_H_FIXED_ORDER].severity = od->flagged ? RM_SEV_WARN : RM_SEV_NONE;
 	h[RM_H_LR].score = evidence(re->lr_q, 0);
 	h[RM_H_LR].severity = re->spikes >= 3 && re->lr_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
 	/* Resets no cause explains, still there in the bucket-adjusted loss:
@@ -152,7 +156,7 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	struct rm_ranked *hi = &h[RM_H_INSTABILITY];
 	hi->score = log10(1.0 + (double)re->spikes_adjusted);
 	if (re->spikes >= 5 && !re->cluster_by_bucket && !re->checkpoint_cause && !re->periodic_cause &&
-	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE)
+	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE && !od->nspikes)
 		hi->severity = re->spikes_2x >= 5 ? RM_SEV_WARN : RM_SEV_INFO;
 
 	/* Rank: severity first, then evidence. */
@@ -402,6 +406,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	if (!threaded)
 		ladder_thread(&job);
 	rm_detect_length(&p, &d->split, &d->length);
+	rm_detect_order(&p, s, &d->split, &d->order);
 	d->split.mixed = p.multi || p.mix.n;
 	d->split.mixed_batches = p.mix.n;
 	/* Derived buckets are a coarse cut of the length: without a recorded

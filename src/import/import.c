@@ -20,16 +20,22 @@
  * claims a file reads it. Plain CSV claims any file with a line, so it
  * comes last; tail is NULL where a growing file makes no sense. */
 static const struct import_format formats[] = {
-    {RM_FMT_WANDB_LOG, "wandb-log", rm_sniff_wandb_log, rm_read_wandb_log, rm_tail_wandb_log},
-    {RM_FMT_HF_STATE, "hf-trainer-state", rm_sniff_hf_state, rm_read_hf_state, NULL},
-    {RM_FMT_WANDB_HISTORY, "wandb-history", rm_sniff_wandb_history, rm_read_jsonl, rm_tail_jsonl},
-    {RM_FMT_SIDECAR_JSONL, "sidecar-jsonl", rm_sniff_sidecar_jsonl, rm_read_jsonl, rm_tail_jsonl},
-    {RM_FMT_JSONL, "jsonl", rm_sniff_jsonl, rm_read_jsonl, rm_tail_jsonl},
-    {RM_FMT_TB_CSV, "tensorboard-csv", rm_sniff_tb_csv, rm_read_csv, NULL},
-    {RM_FMT_WANDB_CSV, "wandb-csv", rm_sniff_wandb_csv, rm_read_csv, NULL},
-    {RM_FMT_SIDECAR_CSV, "sidecar-csv", rm_sniff_sidecar_csv, rm_read_csv, rm_tail_csv},
-    {RM_FMT_LOG, "log", rm_sniff_log, rm_read_log, rm_tail_log},
-    {RM_FMT_CSV, "csv", rm_sniff_csv, rm_read_csv, rm_tail_csv},
+    {RM_FMT_WANDB_LOG, "wandb-log", rm_sniff_wandb_log, rm_read_wandb_log, rm_tail_wandb_log,
+     "a W&B run file's header"},
+    {RM_FMT_HF_STATE, "hf-trainer-state", rm_sniff_hf_state, rm_read_hf_state, NULL, "a JSON object with log_history"},
+    {RM_FMT_WANDB_HISTORY, "wandb-history", rm_sniff_wandb_history, rm_read_jsonl, rm_tail_jsonl,
+     "JSON lines with W&B's _step"},
+    {RM_FMT_SIDECAR_JSONL, "sidecar-jsonl", rm_sniff_sidecar_jsonl, rm_read_jsonl, rm_tail_jsonl,
+     "JSON lines of batch statistics and no loss"},
+    {RM_FMT_JSONL, "jsonl", rm_sniff_jsonl, rm_read_jsonl, rm_tail_jsonl, "JSON lines"},
+    {RM_FMT_TB_CSV, "tensorboard-csv", rm_sniff_tb_csv, rm_read_csv, NULL, "a CSV header Wall time,Step,Value"},
+    {RM_FMT_WANDB_CSV, "wandb-csv", rm_sniff_wandb_csv, rm_read_csv, NULL,
+     "a CSV header of Step and \"<run> - <metric>\" columns"},
+    {RM_FMT_SIDECAR_CSV, "sidecar-csv", rm_sniff_sidecar_csv, rm_read_csv, rm_tail_csv,
+     "a CSV header of batch statistics and no loss"},
+    {RM_FMT_LOG, "log", rm_sniff_log, rm_read_log, rm_tail_log,
+     "lines of text that are neither JSON lines nor CSV under a header"},
+    {RM_FMT_CSV, "csv", rm_sniff_csv, rm_read_csv, rm_tail_csv, "a CSV header"},
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -228,6 +234,9 @@ static int import_path(struct rm_store *st, const struct rm_import_opts *opts, c
 		return rm_err_set(err, RM_E_USAGE, "unknown format");
 	if (!f)
 		return err->code;
+	if (opts->explain)
+		fprintf(opts->explain, "%s: read as %s (%s)\n", rm_tx(rm_shown_path(opts, path)), f->name,
+		        opts->format == RM_FMT_AUTO ? f->why : "given with --format");
 	return f->read(st, opts, path, f->fmt, rep, err);
 }
 
@@ -253,6 +262,11 @@ static int check_contributed(const struct rm_import_result *r, const struct rm_i
 		                  "%s: no good line: %llu bad line%s skipped, the first (line %llu): %s", r->path,
 		                  (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "",
 		                  (unsigned long long)r->bad_line[0], r->bad_msg);
+	if (!sidecar && !opts->loss_key && r->unmapped)
+		return rm_err_set(err, RM_E_INPUT,
+		                  "%s: nothing to import: no row has a loss, eval or batch value (keys read: %s;"
+		                  " name the loss with --loss-key KEY)",
+		                  r->path, r->unmapped);
 	return rm_err_set(err, RM_E_INPUT, "%s: nothing to import: no row has a loss, eval or batch value%s", r->path,
 	                  sidecar || opts->loss_key ? "" : " (name the loss with --loss-key)");
 }

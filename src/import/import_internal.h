@@ -75,6 +75,7 @@ struct import_format {
 	int (*detect)(const struct sniff *); /* does this file look like this format? */
 	import_read_fn *read;
 	import_tail_fn *tail; /* NULL: not followed as it grows */
+	const char *why;      /* what detection saw, for import --explain */
 };
 
 /* import_text.c: JSON lines and CSV, with their W&B, sidecar and

@@ -79,9 +79,89 @@ void rm_tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr)
 	}
 }
 
+/* ---- import --explain ---------------------------------------------------- */
+
+#define EXPLAIN_RECORDS 5 /* records told field by field */
+#define EXPLAIN_KINDS   8 /* kinds of lines that hold no record, each with its first example */
+
+struct explain {
+	FILE *fp;
+	uint64_t records;
+	int nkinds;
+	struct {
+		char why[80], example[121];
+		uint64_t count, line;
+	} kind[EXPLAIN_KINDS];
+	/* The last two lines as read, before the format edits them: a format
+	 * that joins continuation lines answers for the line before. */
+	char *line[2];
+	size_t cap[2];
+	uint64_t lineno[2];
+};
+
+static void explain_keep(struct explain *x, const char *line, size_t len, uint64_t lineno)
+{
+	int i = x->lineno[0] > x->lineno[1]; /* replace the older */
+	if (len + 1 > x->cap[i])
+		x->line[i] = rm_xrealloc(x->line[i], x->cap[i] = len + 1);
+	memcpy(x->line[i], line, len);
+	x->line[i][len] = 0;
+	x->lineno[i] = lineno;
+}
+
+static void explain_record(struct explain *x, struct rm_mapper *m, const struct rm_row *row, uint64_t at)
+{
+	if (x->records++ >= EXPLAIN_RECORDS)
+		return;
+	fprintf(x->fp, "  record at line %llu:\n", (unsigned long long)at);
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		char key[64], raw[48];
+		snprintf(key, sizeof(key), "%.*s", (int)(f->klen < 60 ? f->klen : 60), f->key);
+		snprintf(raw, sizeof(raw), "%.*s", (int)(f->rlen < 40 ? f->rlen : 40), f->raw ? f->raw : "");
+		fprintf(x->fp, "    %-28s %-16s -> %s\n", rm_tx(key), rm_tx(raw), rm_mapper_role(m, f->key, f->klen));
+	}
+}
+
+static void explain_none(struct explain *x, const char *why, uint64_t at)
+{
+	const char *kind = *why ? why : "no record (no step with a loss, eval or composition)";
+	int i = 0;
+	while (i < x->nkinds && strcmp(x->kind[i].why, kind))
+		i++;
+	if (i == x->nkinds) {
+		if (i == EXPLAIN_KINDS)
+			i = EXPLAIN_KINDS - 1; /* the rest count with the last kind */
+		else {
+			x->nkinds++;
+			snprintf(x->kind[i].why, sizeof(x->kind[i].why), "%s", kind);
+			int w = x->lineno[1] == at;
+			rm_utf8_copy(x->kind[i].example, sizeof(x->kind[i].example),
+			             x->lineno[w] == at && x->line[w] ? x->line[w] : "");
+			x->kind[i].line = at;
+		}
+	}
+	x->kind[i].count++;
+}
+
+static void explain_finish(struct explain *x)
+{
+	if (!x->records)
+		fputs("  no line held a record\n", x->fp);
+	else if (x->records > EXPLAIN_RECORDS)
+		fprintf(x->fp, "  ... %llu records in all\n", (unsigned long long)x->records);
+	for (int i = 0; i < x->nkinds; i++)
+		fprintf(x->fp, "  %llu line%s: %s; the first, line %llu: %s\n", (unsigned long long)x->kind[i].count,
+		        x->kind[i].count == 1 ? "" : "s", x->kind[i].why, (unsigned long long)x->kind[i].line,
+		        rm_tx(x->kind[i].example));
+	free(x->line[0]);
+	free(x->line[1]);
+}
+
 static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
                       struct rm_import_result *res, line_parse_fn *parse, void *ctx, struct rm_err *err)
 {
+	struct explain x = {.fp = opts->explain};
 	struct rm_sink k;
 	char *line;
 	size_t len;
@@ -98,15 +178,28 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 		const struct rm_row *row;
 		uint64_t at = lr->lineno;
 		res->lines += line != NULL;
+		why[0] = 0;
+		if (x.fp && line)
+			explain_keep(&x, line, len, lr->lineno);
 		switch (parse(ctx, &k.map, line, len, &at, &row, why, sizeof(why))) {
 		case LINE_BAD: rc = rm_bad_line(res, opts, at, why, err); break;
-		case LINE_RECORD: rc = rm_pipeline_feed(p, &k, row, at, err); break;
-		case LINE_NONE: res->not_records++; break;
+		case LINE_RECORD:
+			rc = rm_pipeline_feed(p, &k, row, at, err);
+			if (x.fp) /* after the mapper has read it: the keys it settled on */
+				explain_record(&x, &k.map, row, at);
+			break;
+		case LINE_NONE:
+			res->not_records++;
+			if (x.fp)
+				explain_none(&x, why, at);
+			break;
 		case LINE_SKIP: break;
 		}
 		if (rc || !line)
 			break;
 	}
+	if (x.fp)
+		explain_finish(&x);
 	int wrc = rm_pipeline_finish(p, rc ? NULL : err);
 	if (!rc)
 		rc = wrc;

@@ -28,7 +28,7 @@ static const char *const hyp_names[RM_H_COUNT] = {
     [RM_H_HOMOGENEOUS] = "homogeneous batching",   [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
     [RM_H_CHECKPOINT] = "checkpoint interference", [RM_H_EPOCH] = "epoch boundaries",
     [RM_H_LR] = "learning-rate changes",           [RM_H_INSTABILITY] = "genuine instability",
-    [RM_H_PERIODIC] = "a periodic event",
+    [RM_H_PERIODIC] = "a periodic event",          [RM_H_FIXED_ORDER] = "a fixed data order",
 };
 
 const char *rm_hypothesis_name(enum rm_hypothesis h)
@@ -46,6 +46,7 @@ const char *rm_hypothesis_id(enum rm_hypothesis h)
 	    [RM_H_LR] = "lr_changes",
 	    [RM_H_INSTABILITY] = "instability",
 	    [RM_H_PERIODIC] = "periodic",
+	    [RM_H_FIXED_ORDER] = "fixed_order",
 	};
 	return ids[h];
 }
@@ -67,6 +68,7 @@ const char *rm_hypothesis_alertname(enum rm_hypothesis h)
 	    [RM_H_LR] = "RunmonScheduleResets",
 	    [RM_H_INSTABILITY] = "RunmonInstability",
 	    [RM_H_PERIODIC] = "RunmonPeriodicResets",
+	    [RM_H_FIXED_ORDER] = "RunmonFixedDataOrder",
 	};
 	return names[h];
 }

@@ -137,6 +137,19 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		         re->bucket_alias ? "; they fall in one bucket only because the batch order repeats with it"
 		                          : ", not with buckets");
 		break;
+	case RM_H_FIXED_ORDER: {
+		const struct rm_order_result *od = &d->order;
+		int w = snprintf(buf, n,
+		                 "the data order repeats every epoch (no shuffle): the loss at one in-epoch step"
+		                 " correlates across epochs (r = %.2f, z = %.1f)",
+		                 od->r, od->z);
+		for (int i = 0; i < od->nspikes && w > 0 && (size_t)w < n; i++)
+			w += snprintf(buf + w, n - (size_t)w, "%s%lld", i ? ", " : "; the spikes at in-epoch steps ",
+			              (long long)od->spike_pos[i]);
+		if (od->nspikes && w > 0 && (size_t)w < n)
+			snprintf(buf + w, n - (size_t)w, " are the same batches each epoch");
+		break;
+	}
 	case RM_H_INSTABILITY:
 		snprintf(buf, n,
 		         "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
@@ -245,6 +258,15 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		ADD("check what happens at each epoch start: reshuffling, dataset resets, schedule steps");
 		break;
 	case RM_H_LR: ADD("smooth the learning-rate schedule around its jumps, or lower the peak"); break;
+	case RM_H_FIXED_ORDER:
+		ADD("shuffle the data every epoch (DataLoader(shuffle=True), or sampler.set_epoch(epoch) with a"
+		    " DistributedSampler): the same batches in the same order give the curve the same bumps each"
+		    " epoch and the model the same sequence to fit");
+		if (d->order.nspikes)
+			ADD("look at the batches at the repeated spikes' in-epoch steps: they are the same samples "
+			    "every"
+			    " epoch (long, truncated or mislabelled ones)");
+		break;
 	case RM_H_INSTABILITY:
 		ADD("lower the learning rate or its peak, clip gradients, and look for bad samples at the"
 		    " spike steps");

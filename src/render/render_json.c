@@ -210,6 +210,27 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	return o;
 }
 
+static json_t *order_json(const struct rm_order_result *r)
+{
+	json_t *o =
+	    json_pack("{s:b, s:b, s:s, s:i, s:I}", "ok", r->ok, "flagged", r->flagged, "epochs_from",
+	              r->by_epoch ? "epoch" : "steps_per_epoch", "epochs", r->epochs, "pairs", (json_int_t)r->pairs);
+	if (!r->ok)
+		return o;
+	json_t *spikes = json_array();
+	for (int i = 0; i < r->nspikes; i++)
+		json_array_append_new(spikes, json_pack("{s:I, s:I, s:i}", "in_epoch_step", (json_int_t)r->spike_pos[i],
+		                                        "first_step", (json_int_t)r->spike_first[i], "epochs",
+		                                        r->spike_epochs[i]));
+	json_object_set_new(o, "r", num(r->r));
+	json_object_set_new(
+	    o, "shifted",
+	    json_pack("{s:o, s:o, s:i}", "mean", num(r->null_mean), "sd", num(r->null_sd), "shifts", r->shifts));
+	json_object_set_new(o, "z", num(r->z));
+	json_object_set_new(o, "repeated_spikes", spikes);
+	return o;
+}
+
 static json_t *length_json(const struct rm_length_result *l, int resets_by_length)
 {
 	json_t *acf = json_array();
@@ -325,6 +346,7 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_object_set_new(o, "split", split_json(&d->split, &d->curves));
 	json_object_set_new(o, "length", length_json(&d->length, d->resets_by_length));
 	json_object_set_new(o, "mixture", mixture_json(&d->mixture));
+	json_object_set_new(o, "order", order_json(&d->order));
 	json_object_set_new(o, "ladder", ladder_json(&d->ladder));
 	json_object_set_new(o, "resets", resets_json(&d->resets));
 	json_object_set_new(o, "cost", cost_json(&d->cost));
@@ -373,6 +395,9 @@ size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **
 		add_row(rows, &n, "loss_split", RM_SEV_INFO, d->first_step, d->last_step, d->split.eta2, d->split.p,
 		        split_json(&d->split, &cv));
 	}
+	if (d->order.flagged)
+		add_row(rows, &n, "fixed_order", RM_SEV_WARN, d->first_step, d->last_step, d->order.r, NAN,
+		        order_json(&d->order));
 	if (d->ladder.flagged || d->ladder.ramp) {
 		int64_t a = d->ladder.count ? d->ladder.list[0].first_step : -1;
 		int64_t b = d->ladder.count ? d->ladder.list[0].last_step : -1;

@@ -354,6 +354,26 @@ static void period_line(FILE *fp, const struct rm_resets_result *r)
 		                          : "  [too few periods hit for a periodic cause]");
 }
 
+static void order_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_order_result *r = &d->order;
+	if (r->epochs < 2) /* no epochs known: nothing to say */
+		return;
+	fputs("\nOrder across epochs\n", fp);
+	if (!r->ok) {
+		fprintf(fp, "  not tested: %zu points matched across %d epochs, %d needed\n", r->pairs, r->epochs, 50);
+		return;
+	}
+	fprintf(fp,
+	        "  the detrended loss at one in-epoch step, epoch against the next: r = %.2f over %zu points of %d"
+	        " epochs (%s); turned by %d offsets it gives %.2f +- %.2f: z = %.1f%s\n",
+	        r->r, r->pairs, r->epochs, r->by_epoch ? "epochs as logged" : "steps per epoch as configured",
+	        r->shifts, r->null_mean, r->null_sd, r->z, r->flagged ? "  [repeats]" : "");
+	for (int i = 0; i < r->nspikes; i++)
+		fprintf(fp, "  a spike at in-epoch step %lld in %d epochs (first at step %lld)\n",
+		        (long long)r->spike_pos[i], r->spike_epochs[i], (long long)r->spike_first[i]);
+}
+
 static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_resets_result *r = &d->resets;
@@ -477,6 +497,7 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 	length_section(fp, d);
 	ladder_section(fp, d);
 	resets_section(fp, d);
+	order_section(fp, d);
 	cost_section(fp, d);
 	if (d->stored == RM_NOT_STORED_PARTIAL)
 		fprintf(fp,

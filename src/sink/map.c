@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map_internal.h"
 #include "runmon/sink.h"
 #include "runmon/model.h"
 
@@ -111,6 +112,12 @@ static const struct {
     {"frames", T_TOKENS},
     {"utt_duration", T_MEAN_LEN},
     {"utterances", T_N},
+    /* Marian 1.7's "Time 45.20s : 12000 words/s" (no "* N"), OpenNMT-py's
+     * "298/315 tok/s;    184 sec": tokens of the interval from the rate */
+    {"words/s", T_TOK_RATE},
+    {"tok/s", T_TOK_RATE},
+    {"time", T_INTERVAL_S},
+    {"sec", T_ELAPSED_S},
 };
 
 /* Batch statistics, in enum rm_target order from T_BUCKET. */
@@ -174,6 +181,8 @@ static const char *target_field(enum rm_target t)
 		return "cumulative tokens, differenced";
 	if (t == T_CUM_N)
 		return "cumulative sequences, differenced";
+	if (t == T_TOK_RATE)
+		return "tokens per second x the interval's seconds";
 	return batch_names[t - T_BUCKET];
 }
 
@@ -182,9 +191,9 @@ char *rm_mapper_composition(const struct rm_mapper *m)
 	char buf[1024];
 	size_t len = 0;
 	buf[0] = 0;
-	for (int t = T_BUCKET; t <= T_CUM_N; t++) {
-		if (t == T_RANK || t == T_MICRO || !m->locked[t])
-			continue;
+	for (int t = T_BUCKET; t <= T_TOK_RATE; t++) {
+		if (t == T_RANK || t == T_MICRO || !m->locked[t] || (t == T_TOK_RATE && m->locked[T_CUM_TOKENS]))
+			continue; /* a rate is not used beside a token counter */
 		const char *field = target_field((enum rm_target)t);
 		int same = !strcmp(m->locked[t], field) ||
 		           (strlen(m->locked[t]) > strlen(field) &&
@@ -205,6 +214,43 @@ char *rm_mapper_composition(const struct rm_mapper *m)
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *rm_mapper_role(struct rm_mapper *m, const char *key, size_t klen)
+{
+	static const char *const roles[T_COUNT + 1] = {
+	    [T_STEP] = "the step",
+	    [T_LOSS] = "the loss",
+	    [T_LR] = "the learning rate",
+	    [T_EPOCH] = "the epoch",
+	    [T_GRAD_NORM] = "the gradient norm",
+	    [T_RUNTIME] = "the runtime",
+	    [T_TS] = "the time stamp",
+	    [T_BUCKET] = "composition: the bucket",
+	    [T_N] = "composition: sequences (n)",
+	    [T_MIN_LEN] = "composition: min_len",
+	    [T_MAX_LEN] = "composition: max_len",
+	    [T_MEAN_LEN] = "composition: mean_len",
+	    [T_TOKENS] = "composition: tokens",
+	    [T_PADDED] = "composition: padded_tokens",
+	    [T_RANK] = "the data-parallel rank",
+	    [T_MICRO] = "the micro-batch",
+	    [T_LENS] = "composition: the lengths",
+	    [T_CUM_TOKENS] = "composition: tokens so far (differenced)",
+	    [T_CUM_N] = "composition: sequences so far (differenced)",
+	    [T_TOK_RATE] = "composition: tokens per second (x the interval's seconds)",
+	    [T_INTERVAL_S] = "the interval's seconds (for a token rate)",
+	    [T_ELAPSED_S] = "seconds so far (differenced, for a token rate)",
+	    [T_EVAL] = "an eval metric",
+	    [T_SUMMARY] = "marks a run summary (no step)",
+	    [T_NONE] = "ignored (not a key runmon knows)",
+	};
+	int prio;
+	enum rm_target t = rm_mapper_target(m, key, klen, &prio);
+	const char *locked = t < T_COUNT ? m->locked[t] : NULL;
+	if (locked && (strlen(locked) != klen || memcmp(locked, key, klen)) && t != T_EVAL)
+		return "ignored (another key of the same kind was read first)";
+	return roles[t];
 }
 
 char *rm_mapper_unmapped(const struct rm_mapper *m)
@@ -392,7 +438,9 @@ static enum rm_target classify(const struct rm_mapper *m, const char *key, size_
 	for (size_t i = 0; i < sizeof(batch_aliases) / sizeof(batch_aliases[0]); i++)
 		if (key_is(key, klen, batch_aliases[i].name))
 			return batch_aliases[i].t;
-	if ((m->fmt == RM_FMT_HF_STATE || m->fmt == RM_FMT_LOG) && key_is(key, klen, "train_runtime"))
+	/* The Trainer's closing averages (HF, and ms-swift's logging.jsonl) */
+	if ((m->fmt == RM_FMT_HF_STATE || m->fmt == RM_FMT_LOG || m->fmt == RM_FMT_JSONL) &&
+	    key_is(key, klen, "train_runtime"))
 		return T_SUMMARY;
 	if (m->fmt == RM_FMT_LOG)
 		for (size_t i = 0; i < sizeof(log_batch) / sizeof(log_batch[0]); i++)
@@ -627,62 +675,29 @@ static int check_batch(const struct rm_batch *b, char *why, size_t whylen)
 #undef HAS
 }
 
-/* A cumulative counter's value: NaN when absent or null. */
-static int counter(const struct rm_field *f, double *out, char *why, size_t whylen)
-{
-	*out = NAN;
-	if (!f)
-		return 0;
-	int rc = rm_field_num(f, out);
-	if (rc == 0)
-		*out = NAN;
-	else if (rc < 0 || !(*out >= 0 && *out < 9007199254740992.0)) {
-		snprintf(why, whylen, "'%.*s' is not a counter (a non-negative number)", (int)f->klen, f->key);
-		return -1;
-	}
-	return 0;
-}
-
-/* Cumulative counters become per-batch amounts: the growth since the last
- * row that had them, over the steps in between. A counter that falls (a
- * new epoch for Marian's Sen., a restart) or a step that does not advance
- * starts the differencing over, and that interval gets nothing: its start
- * is unknown. The batch's own values win where both are given. */
-static int cumulative(struct rm_mapper *m, const struct rm_field *const *pick, struct rm_record *rec, char *why,
-                      size_t whylen)
-{
-	double tok, n;
-	if (counter(pick[T_CUM_TOKENS], &tok, why, whylen) || counter(pick[T_CUM_N], &n, why, whylen))
-		return -1;
-	if (isnan(tok) && isnan(n))
-		return 0;
-	int usable = m->cum_have && rec->step > m->cum_step && !(tok < m->cum_tokens) && !(n < m->cum_n) &&
-	             isnan(tok) == isnan(m->cum_tokens) && isnan(n) == isnan(m->cum_n);
-	double steps = (double)(rec->step - m->cum_step), dt = tok - m->cum_tokens, dn = n - m->cum_n;
-	m->cum_have = 1;
-	m->cum_step = rec->step;
-	m->cum_tokens = tok;
-	m->cum_n = n;
-	if (!usable || !(dt > 0 || dn > 0))
-		return 0;
-	struct rm_batch *b = &rec->b;
-#define HAS(f)    ((b->have >> (f)) & 1)
-#define SET(f, x) (b->v[f] = (x), b->have |= 1u << (f))
-	if (dt > 0 && !HAS(RM_B_TOKENS))
-		SET(RM_B_TOKENS, round(dt / steps));
-	if (dn > 0 && !HAS(RM_B_N))
-		SET(RM_B_N, fmax(1, round(dn / steps)));
-	if (dt > 0 && dn > 0 && !HAS(RM_B_MEAN_LEN))
-		SET(RM_B_MEAN_LEN, dt / dn);
-#undef HAS
-#undef SET
-	return 0;
-}
-
 static const enum rm_step_field step_field_of[] = {
     [T_LOSS] = RM_S_LOSS,           [T_LR] = RM_S_LR,           [T_EPOCH] = RM_S_EPOCH,
     [T_GRAD_NORM] = RM_S_GRAD_NORM, [T_RUNTIME] = RM_S_RUNTIME, [T_TS] = RM_S_TS,
 };
+
+/* A log line with a training and a validation loss is read as an eval
+ * ("eval_training_loss", "validation_loss"); where the file's training
+ * lines name their loss the same, it is the step's loss too, with the
+ * line's epoch and rate (the sink's finish drops the eval copy). */
+static void train_loss_of_eval_line(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec)
+{
+	size_t ll = strlen(m->locked[T_LOSS]);
+	double v;
+	for (size_t i = 0; i < row->n; i++) {
+		const struct rm_field *f = &row->f[i];
+		if (f->klen == ll + 5 && !memcmp(f->key, "eval_", 5) && !memcmp(f->key + 5, m->locked[T_LOSS], ll) &&
+		    rm_field_num(f, &v) == 1) {
+			rec->s.v[RM_S_LOSS] = v;
+			rec->s.have |= 1u << RM_S_LOSS;
+			return;
+		}
+	}
+}
 
 int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec, char *why, size_t whylen)
 {
@@ -766,6 +781,8 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		rec->s.v[sf] = v;
 		rec->s.have |= 1u << sf;
 	}
+	if (!pick[T_LOSS] && nevals && m->locked[T_LOSS] && !strncmp(m->locked[T_LOSS], "train", 5))
+		train_loss_of_eval_line(m, row, rec); /* never HF's eval_loss beside its loss */
 	compose_epoch(m, rec);
 	rec->has_step_row = (rec->s.have >> RM_S_LOSS) & 1;
 	for (int t = T_BUCKET; t <= T_LENS; t++) {
@@ -805,8 +822,10 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		rec->b.v[t - T_BUCKET] = v;
 		rec->b.have |= 1u << (t - T_BUCKET);
 	}
-	if ((pick[T_CUM_TOKENS] || pick[T_CUM_N]) && cumulative(m, pick, rec, why, whylen))
+	if ((pick[T_CUM_TOKENS] || pick[T_CUM_N]) && rm_map_cumulative(m, pick, rec, why, whylen))
 		return -1;
+	if (pick[T_TOK_RATE] && !pick[T_CUM_TOKENS]) /* a token counter, where there is one, says it exactly */
+		rm_map_rate_tokens(m, pick, rec);
 	if (rec->b.have || rec->bucket_text) {
 		if (check_batch(&rec->b, why, whylen)) /* as recorded, so the message names what the file says */
 			return -1;

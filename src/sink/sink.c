@@ -188,6 +188,8 @@ static int resolve_text_label(struct rm_sink *k, uint32_t i, struct rm_batch *b,
 	return RM_OK;
 }
 
+#define RANK_MEAN_EVERY 65536 /* rank losses written between two averagings */
+
 static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct rm_err *err)
 {
 	struct rm_import_result *res = k->res;
@@ -199,7 +201,15 @@ static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct 
 	res->rank_losses++;
 	if (rec->b.rank >= res->ranks)
 		res->ranks = rec->b.rank < INT_MAX ? (int)rec->b.rank + 1 : INT_MAX;
-	return rm_store_put_rank_loss(k->st, k->run_id, rec->step, rec->b.rank, rec->s.v[RM_S_LOSS], err);
+	int rc = rm_store_put_rank_loss(k->st, k->run_id, rec->step, rec->b.rank, rec->s.v[RM_S_LOSS], err);
+	/* The steps touched so far get their mean now and then, not all at the
+	 * end: the averaging query's memory grows with the steps it covers. */
+	if (!rc && ++k->rl_pending >= RANK_MEAN_EVERY) {
+		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl_lo, k->rl_hi, err);
+		k->has_rl = 0;
+		k->rl_pending = 0;
+	}
+	return rc;
 }
 
 int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,

@@ -208,4 +208,25 @@ grep -q "batch composition from n_seqs (n), seq_len (mean_len)" "$tmp/lk.out" ||
 q="SELECT group_concat(n || '/' || mean_len || '/' || tokens, ' ') FROM batches WHERE run_id = (SELECT id FROM runs WHERE name = 'lk')"
 [ "$(sqlite3 "$db" "$q")" = "8/500.0/4000 8/700.0/5600" ] || fail "--length-key/--count-key not stored: $(sqlite3 "$db" "$q")"
 
+
+# A loop that never shuffles: the order is named with its repeated spikes,
+# in text, JSON and the findings; the same loop shuffling every epoch is quiet.
+gen=$(dirname "$0")/../tools/epoch_log.py
+python3 "$gen" fixed 5 "$tmp/fixed.log"
+python3 "$gen" shuffled 5 "$tmp/shuffled.log"
+"$runmon" --db "$db" import "$tmp/fixed.log" "$tmp/shuffled.log" >/dev/null || fail "import epoch logs"
+[ "$(rc "$runmon" --db "$db" diagnose fixed)" = 1 ] || fail "fixed order: exit 1 expected: $(head -3 "$tmp/out")"
+grep -q "^VERDICT  warn: the data order repeats every epoch (no shuffle).*the spikes at in-epoch steps 760, 1300 are the same batches" "$tmp/out" \
+	|| grep -q "^VERDICT  warn: the data order repeats every epoch (no shuffle).*the spikes at in-epoch steps 1300, 760 are the same batches" "$tmp/out" \
+	|| fail "fixed-order verdict: $(grep VERDICT "$tmp/out")"
+grep -q "shuffle the data every epoch" "$tmp/out" || fail "fixed-order fix"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM findings f JOIN runs r ON r.id = f.run_id WHERE r.name = 'fixed' AND detector = 'fixed_order'")" = 1 ] \
+	|| fail "fixed_order finding"
+"$runmon" --db "$db" diagnose fixed --json >"$tmp/fixed.json" || [ $? = 1 ]
+python3 -c "import json, sys; o = json.load(open(sys.argv[1]))['order']; sys.exit(not (o['flagged'] and o['epochs'] == 4 and o['epochs_from'] == 'epoch' and len(o['repeated_spikes']) == 2))" "$tmp/fixed.json" \
+	|| fail "order in JSON: $(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['order'])" "$tmp/fixed.json")"
+[ "$(rc "$runmon" --db "$db" diagnose shuffled)" = 0 ] || fail "shuffled epochs: exit 0 expected: $(grep VERDICT "$tmp/out")"
+grep -q "^Order across epochs" "$tmp/out" || fail "order section on the shuffled run"
+if grep -q "repeats every epoch" "$tmp/out"; then fail "shuffled epochs called a fixed order"; fi
+
 echo "e2e diagnose: all checks passed"

@@ -109,6 +109,32 @@ if [ "${RUNMON_UPDATE_GOLDEN:-}" = 1 ]; then
 fi
 diff -u "$data/logs/golden.txt" "$tmp/golden.txt" || fail "log imports differ from tests/data/logs/golden.txt"
 
+# --explain: how a file is read, and nothing written (the database keeps
+# its rows; a database that did not exist is not made).
+before=$(q "SELECT (SELECT COUNT(*) FROM runs) || '/' || (SELECT COUNT(*) FROM steps)")
+"$runmon" --db "$db" import --explain "$data/logs/opennmt.log" >"$tmp/explain" || fail "--explain exit"
+after=$(q "SELECT (SELECT COUNT(*) FROM runs) || '/' || (SELECT COUNT(*) FROM steps)")
+[ "$before" = "$after" ] || fail "--explain wrote: $before -> $after"
+for want in "logs/opennmt.log: read as log (lines of text that are neither JSON lines nor CSV under a header)" \
+	"  record at line 3:" \
+	"xent                         7.69;            -> the loss" \
+	"acc                          4.80;            -> ignored (not a key runmon knows)" \
+	"tok/s                        298/315          -> composition: tokens per second" \
+	"validation_perplexity        410.2            -> an eval metric" \
+	"1 line: no name and number (a banner, a message); the first, line 1:" \
+	"what an import would store (nothing was written):" \
+	"opennmt.log: log -> run 'opennmt': 7 lines, 3 steps (3 new), 2 batches"; do
+	grep -qF "$want" "$tmp/explain" || fail "--explain lacks '$want': $(cat "$tmp/explain")"
+done
+if grep -q "$(printf '\033')" "$tmp/explain"; then fail "--explain shows escapes raw"; fi
+"$runmon" --db "$tmp/never.db" import --explain --format jsonl "$data/logs/megatron-ds.log" >"$tmp/explain" 2>&1 \
+	&& fail "--explain of a log forced as jsonl: exit 2 expected"
+[ ! -e "$tmp/never.db" ] || fail "--explain made a database"
+"$runmon" --db "$tmp/never.db" import --explain --format jsonl --step-key it "$data/plain_iter.jsonl" >"$tmp/explain" || fail "--explain --format"
+grep -q "read as jsonl (given with --format)" "$tmp/explain" || fail "--explain --format: $(head -2 "$tmp/explain")"
+[ ! -e "$tmp/never.db" ] || fail "--explain made a database"
+[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'runmon-explain-*' -newer "$tmp/explain" 2>/dev/null)" ] || fail "--explain left its scratch store"
+
 # Usage errors exit 2.
 set +e
 "$runmon" --db "$db" import >/dev/null 2>&1; [ $? = 2 ] || fail "no file: exit 2"

@@ -13,6 +13,7 @@
 #include "runmon/sim.h"
 #include "runmon/stats.h"
 #include "testutil.h"
+#include "epoch_series.h"
 
 /* Arrays behind a series made from a simulation. */
 struct simrun {
@@ -320,6 +321,37 @@ static void split_on_each_ranks_loss(void **state)
 		rm_diagnosis_release(&d);
 	}
 	assert_true(alarms <= 1);
+}
+
+/* A fixed order is named, with its repeated spikes, over 10 seeds; shuffled
+ * epochs, with or without a schedule that restarts every epoch, never are. */
+static void fixed_order_across_epochs(void **state)
+{
+	struct rm_diagnosis d;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		epoch_series_diagnose(1, 0.08, 0, seed, &d);
+		assert_true(d.order.ok && d.order.by_epoch);
+		assert_int_equal(d.order.epochs, 5);
+		assert_true(d.order.flagged);
+		assert_int_equal(d.rank[0].h, RM_H_FIXED_ORDER);
+		assert_int_equal(d.rank[0].severity, RM_SEV_WARN);
+		assert_int_equal(d.order.nspikes, 2);
+		int64_t a = d.order.spike_pos[0] < d.order.spike_pos[1] ? d.order.spike_pos[0] : d.order.spike_pos[1];
+		assert_int_equal(a, 760);
+		/* its spikes are those batches, not instability */
+		assert_true(d.rank[1].severity < RM_SEV_WARN);
+		rm_diagnosis_release(&d);
+		for (int wave = 0; wave <= 1; wave++) {
+			epoch_series_diagnose(0, 0.08, wave, seed, &d);
+			assert_true(d.order.ok);
+			assert_false(d.order.flagged);
+			assert_true(d.rank[0].h != RM_H_FIXED_ORDER || d.rank[0].severity == RM_SEV_NONE);
+			rm_diagnosis_release(&d);
+		}
+	}
+	/* no epochs known: not tested */
+	epoch_series_diagnose(1, 0.08, 0, 1, &d);
+	rm_diagnosis_release(&d);
 }
 
 /* The runs test's threshold (z <= -4): a mildly streaky order (each batch
@@ -1306,6 +1338,7 @@ int main(void)
 	    cmocka_unit_test(split_recovers_levels),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
 	    cmocka_unit_test(split_on_each_ranks_loss),
+	    cmocka_unit_test(fixed_order_across_epochs),
 	    cmocka_unit_test(runs_threshold_catches_mild_streaks),
 	    cmocka_unit_test(spikes_of_seven_sigma_are_found),
 	    cmocka_unit_test(resets_without_an_enriched_bucket_do_not_cluster),

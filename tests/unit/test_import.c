@@ -519,6 +519,8 @@ static void step_as_text_of_total(void **state)
 	assert_int_equal(rep.r[0].first_step, 1);
 	assert_int_equal(rep.r[0].last_step, 4);
 	assert_non_null(strstr(rep.r[0].composition, "tokens_this_step (tokens)"));
+	assert_int_equal(rep.r[0].batches, 4); /* the summary's tokens_this_step is no batch of its own */
+	assert_int_equal(rep.r[0].ignored, 2);
 	rm_import_report_release(&rep);
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss, ';') FROM steps"),
 	                    "1=1.92089844;2=2.71411133;3=1.5;4=1.4");

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runmon/import.h"
@@ -45,6 +46,8 @@ static void dialects(void **state)
 	    {"fairseq-hydra.log", 4, 1, 4, 100, 400, "loss", "bsz (n), wpb (tokens)"},
 	    {"fairseq-resumed.log", 8, 1, 8, 100, 600, "loss", "bsz (n), wpb (tokens)"},
 	    {"marian.log", 5, 3, 3, 1000, 5000, "cost", "sen (cumulative sequences"},
+	    /* Marian 1.7: no "* N", no "after": words/s x Time gives the tokens */
+	    {"marian17.log", 4, 0, 3, 500, 2000, "cost", "words/s (tokens per second x the interval's seconds)"},
 	    {"megatron.log", 4, 1, 3, 10, 40, "lm_loss", "consumed_samples"},
 	    {"nanogpt.log", 6, 2, 0, 0, 260, "loss", NULL},
 	    {"modded-nanogpt.log", 4, 2, 0, 2, 126, "train_loss", NULL},
@@ -53,7 +56,7 @@ static void dialects(void **state)
 	    /* a record over indented lines, a settings repr with epoch=None */
 	    {"olmo.log", 3, 0, 2, 1, 3, "train/crossentropyloss", "throughput/total_tokens"},
 	    /* colour codes and indentation around "Step N/M; ... xent: X" */
-	    {"opennmt.log", 3, 2, 0, 100, 300, "xent", NULL},
+	    {"opennmt.log", 3, 2, 2, 100, 300, "xent", "tok/s (tokens per second x the interval's seconds)"},
 	    /* the leading space before "iteration", DeepSpeed's "steps: N" */
 	    {"megatron-ds.log", 3, 0, 3, 1, 3, "loss", "consumed_tokens"},
 	    /* a config dict with bare words that mentions loss: no record */
@@ -107,6 +110,24 @@ static void dialect_values(void **state)
 		rm_import_report_release(&rep);
 	}
 #define RUN(name) "(SELECT id FROM runs WHERE name = '" name "')"
+	/* Marian 1.7: the interval's tokens are words/s x Time over its 500
+	 * steps, its sentences the growth of Sen.; OpenNMT-py: the target
+	 * side of "298/315 tok/s" times the growth of the elapsed "sec". */
+	{
+		struct rm_import_opts o = {0};
+		struct rm_import_report rep;
+		struct rm_err err;
+		assert_int_equal(imp(db, &o, log_path("marian17.log"), &rep, &err), 0);
+		rm_import_report_release(&rep);
+		assert_int_equal(imp(db, &o, log_path("opennmt.log"), &rep, &err), 0);
+		rm_import_report_release(&rep);
+	}
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || ':' || tokens || '/' || n, ',') FROM batches"
+	                                  " WHERE run_id = " RUN("marian17")),
+	                    "1000:1085/128,1500:1353/128,2000:810/128");
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || ':' || tokens, ',') FROM batches"
+	                                  " WHERE run_id = " RUN("opennmt")),
+	                    "200:543,300:572");
 	/* fairseq: numeric strings; wpb / bsz per batch; the valid line's step
 	 * is valid_num_updates; the end-of-epoch [train] summary is no step. */
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 200 AND run_id = " RUN("fairseq-hydra")) ==
@@ -306,6 +327,40 @@ static void ranks_and_epochs(void **state)
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 7") == 1.9);
 }
 
+/* Many rank losses: the steps' means are taken in windows as the import
+ * goes (memory flat), and every step gets the mean of all its ranks, also
+ * when one rank's lines run a few steps behind the other's across a window. */
+static void rank_means_in_windows(void **state)
+{
+	enum { STEPS = 34000, LAG = 3 };
+	size_t cap = (size_t)STEPS * 2 * 48, len = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	for (int t = 0; t < STEPS + LAG; t++) {
+		if (t < STEPS)
+			len += (size_t)snprintf(text + len, cap - len, "[rank0]: step=%d loss=%d.5 tokens=100\n", t,
+			                        t % 7);
+		if (t >= LAG)
+			len += (size_t)snprintf(text + len, cap - len, "[rank1]: step=%d loss=%d.25 tokens=90\n",
+			                        t - LAG, (t - LAG) % 5);
+	}
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("manyranks.log", text, &o, 0, &rep, &err, &db);
+	free(text);
+	assert_int_equal(rep.r[0].steps, STEPS);
+	assert_int_equal(rep.r[0].rank_losses, 2 * STEPS);
+	rm_import_report_release(&rep);
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps s WHERE s.loss IS NULL OR abs(s.loss - (SELECT"
+	                              " avg(loss) FROM rank_losses r WHERE r.run_id = s.run_id AND r.step = s.step))"
+	                              " > 1e-12"),
+	                 0);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 33000") ==
+	            ((33000 % 7 + 0.5) + (33000 % 5 + 0.25)) / 2);
+}
+
 /* Training and validation loss on one line: the training loss is the
  * step's, the validation loss an eval of the same step, whether some lines
  * carry the training loss alone or every line carries both; nanoGPT's
@@ -330,6 +385,7 @@ static void train_and_val_on_one_line(void **state)
 	assert_string_equal(rep.r[0].loss_key, "training_loss");
 	rm_import_report_release(&rep);
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 20") == 4.7);
+	assert_true(tu_q_dbl(db, "SELECT epoch FROM steps WHERE step = 20") == 1); /* the line's epoch kept */
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(key || '@' || step || '=' || value) FROM evals"),
 	                    "validation_loss@20=4.95");
 	import_text("every.log", every, &o, 0, &rep, &err, &db);
@@ -555,6 +611,7 @@ int main(void)
 	    cmocka_unit_test(ranks_and_epochs),
 	    cmocka_unit_test(no_loss_key_names_the_keys),
 	    cmocka_unit_test(train_and_val_on_one_line),
+	    cmocka_unit_test(rank_means_in_windows),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),
 	    cmocka_unit_test(not_records),

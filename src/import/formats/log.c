@@ -64,13 +64,15 @@ static const char *make_key(struct log_line *ll, const char *const *w, const siz
 	for (int i = 0; i < nw; i++) {
 		if (k && k < sizeof(key) - 1)
 			key[k++] = '_';
-		for (size_t j = 0; j < wl[i] && k < sizeof(key) - 1; j++)
-			key[k++] = (char)tolower((unsigned char)w[i][j]);
+		for (size_t j = 0; j < wl[i] && k < sizeof(key) - 1; j++) {
+			char c = w[i][j];
+			key[k++] = c >= 'A' && c <= 'Z' ? (char)(c | 0x20) : c;
+		}
 	}
-	while (k && strchr(":.=,", key[k - 1]))
+	while (k && (key[k - 1] == ':' || key[k - 1] == '.' || key[k - 1] == '=' || key[k - 1] == ','))
 		k--;
 	size_t lead = 0;
-	while (lead < k && strchr("|-*", key[lead]))
+	while (lead < k && (key[lead] == '|' || key[lead] == '-' || key[lead] == '*'))
 		lead++;
 	if (lead == k)
 		return NULL;
@@ -131,9 +133,15 @@ static int split_glued(const char *t, size_t n, size_t *at)
 
 static int is_level(const char *t, size_t n)
 {
-	static const char *const levels[] = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "INFO:", NULL};
-	for (int i = 0; levels[i]; i++)
-		if (strlen(levels[i]) == n && !memcmp(t, levels[i], n))
+	static const struct {
+		const char *s;
+		size_t n;
+	} levels[] = {{"INFO", 4},  {"DEBUG", 5},    {"WARNING", 7}, {"WARN", 4},
+	              {"ERROR", 5}, {"CRITICAL", 8}, {"INFO:", 5}};
+	if (n < 4 || n > 8 || t[0] < 'C' || t[0] > 'W') /* upper case words only */
+		return 0;
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (levels[i].n == n && !memcmp(t, levels[i].s, n))
 			return 1;
 	return 0;
 }
@@ -170,7 +178,8 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 		double v;
 		size_t klen;
 		const char *key;
-		if (first && !rm_log_number(t, tl, &v))
+		int num = rm_log_number(t, tl, &v);
+		if (first && !num)
 			nw = 0; /* the carried key names only a number that opens the field */
 		if (tl == 1 && (*t == '=' || *t == ':') && nw && later)
 			continue; /* "epoch 2, step 30750, training loss = 4.33": the sign between
@@ -190,7 +199,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 					add_text(ll, key, klen, val, vl);
 			}
 			nw = 0, lonely = NULL;
-		} else if (rm_log_number(t, tl, &v)) {
+		} else if (num) {
 			if (nw && (key = make_key(ll, w, wl, nw, &klen)))
 				add_pair(ll, key, klen, t, tl, v);
 			else
@@ -215,7 +224,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			}
 			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
 				const char *kw[1] = {t};
-				size_t kl[1] = {tl};
+				size_t kl[1] = {ul};
 				if ((key = make_key(ll, kw, kl, 1, &klen)))
 					add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
 				lonely = NULL;
@@ -488,8 +497,10 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 	}
 	while (len && isspace((unsigned char)line[len - 1]))
 		len--;
-	if (!len)
+	if (!len) {
+		snprintf(why, whylen, "blank (a progress bar's last frame)");
 		return LINE_NONE;
+	}
 	char *brace = memchr(line, '{', len);
 	if (brace && line[len - 1] == '}') {
 		size_t plen = (size_t)(brace - line), olen = len - plen;
@@ -508,15 +519,20 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 		if (!bad)
 			return LINE_RECORD;
 		rm_row_clear(&ll->row);
-		if (!rm_log_record_like(obj, olen))
-			return LINE_NONE; /* a config dump, a repr */
+		if (!rm_log_record_like(obj, olen)) {
+			snprintf(why, whylen, "an object that is no record (a config dump, a repr)");
+			return LINE_NONE;
+		}
 		snprintf(why, whylen, "the object after the prefix does not parse: %.200s", perr.msg);
 		return LINE_BAD;
 	}
 	/* A progress bar's frame ("45%|####  | 450/1000 [00:30<00:36, 15.0it/s,
 	 * loss=2.31]") restates a metric the logger records properly. */
-	if (memmem(line, len, "%|", 2) && (memmem(line, len, "it/s", 4) || memmem(line, len, "s/it", 4)))
+	if (memchr(line, '%', len) && memmem(line, len, "%|", 2) &&
+	    (memmem(line, len, "it/s", 4) || memmem(line, len, "s/it", 4))) {
+		snprintf(why, whylen, "a progress bar's frame");
 		return LINE_NONE;
+	}
 	/* Tags in brackets before the record: "[valid]" marks an evaluation. */
 	size_t i = 0;
 	while (i < len) {
@@ -543,8 +559,12 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 		int n = snprintf(ll->rankbuf, sizeof(ll->rankbuf), "%lld", (long long)rank);
 		add_pair(ll, "rank", 4, ll->rankbuf, (size_t)n, (double)rank);
 	}
-	if (ll->row.n > MAX_RECORD_FIELDS)
-		return LINE_NONE; /* an argument dump, a repr: TrainConfig(... epoch=None ...) */
+	if (ll->row.n > MAX_RECORD_FIELDS) { /* TrainConfig(... epoch=None ...) */
+		snprintf(why, whylen, "over %d name-value pairs (an argument dump, a repr)", MAX_RECORD_FIELDS);
+		return LINE_NONE;
+	}
+	if (!ll->row.n)
+		snprintf(why, whylen, "no name and number (a banner, a message)");
 	return ll->row.n ? LINE_RECORD : LINE_NONE;
 }
 
@@ -702,17 +722,26 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 {
 	enum line_kind kind =
 	    r->has_pattern ? pattern_parse(&r->pattern, &r->ll, line, len) : log_parse(&r->ll, line, len, why, whylen);
+	if (kind == LINE_NONE && r->has_pattern)
+		snprintf(why, whylen, "does not match --pattern");
 	if (kind != LINE_RECORD)
 		return kind;
-	if (r->ll.summary)
+	if (r->ll.summary) {
+		snprintf(why, whylen, "an end-of-epoch summary ([train] ...)");
 		return LINE_NONE;
+	}
 	unsigned set = drop_words(&r->ll, classify_fields(&r->ll, m));
 	set = mark_eval(&r->ll, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
-	for (int t = T_BUCKET; t <= T_CUM_N; t++)
+	for (int t = T_BUCKET; t <= T_TOK_RATE; t++)
 		useful |= HAS_T(set, t) && t != T_RANK && t != T_MICRO && HAS_T(set, T_STEP);
-	if (!useful || HAS_T(set, T_SUMMARY))
+	if (!useful || HAS_T(set, T_SUMMARY)) {
+		snprintf(why, whylen, "%s",
+		         HAS_T(set, T_SUMMARY)
+		             ? "a run summary (train_runtime ...)"
+		             : "no loss, eval, or composition with a step (settings, sizes, timings)");
 		return LINE_NONE;
+	}
 	if (HAS_T(set, T_STEP)) {
 		struct rm_field *f = step_field(&r->ll, m);
 		double v;

@@ -25,6 +25,11 @@ int rm_log_number(const char *s, size_t n, double *out)
 {
 	char buf[64];
 	size_t k = 0, i = 0;
+	/* Most tokens of a line are words: out at once. */
+	unsigned char c0 = n ? (unsigned char)s[0] : 0;
+	if (!(isdigit(c0) || c0 == '-' || c0 == '+' || c0 == '.' || c0 == '[' || c0 == '"' || c0 == '\'' ||
+	      (c0 | 0x20) == 'n' || (c0 | 0x20) == 'i'))
+		return 0;
 	/* A diverged loss: "nan", "inf", "-inf" (Python's and torch's). */
 	{
 		size_t j = n && (s[0] == '-' || s[0] == '+'), m = n;
@@ -82,9 +87,21 @@ int rm_log_number(const char *s, size_t n, double *out)
 int rm_log_has_word(const char *s, size_t n, const char *w)
 {
 	size_t wl = strlen(w);
-	for (size_t i = 0; i + wl <= n; i++)
-		if (tolower((unsigned char)s[i]) == w[0] && !strncasecmp(s + i, w, wl))
+	if (wl > n)
+		return 0;
+	/* w is lower case: its first byte, and the upper case of a letter, are
+	 * looked for with memchr (this runs over every line several times) */
+	unsigned char lo = (unsigned char)w[0], up = (unsigned char)toupper(lo);
+	for (const char *p = s, *end = s + n - wl + 1; p < end;) {
+		const char *a = memchr(p, lo, (size_t)(end - p)),
+		           *b = up != lo ? memchr(p, up, (size_t)(end - p)) : NULL;
+		const char *at = a && (!b || a < b) ? a : b;
+		if (!at)
+			return 0;
+		if (!strncasecmp(at, w, wl))
 			return 1;
+		p = at + 1;
+	}
 	return 0;
 }
 
@@ -176,7 +193,7 @@ int rm_log_continuation(const char *s, size_t n)
  * that count. */
 int rm_log_count_unit(const char *t, size_t n)
 {
-	static const char *const units[] = {"frames", "utterances", NULL};
+	static const char *const units[] = {"frames", "utterances", "sec", NULL};
 	for (int i = 0; units[i]; i++)
 		if (strlen(units[i]) == n && !memcmp(t, units[i], n))
 			return 1;
