@@ -243,6 +243,12 @@ struct rm_track {
 	int64_t max_step;
 };
 
+/* The steps some rows touched: [lo, hi], when has. */
+struct rm_step_range {
+	int64_t lo, hi;
+	int has;
+};
+
 struct rm_sink {
 	struct rm_import_result *res;
 	struct rm_store *st;
@@ -255,16 +261,14 @@ struct rm_sink {
 	size_t ntracks;
 	struct rm_mapper map;
 	const struct rm_import_opts *opts;
-	int64_t *text_id;     /* the store's id of each of map.texts, 0 until resolved (writer side) */
-	uint64_t pause_at;    /* the tests' kill point: pause after this many step rows (0: never) */
-	int64_t rl_lo, rl_hi; /* steps with a rank's loss since the last averaging into the step's */
-	int has_rl;
-	uint64_t rl_pending; /* rank losses written since then */
+	int64_t *text_id;        /* the store's id of each of map.texts, 0 until resolved (writer side) */
+	uint64_t pause_at;       /* the tests' kill point: pause after this many step rows (0: never) */
+	struct rm_step_range rl; /* steps with a rank's loss since the last averaging into the step's */
+	uint64_t rl_pending;     /* rank losses written since then */
 	/* A training loss on an evaluation line ("training loss = 4.33,
 	 * validation loss = 4.92"): the eval key, and the steps evals took. */
 	char *train_eval;
-	int64_t ev_lo, ev_hi;
-	int has_ev;
+	struct rm_step_range ev;
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */

@@ -188,16 +188,21 @@ static int resolve_text_label(struct rm_sink *k, uint32_t i, struct rm_batch *b,
 	return RM_OK;
 }
 
+static void range_add(struct rm_step_range *r, int64_t step)
+{
+	if (!r->has || step < r->lo)
+		r->lo = step;
+	if (!r->has || step > r->hi)
+		r->hi = step;
+	r->has = 1;
+}
+
 #define RANK_MEAN_EVERY 65536 /* rank losses written between two averagings */
 
 static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct rm_err *err)
 {
 	struct rm_import_result *res = k->res;
-	if (!k->has_rl || rec->step < k->rl_lo)
-		k->rl_lo = rec->step;
-	if (!k->has_rl || rec->step > k->rl_hi)
-		k->rl_hi = rec->step;
-	k->has_rl = 1;
+	range_add(&k->rl, rec->step);
 	res->rank_losses++;
 	if (rec->b.rank >= res->ranks)
 		res->ranks = rec->b.rank < INT_MAX ? (int)rec->b.rank + 1 : INT_MAX;
@@ -205,8 +210,8 @@ static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct 
 	/* The steps touched so far get their mean now and then, not all at the
 	 * end: the averaging query's memory grows with the steps it covers. */
 	if (!rc && ++k->rl_pending >= RANK_MEAN_EVERY) {
-		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl_lo, k->rl_hi, err);
-		k->has_rl = 0;
+		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl.lo, k->rl.hi, err);
+		k->rl.has = 0;
 		k->rl_pending = 0;
 	}
 	return rc;
@@ -264,11 +269,7 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 			if (!k->train_eval && !strncmp(ev[i].key, "eval_train", 10))
 				k->train_eval = rm_xstrdup(ev[i].key);
 		}
-		if (!k->has_ev || rec->step < k->ev_lo)
-			k->ev_lo = rec->step;
-		if (!k->has_ev || rec->step > k->ev_hi)
-			k->ev_hi = rec->step;
-		k->has_ev = 1;
+		range_add(&k->ev, rec->step);
 		res->evals++;
 	}
 	return RM_OK;
@@ -287,23 +288,23 @@ static int promote_train_eval(struct rm_sink *k, struct rm_err *err)
 	if (locked ? strcmp(locked, name) != 0 : rm_mapper_target(&k->map, name, strlen(name), &prio) != T_LOSS)
 		return RM_OK;
 	int64_t n = 0;
-	int rc = rm_store_promote_eval(k->st, k->run_id, k->train_eval, k->ev_lo, k->ev_hi, &n, err);
+	int rc = rm_store_promote_eval(k->st, k->run_id, k->train_eval, k->ev.lo, k->ev.hi, &n, err);
 	if (rc)
 		return rc;
 	k->res->steps += (uint64_t)n;
 	if (!locked)
 		k->map.locked[T_LOSS] = rm_xstrdup(name);
-	if (k->res->first_step < 0 || k->ev_lo < k->res->first_step)
-		k->res->first_step = k->ev_lo;
-	if (k->ev_hi > k->res->last_step)
-		k->res->last_step = k->ev_hi;
-	if (!k->has_low || k->ev_lo < k->low) { /* new_steps counts from here */
+	if (k->res->first_step < 0 || k->ev.lo < k->res->first_step)
+		k->res->first_step = k->ev.lo;
+	if (k->ev.hi > k->res->last_step)
+		k->res->last_step = k->ev.hi;
+	if (!k->has_low || k->ev.lo < k->low) { /* new_steps counts from here */
 		int64_t before;
-		if ((rc = rm_store_count_steps(k->st, k->run_id, k->ev_lo, k->has_low ? k->low : INT64_MAX, &before,
+		if ((rc = rm_store_count_steps(k->st, k->run_id, k->ev.lo, k->has_low ? k->low : INT64_MAX, &before,
 		                               err)))
 			return rc;
 		k->steps_before += before - n;
-		k->low = k->ev_lo;
+		k->low = k->ev.lo;
 		k->has_low = 1;
 	}
 	return RM_OK;
@@ -329,8 +330,8 @@ int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 	int64_t after = 0;
 	int rc = k->train_eval ? promote_train_eval(k, err) : RM_OK;
 	const char *loss_key = k->map.locked[T_LOSS];
-	if (!rc && k->has_rl)
-		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl_lo, k->rl_hi, err);
+	if (!rc && k->rl.has)
+		rc = rm_store_mean_rank_losses(k->st, k->run_id, k->rl.lo, k->rl.hi, err);
 	if (!rc && k->has_low)
 		rc = rm_store_count_steps(k->st, k->run_id, k->low, INT64_MAX, &after, err);
 	if (rc)
