@@ -452,12 +452,20 @@ static enum rm_target classify(const struct rm_mapper *m, const char *key, size_
 	return T_NONE;
 }
 
+/* Eight bytes a step, each mixed by a multiply and a shift (a key is
+ * hashed several times a line; byte-wise FNV was a tenth of a log's read). */
 static uint32_t hash(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xff51afd7ed558ccdu;
+	return (uint32_t)(h ^ (h >> 29));
 }
 
 static struct rm_map_slot *slot_for(struct rm_map_slot *cache, uint32_t cap, const char *key, size_t klen, uint32_t h)

@@ -166,10 +166,10 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 		*ncarry = 0;
 	}
 	for (int first = 1; i < n; first = 0) {
-		while (i < n && isspace((unsigned char)s[i]))
+		while (i < n && rm_log_space((unsigned char)s[i]))
 			i++;
 		size_t st = i;
-		while (i < n && !isspace((unsigned char)s[i]))
+		while (i < n && !rm_log_space((unsigned char)s[i]))
 			i++;
 		if (i == st)
 			break;
@@ -207,7 +207,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			nw = 0;
 		} else if (rm_log_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
 			size_t ul = tl;
-			while (ul && strchr(".,;]", t[ul - 1]))
+			while (ul && (t[ul - 1] == '.' || t[ul - 1] == ',' || t[ul - 1] == ';' || t[ul - 1] == ']'))
 				ul--;
 			if (lonely && rm_log_count_unit(t, ul)) { /* "over 52.00 utterances" */
 				const char *kw[1] = {t};
@@ -248,31 +248,55 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 	}
 }
 
-/* Length of the field separator at s: " | ", "|", ", ", " : ", or 0. */
-static size_t separator(const char *s, size_t left)
+/* Does the word x hold byte b? (a zero byte of x ^ b..b, found the way of
+ * "Bit Twiddling Hacks": (y - 0x01..01) & ~y & 0x80..80 is nonzero.) */
+static inline uint64_t word_has(uint64_t x, unsigned char b)
 {
-	if (*s == '|')
-		return 1;
-	if (*s == ',' && left > 1 && s[1] == ' ')
-		return 2;
-	if (*s == ' ' && left > 2 && s[1] == ':' && s[2] == ' ')
-		return 3;
-	return 0;
+	uint64_t y = x ^ (0x0101010101010101u * b);
+	return (y - 0x0101010101010101u) & ~y & 0x8080808080808080u;
 }
 
+/* The index of the next '|', ',' or ':' in s[i..n), or n: eight bytes a
+ * step where none is (a line's fields are long beside its separators). */
+static size_t next_sep_char(const char *s, size_t i, size_t n)
+{
+	for (uint64_t w; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (word_has(w, '|') | word_has(w, ',') | word_has(w, ':'))
+			break;
+	}
+	while (i < n && !rm_log_sep_char((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* Splits s into fields at the separators " | ", "|", ", " and " : " and
+ * reads each; a key with no number carries over to the next field. */
 static void pairs(struct log_line *ll, const char *s, size_t n)
 {
 	const char *carry_w[MAX_KEY_WORDS];
 	size_t carry_l[MAX_KEY_WORDS];
 	int ncarry = 0;
-	size_t st = 0;
-	for (size_t i = 0; i <= n; i++) {
-		size_t sep = i < n ? separator(s + i, n - i) : 1;
-		if (!sep)
+	size_t st = 0, i = 0;
+	for (;;) {
+		i = next_sep_char(s, i, n);
+		size_t end = i, next;
+		if (i == n) {
+			end = n, next = n;
+		} else if (s[i] == '|') {
+			next = i + 1;
+		} else if (s[i] == ',' && i + 1 < n && s[i + 1] == ' ') {
+			next = i + 2;
+		} else if (s[i] == ':' && i > st && s[i - 1] == ' ' && i + 1 < n && s[i + 1] == ' ') {
+			end = i - 1, next = i + 2;
+		} else {
+			i++;
 			continue;
-		field_pairs(ll, s + st, i - st, carry_w, carry_l, &ncarry, st > 0);
-		i += sep - 1;
-		st = i + 1;
+		}
+		field_pairs(ll, s + st, end - st, carry_w, carry_l, &ncarry, st > 0);
+		if (i == n)
+			return;
+		st = i = next;
 	}
 }
 

@@ -8,8 +8,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Character classes of the reader's scans, one table lookup each (the
+ * reader looks at every byte of every line several times; the C locale's
+ * classes, which <ctype.h> gives through a call and a pointer). */
+enum { RM_LOG_SPACE = 1, RM_LOG_KEY = 2, RM_LOG_SEP = 4, RM_LOG_DIGIT = 8, RM_LOG_NUM0 = 16 };
+extern const unsigned char rm_log_class[256];
+
+static inline int rm_log_space(unsigned char c)
+{
+	return rm_log_class[c] & RM_LOG_SPACE;
+}
+
 /* Can c start a key ("lr", "_step", "(embed)")? */
-int rm_log_key_start(int c);
+static inline int rm_log_key_start(unsigned char c)
+{
+	return rm_log_class[c] & RM_LOG_KEY;
+}
+
+/* Could c begin a number as logs write it ("-1.5", "[0.1]", "nan")? */
+static inline int rm_log_num_start(unsigned char c)
+{
+	return rm_log_class[c] & RM_LOG_NUM0;
+}
+
+/* Could c begin a field separator (" | ", ", ", " : ")? */
+static inline int rm_log_sep_char(unsigned char c)
+{
+	return rm_log_class[c] & RM_LOG_SEP;
+}
 /* Parses a number as logs write it: "1,702,559", "221.07s", "410ms",
  * "12.34%", "100/500000" (the first), "7.45E+00", "[0.0001]", "001",
  * "nan", "inf". Returns 1 and *out, or 0. */

@@ -13,10 +13,22 @@
 #include "log_internal.h"
 #include "runmon/parse.h"
 
-int rm_log_key_start(int c)
-{
-	return isalpha(c) || c == '_' || c == '(';
-}
+#define SPACES(x) [' '] = (x), ['\t'] = (x), ['\n'] = (x), ['\v'] = (x), ['\f'] = (x), ['\r'] = (x)
+#define RANGE10(x, c0)                                                                                                 \
+	[c0] = (x), [c0 + 1] = (x), [c0 + 2] = (x), [c0 + 3] = (x), [c0 + 4] = (x), [c0 + 5] = (x), [c0 + 6] = (x),    \
+	[c0 + 7] = (x), [c0 + 8] = (x), [c0 + 9] = (x)
+#define LETTERS(c0)                                                                                                    \
+	RANGE10(RM_LOG_KEY, c0), RANGE10(RM_LOG_KEY, c0 + 10), [c0 + 20] = RM_LOG_KEY, [c0 + 21] = RM_LOG_KEY,         \
+	                                                             [c0 + 22] = RM_LOG_KEY, [c0 + 23] = RM_LOG_KEY,   \
+	                                                             [c0 + 24] = RM_LOG_KEY, [c0 + 25] = RM_LOG_KEY
+
+const unsigned char rm_log_class[256] = {
+    SPACES(RM_LOG_SPACE), LETTERS('a'),        LETTERS('A'),
+    ['_'] = RM_LOG_KEY,   ['('] = RM_LOG_KEY,  ['|'] = RM_LOG_SEP,
+    [','] = RM_LOG_SEP,   [':'] = RM_LOG_SEP,  RANGE10(RM_LOG_DIGIT | RM_LOG_NUM0, '0'),
+    ['-'] = RM_LOG_NUM0,  ['+'] = RM_LOG_NUM0, ['.'] = RM_LOG_NUM0,
+    ['['] = RM_LOG_NUM0,  ['"'] = RM_LOG_NUM0, ['\''] = RM_LOG_NUM0,
+};
 
 /* Parses a number as logs write it: "1,702,559", "221.07s", "410ms",
  * "12.34%", "100/500000" (the first), "7.45E+00", "[0.0001]", "001".
@@ -27,13 +39,12 @@ int rm_log_number(const char *s, size_t n, double *out)
 	size_t k = 0, i = 0;
 	/* Most tokens of a line are words: out at once. */
 	unsigned char c0 = n ? (unsigned char)s[0] : 0;
-	if (!(isdigit(c0) || c0 == '-' || c0 == '+' || c0 == '.' || c0 == '[' || c0 == '"' || c0 == '\'' ||
-	      (c0 | 0x20) == 'n' || (c0 | 0x20) == 'i'))
+	if (!rm_log_num_start(c0) && (c0 | 0x20) != 'n' && (c0 | 0x20) != 'i')
 		return 0;
 	/* A diverged loss: "nan", "inf", "-inf" (Python's and torch's). */
-	{
+	if (!(rm_log_class[c0] & RM_LOG_DIGIT)) {
 		size_t j = n && (s[0] == '-' || s[0] == '+'), m = n;
-		while (m > j && strchr(",;", s[m - 1]))
+		while (m > j && (s[m - 1] == ',' || s[m - 1] == ';'))
 			m--;
 		if ((m - j == 3 && !strncasecmp(s + j, "nan", 3)) || (m - j == 3 && !strncasecmp(s + j, "inf", 3)) ||
 		    (m - j == 8 && !strncasecmp(s + j, "infinity", 8))) {
@@ -209,7 +220,16 @@ int rm_log_count_unit(const char *t, size_t n)
 int64_t rm_log_open_groups(char *s, size_t n)
 {
 	int64_t rank = -1;
+	const char *paren = memchr(s, '(', n), *bracket = memchr(s, '[', n);
 	for (size_t i = 0; i < n; i++) {
+		/* only a '(' or a '[' opens anything: skip to the nearer (memchr) */
+		if (paren && paren < s + i)
+			paren = memchr(s + i, '(', n - i);
+		if (bracket && bracket < s + i)
+			bracket = memchr(s + i, '[', n - i);
+		if (!paren && !bracket)
+			break;
+		i = (size_t)((paren && (!bracket || paren < bracket) ? paren : bracket) - s);
 		if (s[i] == '(' && (i == 0 || isspace((unsigned char)s[i - 1])) && i + 4 < n &&
 		    isdigit((unsigned char)s[i + 1])) {
 			size_t j = i + 1;
