@@ -83,9 +83,13 @@ int rm_store_put_batch(struct rm_store *st, int64_t run_id, const struct rm_batc
 int rm_store_put_rank_loss(struct rm_store *st, int64_t run_id, int64_t step, int64_t rank, double loss,
                            struct rm_err *err);
 /* Moves eval key's values of steps [lo, hi] to the steps' loss (a step
- * that has a row keeps it); *moved gets the step rows made. */
-int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi, int64_t *moved,
-                          struct rm_err *err);
+ * that has a row keeps it), with the epoch eval epoch_key holds at each
+ * step; *moved gets the step rows made. */
+int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, const char *epoch_key, int64_t lo,
+                          int64_t hi, int64_t *moved, struct rm_err *err);
+/* Deletes eval key's rows of steps [lo, hi]. */
+int rm_store_drop_evals(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi,
+                        struct rm_err *err);
 int rm_store_mean_rank_losses(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, struct rm_err *err);
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
                       struct rm_err *err);

@@ -13,6 +13,11 @@
 
 #include "runmon/sink.h"
 
+/* The eval key holding, until the import's end, the epoch of a line read
+ * as an eval with a training loss: no reader makes a key with spaces and
+ * parentheses, and the rows are gone when the import finishes. */
+#define TRAIN_EVAL_EPOCH "(epoch of a training loss read as an eval)"
+
 /* ---- report ------------------------------------------------------------ */
 
 struct rm_import_result *rm_import_result_add(struct rm_import_report *rep, const char *path, const char *run_name,
@@ -263,12 +268,21 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 		res->batches++;
 	}
 	if (rec->is_eval && nev) {
+		int train = 0;
 		for (size_t i = 0; i < nev; i++) {
 			if ((rc = rm_store_put_eval(k->st, k->run_id, rec->step, ev[i].key, ev[i].value, err)))
 				return rc;
-			if (!k->train_eval && !strncmp(ev[i].key, "eval_train", 10))
-				k->train_eval = rm_xstrdup(ev[i].key);
+			if (!strncmp(ev[i].key, "eval_train", 10)) {
+				train = 1;
+				if (!k->train_eval)
+					k->train_eval = rm_xstrdup(ev[i].key);
+			}
 		}
+		/* the epoch a training loss read as an eval goes with it to the
+		 * steps if promoted (the fixed-order test needs it) */
+		if (train && !rec->has_step_row && ((rec->s.have >> RM_S_EPOCH) & 1) &&
+		    (rc = rm_store_put_eval(k->st, k->run_id, rec->step, TRAIN_EVAL_EPOCH, rec->s.v[RM_S_EPOCH], err)))
+			return rc;
 		range_add(&k->ev, rec->step);
 		res->evals++;
 	}
@@ -286,9 +300,11 @@ static int promote_train_eval(struct rm_sink *k, struct rm_err *err)
 	const char *name = k->train_eval + 5, *locked = k->map.locked[T_LOSS];
 	int prio;
 	if (locked ? strcmp(locked, name) != 0 : rm_mapper_target(&k->map, name, strlen(name), &prio) != T_LOSS)
-		return RM_OK;
+		return rm_store_drop_evals(k->st, k->run_id, TRAIN_EVAL_EPOCH, k->ev.lo, k->ev.hi, err);
 	int64_t n = 0;
-	int rc = rm_store_promote_eval(k->st, k->run_id, k->train_eval, k->ev.lo, k->ev.hi, &n, err);
+	int rc = rm_store_promote_eval(k->st, k->run_id, k->train_eval, TRAIN_EVAL_EPOCH, k->ev.lo, k->ev.hi, &n, err);
+	if (!rc)
+		rc = rm_store_drop_evals(k->st, k->run_id, TRAIN_EVAL_EPOCH, k->ev.lo, k->ev.hi, err);
 	if (rc)
 		return rc;
 	k->res->steps += (uint64_t)n;

@@ -98,30 +98,41 @@ static void bind_key_range(struct rm_dbq *s, int64_t run_id, const char *key, in
 	rm_dbq_int(s, 4, hi);
 }
 
-int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi, int64_t *moved,
-                          struct rm_err *err)
+int rm_store_drop_evals(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi,
+                        struct rm_err *err)
 {
-	struct rm_dbq *s = rm_st_prepare(st,
-	                                 "INSERT INTO steps(run_id, step, loss, nan_mask)"
-	                                 " SELECT run_id, step, value, CASE WHEN value IS NULL THEN 1 ELSE 0 END"
-	                                 " FROM evals WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4"
-	                                 " ON CONFLICT(run_id, step) DO NOTHING RETURNING step",
-	                                 err);
+	struct rm_dbq *s =
+	    rm_st_prepare(st, "DELETE FROM evals WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4", err);
+	if (!s)
+		return RM_E_STORE;
+	bind_key_range(s, run_id, key, lo, hi);
+	return rm_st_run_once(st, s, err, "cannot drop eval rows");
+}
+
+int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, const char *epoch_key, int64_t lo,
+                          int64_t hi, int64_t *moved, struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(
+	    st,
+	    "INSERT INTO steps(run_id, step, loss, epoch, nan_mask)"
+	    " SELECT run_id, step, value,"
+	    " (SELECT x.value FROM evals AS x WHERE x.run_id = e.run_id AND x.step = e.step AND x.key = ?5),"
+	    " CASE WHEN value IS NULL THEN 1 ELSE 0 END"
+	    " FROM evals AS e WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4"
+	    " ON CONFLICT(run_id, step) DO NOTHING RETURNING step",
+	    err);
 	int rc;
 	*moved = 0;
 	if (!s)
 		return RM_E_STORE;
 	bind_key_range(s, run_id, key, lo, hi);
+	rm_dbq_text(s, 5, epoch_key, -1);
 	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW)
 		++*moved;
 	rm_dbq_finalize(s);
 	if (rc < 0)
 		return -rc;
-	s = rm_st_prepare(st, "DELETE FROM evals WHERE run_id = ?1 AND key = ?2 AND step BETWEEN ?3 AND ?4", err);
-	if (!s)
-		return RM_E_STORE;
-	bind_key_range(s, run_id, key, lo, hi);
-	return rm_st_run_once(st, s, err, "cannot move a training loss to the steps");
+	return rm_store_drop_evals(st, run_id, key, lo, hi, err);
 }
 
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,

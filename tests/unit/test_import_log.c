@@ -370,9 +370,9 @@ static void train_and_val_on_one_line(void **state)
 	static const char some[] = "epoch 1, step 10, training loss = 4.90\n"
 	                           "epoch 1, step 20, training loss = 4.70, validation loss = 4.95\n"
 	                           "epoch 1, step 30, training loss = 4.60\n";
-	static const char every[] = "step 100: train loss 3.90, val loss 4.10\n"
-	                            "step 200: train loss 3.70, val loss 4.00\n";
-	static const char nanogpt[] = "step 0: train loss 10.90, val loss 10.95\n"
+	static const char every[] = "epoch 1, step 100: train loss 3.90, val loss 4.10\n"
+	                            "epoch 2, step 200: train loss 3.70, val loss 4.00\n";
+	static const char nanogpt[] = "epoch 1, step 0: train loss 10.90, val loss 10.95\n"
 	                              "iter 0: loss 10.88, time 20ms\n"
 	                              "iter 1: loss 10.50, time 20ms\n";
 	struct rm_import_opts o = {0};
@@ -395,12 +395,16 @@ static void train_and_val_on_one_line(void **state)
 	assert_string_equal(rep.r[0].loss_key, "train_loss");
 	rm_import_report_release(&rep);
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 200") == 3.7);
+	/* the epoch goes with the promoted loss (the fixed-order test reads it) */
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || ':' || epoch) FROM steps"), "100:1.0,200:2.0");
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(DISTINCT key) FROM evals"), "val_loss");
 	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM evals WHERE key = 'val_loss'"), 2);
 	import_text("nanogpt-order.log", nanogpt, &o, 0, &rep, &err, &db);
 	assert_string_equal(rep.r[0].loss_key, "loss");
 	rm_import_report_release(&rep);
 	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 0") == 10.88);
 	assert_true(tu_q_dbl(db, "SELECT value FROM evals WHERE key = 'eval_train_loss' AND step = 0") == 10.9);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(DISTINCT key) FROM evals"), "eval_train_loss,val_loss");
 }
 
 /* A log whose loss is under a name runmon does not know is no success:

@@ -131,21 +131,6 @@ static int split_glued(const char *t, size_t n, size_t *at)
 	return 0;
 }
 
-static int is_level(const char *t, size_t n)
-{
-	static const struct {
-		const char *s;
-		size_t n;
-	} levels[] = {{"INFO", 4},  {"DEBUG", 5},    {"WARNING", 7}, {"WARN", 4},
-	              {"ERROR", 5}, {"CRITICAL", 8}, {"INFO:", 5}};
-	if (n < 4 || n > 8 || t[0] < 'C' || t[0] > 'W') /* upper case words only */
-		return 0;
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (levels[i].n == n && !memcmp(t, levels[i].s, n))
-			return 1;
-	return 0;
-}
-
 /* Reads the pairs of one field (text between separators). carry holds a
  * key left by a field with words and no number (Marian's
  * "ce-mean-words : 5.21"). */
@@ -205,7 +190,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			else
 				lonely = t, lonely_len = tl, lonely_v = v;
 			nw = 0;
-		} else if (rm_log_key_start((unsigned char)t[0]) && !is_level(t, tl)) {
+		} else if (rm_log_key_start((unsigned char)t[0]) && !rm_log_is_level(t, tl)) {
 			size_t ul = tl;
 			while (ul && (t[ul - 1] == '.' || t[ul - 1] == ',' || t[ul - 1] == ';' || t[ul - 1] == ']'))
 				ul--;
@@ -248,28 +233,6 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 	}
 }
 
-/* Does the word x hold byte b? (a zero byte of x ^ b..b, found the way of
- * "Bit Twiddling Hacks": (y - 0x01..01) & ~y & 0x80..80 is nonzero.) */
-static inline uint64_t word_has(uint64_t x, unsigned char b)
-{
-	uint64_t y = x ^ (0x0101010101010101u * b);
-	return (y - 0x0101010101010101u) & ~y & 0x8080808080808080u;
-}
-
-/* The index of the next '|', ',' or ':' in s[i..n), or n: eight bytes a
- * step where none is (a line's fields are long beside its separators). */
-static size_t next_sep_char(const char *s, size_t i, size_t n)
-{
-	for (uint64_t w; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		if (word_has(w, '|') | word_has(w, ',') | word_has(w, ':'))
-			break;
-	}
-	while (i < n && !rm_log_sep_char((unsigned char)s[i]))
-		i++;
-	return i;
-}
-
 /* Splits s into fields at the separators " | ", "|", ", " and " : " and
  * reads each; a key with no number carries over to the next field. */
 static void pairs(struct log_line *ll, const char *s, size_t n)
@@ -279,7 +242,7 @@ static void pairs(struct log_line *ll, const char *s, size_t n)
 	int ncarry = 0;
 	size_t st = 0, i = 0;
 	for (;;) {
-		i = next_sep_char(s, i, n);
+		i = rm_log_next_sep(s, i, n);
 		size_t end = i, next;
 		if (i == n) {
 			end = n, next = n;

@@ -40,6 +40,10 @@ static inline int rm_log_sep_char(unsigned char c)
  * "12.34%", "100/500000" (the first), "7.45E+00", "[0.0001]", "001",
  * "nan", "inf". Returns 1 and *out, or 0. */
 int rm_log_number(const char *s, size_t n, double *out);
+/* The index of the next '|', ',' or ':' in s[i..n), or n. */
+size_t rm_log_next_sep(const char *s, size_t i, size_t n);
+/* Is t a log level ("INFO", "WARNING")? */
+int rm_log_is_level(const char *t, size_t n);
 /* Does w (lower case) occur in s[0..n), ignoring case? */
 int rm_log_has_word(const char *s, size_t n, const char *w);
 /* Is name a key of the object text ('name': or "name":)? */

@@ -95,6 +95,44 @@ int rm_log_number(const char *s, size_t n, double *out)
 	return rm_parse_double(buf, k, out);
 }
 
+/* Does the word x hold byte b? (a zero byte of x ^ b..b, found the way of
+ * "Bit Twiddling Hacks": (y - 0x01..01) & ~y & 0x80..80 is nonzero.) */
+static inline uint64_t word_has(uint64_t x, unsigned char b)
+{
+	uint64_t y = x ^ (0x0101010101010101u * b);
+	return (y - 0x0101010101010101u) & ~y & 0x8080808080808080u;
+}
+
+/* The index of the next '|', ',' or ':' in s[i..n), or n: eight bytes a
+ * step where none is (a line's fields are long beside its separators). */
+size_t rm_log_next_sep(const char *s, size_t i, size_t n)
+{
+	for (uint64_t w; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (word_has(w, '|') | word_has(w, ',') | word_has(w, ':'))
+			break;
+	}
+	while (i < n && !rm_log_sep_char((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* A log level ("INFO", "WARNING:") is no key word. */
+int rm_log_is_level(const char *t, size_t n)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+	} levels[] = {{"INFO", 4},  {"DEBUG", 5},    {"WARNING", 7}, {"WARN", 4},
+	              {"ERROR", 5}, {"CRITICAL", 8}, {"INFO:", 5}};
+	if (n < 4 || n > 8 || t[0] < 'C' || t[0] > 'W') /* upper case words only */
+		return 0;
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (levels[i].n == n && !memcmp(t, levels[i].s, n))
+			return 1;
+	return 0;
+}
+
 int rm_log_has_word(const char *s, size_t n, const char *w)
 {
 	size_t wl = strlen(w);
