@@ -142,6 +142,7 @@ struct rm_map_slot {
 	uint32_t klen;
 	uint8_t target; /* enum rm_target */
 	uint8_t prio;   /* lower wins when a row has several candidates */
+	uint32_t next;  /* 1 + the slot looked up after this one last time, or 0 */
 };
 
 struct rm_mapper {
@@ -153,6 +154,7 @@ struct rm_mapper {
 	 * W&B chart export opens one mapper per run column (50k of them). */
 	struct rm_map_slot *cache;
 	uint32_t cache_cap, cache_n;
+	uint32_t last_slot; /* 1 + the slot of the last lookup, or 0 */
 	/* Text bucket labels of this file in order of first sight. A fixed
 	 * array, allocated once: the writer thread reads entries the reader
 	 * added before handing their records over, and nothing moves. */

@@ -479,21 +479,42 @@ static void cache_grow(struct rm_mapper *m)
 {
 	uint32_t cap = m->cache_cap ? m->cache_cap * 2 : 16;
 	struct rm_map_slot *c = rm_xcalloc(cap, sizeof(*c));
-	for (uint32_t i = 0; i < m->cache_cap; i++)
+	for (uint32_t i = 0; i < m->cache_cap; i++) {
+		m->cache[i].next = 0; /* the slots move */
 		if (m->cache[i].key)
 			*slot_for(c, cap, m->cache[i].key, m->cache[i].klen, hash(m->cache[i].key, m->cache[i].klen)) =
 			    m->cache[i];
+	}
 	free(m->cache);
 	m->cache = c;
 	m->cache_cap = cap;
+	m->last_slot = 0;
 }
 
+/* Notes slot s as the one looked up after the last (see rm_mapper_target). */
+static void follow(struct rm_mapper *m, const struct rm_map_slot *s)
+{
+	uint32_t at = (uint32_t)(s - m->cache) + 1;
+	if (m->last_slot)
+		m->cache[m->last_slot - 1].next = at;
+	m->last_slot = at;
+}
+
+/* A file's rows name their keys in the same order line after line, so the
+ * slot that followed the last one is tried before the hash. */
 enum rm_target rm_mapper_target(struct rm_mapper *m, const char *key, size_t klen, int *prio)
 {
+	uint32_t guess = m->last_slot ? m->cache[m->last_slot - 1].next : 0;
+	if (guess && m->cache[guess - 1].klen == klen && !memcmp(m->cache[guess - 1].key, key, klen)) {
+		m->last_slot = guess;
+		*prio = m->cache[guess - 1].prio;
+		return (enum rm_target)m->cache[guess - 1].target;
+	}
 	uint32_t h = hash(key, klen);
 	if (m->cache_cap) {
 		struct rm_map_slot *s = slot_for(m->cache, m->cache_cap, key, klen, h);
 		if (s->key) {
+			follow(m, s);
 			*prio = s->prio;
 			return (enum rm_target)s->target;
 		}
@@ -509,6 +530,7 @@ enum rm_target rm_mapper_target(struct rm_mapper *m, const char *key, size_t kle
 	s->target = (uint8_t)t;
 	s->prio = (uint8_t)*prio;
 	m->cache_n++;
+	follow(m, s);
 	return t;
 }
 
