@@ -116,6 +116,7 @@ static const struct {
      * "298/315 tok/s;    184 sec": tokens of the interval from the rate */
     {"words/s", T_TOK_RATE},
     {"tok/s", T_TOK_RATE},
+    {"bsz_tgt_tokens", T_TOKENS}, /* OpenNMT-py 3.x's bsz: src/tgt/sents, read apart */
     {"time", T_INTERVAL_S},
     {"sec", T_ELAPSED_S},
 };
@@ -192,8 +193,9 @@ char *rm_mapper_composition(const struct rm_mapper *m)
 	size_t len = 0;
 	buf[0] = 0;
 	for (int t = T_BUCKET; t <= T_TOK_RATE; t++) {
-		if (t == T_RANK || t == T_MICRO || !m->locked[t] || (t == T_TOK_RATE && m->locked[T_CUM_TOKENS]))
-			continue; /* a rate is not used beside a token counter */
+		if (t == T_RANK || t == T_MICRO || !m->locked[t] ||
+		    (t == T_TOK_RATE && (m->locked[T_CUM_TOKENS] || m->locked[T_TOKENS])))
+			continue; /* a rate is not used beside a token count */
 		const char *field = target_field((enum rm_target)t);
 		int same = !strcmp(m->locked[t], field) ||
 		           (strlen(m->locked[t]) > strlen(field) &&

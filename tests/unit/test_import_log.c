@@ -407,6 +407,28 @@ static void train_and_val_on_one_line(void **state)
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(DISTINCT key) FROM evals"), "eval_train_loss,val_loss");
 }
 
+/* OpenNMT-py 3.x's "bsz: src/tgt/sents" is a batch's means: the sentences
+ * are its size, the target tokens its tokens; "bsz: 12/30" stays N of M,
+ * and four parts are no triple. */
+static void opennmt_bsz_triple(void **state)
+{
+	static const char text[] = "Step 100/1000; xent: 7.07; bsz: 1772/1813/63; 9331/9162 tok/s; 47 sec;\n"
+	                           "Step 200/1000; xent: 6.42; bsz: 1790/1820/64.4; 9412/9203 tok/s; 94 sec;\n"
+	                           "Step 300/1000; xent: 6.02; bsz: 12/30; 9412/9203 tok/s; 141 sec;\n"
+	                           "Step 400/1000; xent: 6.01; bsz: 1/2/3/4; 9412/9203 tok/s; 188 sec;\n";
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	(void)state;
+	import_text("onmt3.log", text, &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].batches, 4);
+	rm_import_report_release(&rep);
+	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || ':' || n || ':' || ifnull(tokens, '-'), ' ')"
+	                                  " FROM batches"),
+	                    "100:63:1813 200:64:1820 300:12:4325 400:1:4325");
+}
+
 /* A log whose loss is under a name runmon does not know is no success:
  * exit 2 naming the keys it read, and nothing kept. */
 static void no_loss_key_names_the_keys(void **state)
@@ -615,6 +637,7 @@ int main(void)
 	    cmocka_unit_test(ranks_and_epochs),
 	    cmocka_unit_test(no_loss_key_names_the_keys),
 	    cmocka_unit_test(train_and_val_on_one_line),
+	    cmocka_unit_test(opennmt_bsz_triple),
 	    cmocka_unit_test(rank_means_in_windows),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),

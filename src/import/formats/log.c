@@ -185,10 +185,19 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			}
 			nw = 0, lonely = NULL;
 		} else if (num) {
-			if (nw && (key = make_key(ll, w, wl, nw, &klen)))
-				add_pair(ll, key, klen, t, tl, v);
-			else
+			double mean[3];
+			if (nw && (key = make_key(ll, w, wl, nw, &klen))) {
+				if (klen == 3 && !memcmp(key, "bsz", 3) && rm_log_triple(t, tl, mean)) {
+					/* OpenNMT-py 3.x's "bsz: 1772/1813/63": a batch's mean
+					 * source tokens, target tokens and sentences */
+					add_pair(ll, key, klen, t, tl, mean[2]);
+					add_pair(ll, "bsz_tgt_tokens", 14, t, tl, mean[1]);
+				} else {
+					add_pair(ll, key, klen, t, tl, v);
+				}
+			} else {
 				lonely = t, lonely_len = tl, lonely_v = v;
+			}
 			nw = 0;
 		} else if (rm_log_key_start((unsigned char)t[0]) && !rm_log_is_level(t, tl)) {
 			size_t ul = tl;

@@ -44,6 +44,8 @@ int rm_log_number(const char *s, size_t n, double *out);
 size_t rm_log_next_sep(const char *s, size_t i, size_t n);
 /* Is t a log level ("INFO", "WARNING")? */
 int rm_log_is_level(const char *t, size_t n);
+/* Reads "a/b/c", three numbers (OpenNMT-py's bsz); returns 1 and v, or 0. */
+int rm_log_triple(const char *s, size_t n, double v[3]);
 /* Does w (lower case) occur in s[0..n), ignoring case? */
 int rm_log_has_word(const char *s, size_t n, const char *w);
 /* Is name a key of the object text ('name': or "name":)? */

@@ -133,6 +133,22 @@ int rm_log_is_level(const char *t, size_t n)
 	return 0;
 }
 
+int rm_log_triple(const char *s, size_t n, double v[3])
+{
+	size_t i = 0;
+	while (n && (s[n - 1] == ';' || s[n - 1] == ','))
+		n--;
+	for (int k = 0; k < 3; k++) {
+		size_t st = i;
+		while (i < n && ((rm_log_class[(unsigned char)s[i]] & RM_LOG_DIGIT) || s[i] == '.'))
+			i++;
+		if (i == st || !rm_parse_double(s + st, i - st, &v[k]) || (k < 2 ? i == n || s[i] != '/' : i != n))
+			return 0;
+		i++;
+	}
+	return 1;
+}
+
 int rm_log_has_word(const char *s, size_t n, const char *w)
 {
 	size_t wl = strlen(w);
