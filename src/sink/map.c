@@ -633,22 +633,44 @@ static int bucket_label(struct rm_mapper *m, const struct rm_field *f, int rc, d
 		b->have |= 1u << RM_B_BUCKET;
 		return 0;
 	}
-	if ((f->type != RM_F_STR && f->type != RM_F_CELL) || f->rlen == 0 || f->rlen > MAX_LABEL_BYTES) {
+	/* a JSON string is decoded first: "\u006cong" is "long", "q\"uo" is q"uo */
+	char text[MAX_LABEL_BYTES * 6 + 1];
+	size_t tlen = f->rlen;
+	if ((f->type != RM_F_STR && f->type != RM_F_CELL) || f->rlen == 0 || f->rlen > sizeof(text) - 1) {
 		snprintf(why, whylen, "bucket label is not a number or a text of 1..%d bytes", MAX_LABEL_BYTES);
 		return -1;
 	}
+	if (f->type == RM_F_STR && memchr(f->raw, '\\', f->rlen))
+		tlen = rm_json_unescape(f->raw, f->rlen, text);
+	else
+		memcpy(text, f->raw, tlen);
+	text[tlen] = 0;
+	if (tlen == 0 || tlen > MAX_LABEL_BYTES || strlen(text) != tlen) {
+		snprintf(why, whylen, "bucket label is not a number or a text of 1..%d bytes (and no NUL)",
+		         MAX_LABEL_BYTES);
+		return -1;
+	}
+	char *fixed = NULL; /* as run names: U+FFFD for a byte no UTF-8 sequence starts */
+	for (size_t j = 0, c; j < tlen; j += c)
+		if (!(c = rm_utf8_len((const unsigned char *)text + j, tlen - j))) {
+			fixed = rm_utf8_fix(text);
+			break;
+		}
+	const char *label = fixed ? fixed : text;
 	uint32_t i = 0;
-	while (i < m->ntexts && !(strlen(m->texts[i]) == f->rlen && !memcmp(m->texts[i], f->raw, f->rlen)))
+	while (i < m->ntexts && strcmp(m->texts[i], label))
 		i++;
 	if (i == m->ntexts) {
 		if (m->ntexts == MAX_TEXT_LABELS) {
+			free(fixed);
 			snprintf(why, whylen, "more than %d distinct text bucket labels in one file", MAX_TEXT_LABELS);
 			return -1;
 		}
 		if (!m->texts)
 			m->texts = rm_xcalloc(MAX_TEXT_LABELS, sizeof(char *));
-		m->texts[m->ntexts++] = rm_xstrndup(f->raw, f->rlen);
+		m->texts[m->ntexts++] = rm_xstrdup(label);
 	}
+	free(fixed);
 	rec->bucket_text = i + 1;
 	return 0;
 }

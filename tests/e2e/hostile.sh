@@ -180,6 +180,27 @@ grep -q "loss resets cluster in bucket 8192 " out || fail "upper-bound labels: $
 grep -q "6000 batches with a bucket, 6 buckets" out || fail "upper-bound labels dropped: $(head -1 out)"
 relabel names '["xs", "s", "m", "l", "xl", "long 3296-8192"]'
 grep -q "loss resets cluster in bucket long 3296-8192 " out || fail "text labels: $(grep VERDICT out)"
+# JSON text labels are decoded (issue 35.1): Python writes "lång" as
+# "l\u00e5ng", and one label written two ways is one bucket.
+relabel escaped '["xs", "s", "m", "l", "xl", "lång"]'
+grep -q "loss resets cluster in bucket lång " out || fail "escaped label: $(grep VERDICT out)"
+cat >twoways.py <<'PY'
+import json, sys
+labels = json.loads(sys.argv[1])
+for i, line in enumerate(sys.stdin):
+    r = json.loads(line)
+    label = labels[r["bucket"]]
+    r["bucket"] = "@"
+    text = "".join("\\u%04x" % ord(c) for c in label) if i % 2 else json.dumps(label)[1:-1]
+    print(json.dumps(r).replace('"@"', '"' + text + '"'))
+PY
+python3 twoways.py '["xs", "s", "m", "l", "xl", "q\"uo\\te"]' <lab/batches.jsonl >lab/twoways.jsonl
+grep -q 'u0071' lab/twoways.jsonl || fail "twoways.py wrote no escapes"
+"$runmon" --db l.db import --run twoways lab/history.jsonl lab/twoways.jsonl >/dev/null
+rc "$runmon" --db l.db diagnose twoways >/dev/null
+grep -q "6000 batches with a bucket, 6 buckets" out || fail "one label written two ways: $(head -1 out)"
+[ "$(sqlite3 l.db "SELECT label FROM bucket_labels WHERE label LIKE 'q%'")" = 'q"uo\te' ] \
+	|| fail "a quote and a backslash kept escaped: $(sqlite3 l.db "SELECT label FROM bucket_labels")"
 relabel signed '[-3, -2, -1, 0, 1, 2]'
 grep -q "loss resets cluster in bucket 2 " out || fail "negative labels: $(grep VERDICT out)"
 relabel huge '[4294967296, 4294967297, 4294967298, 4294967299, 4294967300, 4294967301]'

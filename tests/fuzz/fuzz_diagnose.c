@@ -89,12 +89,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char sql[512];
 	snprintf(sql, sizeof(sql),
 	         "BEGIN; DELETE FROM steps; DELETE FROM batches; DELETE FROM buckets; DELETE FROM bucket_labels;"
-	         " UPDATE runs SET config_json = %s WHERE id = %lld;"
-	         " INSERT INTO bucket_labels VALUES (%lld, 1125899906842624, 'long'), (%lld, 1125899906842625, '');",
-	         opt & 1 ? "'{\"save_steps\": 7, \"steps_per_epoch\": 50}'" : "NULL", (long long)run_id,
-	         (long long)run_id, (long long)run_id);
+	         " UPDATE runs SET config_json = %s WHERE id = %lld;",
+	         opt & 1 ? "'{\"save_steps\": 7, \"steps_per_epoch\": 50}'" : "NULL", (long long)run_id);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		abort();
+	/* The two text labels: "long" and "", or (opt & 64) the input's own
+	 * bytes as one (up to 200 of them: any UTF-8, controls, quotes) and a
+	 * second sharing its first 40 bytes, as long labels do. */
+	sqlite3_stmt *pl;
+	if (sqlite3_prepare_v2(db, "INSERT INTO bucket_labels VALUES (?1, ?2, ?3)", -1, &pl, NULL) != SQLITE_OK)
+		abort();
+	char other[256];
+	size_t llen = size - 1 < 200 ? size - 1 : 200;
+	snprintf(other, sizeof(other), "%.40s~2",
+	         llen >= 40 ? (const char *)data + 1 : "a label of forty bytes, or nearly so!");
+	const char *label[2] = {opt & 64 ? (const char *)data + 1 : "long", opt & 64 ? other : ""};
+	for (int i = 0; i < 2; i++) {
+		sqlite3_bind_int64(pl, 1, run_id);
+		sqlite3_bind_int64(pl, 2, 1125899906842624LL + i);
+		sqlite3_bind_text(pl, 3, label[i], i == 0 && opt & 64 ? (int)llen : -1, SQLITE_TRANSIENT);
+		sqlite3_step(pl);
+		sqlite3_reset(pl);
+	}
+	sqlite3_finalize(pl);
 	if (opt & 2)
 		sqlite3_exec(
 		    db,
