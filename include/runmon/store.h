@@ -278,6 +278,11 @@ int rm_db_is_postgres(const char *spec);
  * (user:secret@) and password=... in its query or in a key=value string. */
 void rm_db_redact(const char *spec, char *buf, size_t n);
 
+/* msg (a libpq message about connecting to spec) into buf with spec's
+ * secrets replaced by "***": the URI itself, the password raw and
+ * percent-decoded, and any quoted token sharing four bytes with one. */
+void rm_db_scrub(const char *spec, const char *msg, char *buf, size_t n);
+
 struct rm_pg;
 
 /* Connects and migrates (one transaction, under an advisory lock, so

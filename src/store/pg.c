@@ -6,6 +6,7 @@
  * Facts: integrations.md section 5; libpq's connection URIs (PostgreSQL
  * docs, 34.1.1).
  */
+#define _GNU_SOURCE /* memmem */
 #include "runmon/store.h"
 
 #include <libpq-fe.h>
@@ -62,7 +63,9 @@ void rm_db_redact(const char *spec, char *buf, size_t n)
 		return;
 	buf[0] = '\0';
 	if (rm_db_is_postgres(spec)) { /* scheme://user:secret@host/... */
-		const char *auth = strstr(spec, "://") + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+		/* the last '@' before the query ends the userinfo, even past a '/'
+		 * (a password holding '/' that its writer did not encode) */
+		const char *auth = strstr(spec, "://") + 3, *end = auth + strcspn(auth, "?#"), *at = NULL;
 		for (const char *q = auth; q < end; q++)
 			if (*q == '@')
 				at = q;
@@ -83,6 +86,118 @@ void rm_db_redact(const char *spec, char *buf, size_t n)
 		}
 		put(buf, n, &used, p, 1);
 		p++;
+	}
+}
+
+static int hexdigit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+/* Collects the secrets of spec into sec (at most max, each NUL-ended in
+ * store): a URI's userinfo after its user name (libpq may split a
+ * password holding '@' or '/' elsewhere, so all of it), and each
+ * password= value; each also percent-decoded, as libpq reports it. */
+static int secrets_of(const char *spec, char *store, size_t cap, const char **sec, int max)
+{
+	int k = 0;
+	size_t used = 0;
+	const char *from[8];
+	size_t len[8];
+	int nf = 0;
+	if (rm_db_is_postgres(spec)) {
+		/* the last '@' before the query ends the userinfo, even past a '/'
+		 * (a password holding '/' that its writer did not encode) */
+		const char *auth = strstr(spec, "://") + 3, *end = auth + strcspn(auth, "?#"), *at = NULL;
+		for (const char *q = auth; q < end; q++)
+			if (*q == '@')
+				at = q;
+		const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		if (colon && at > colon + 1)
+			from[nf] = colon + 1, len[nf++] = (size_t)(at - colon - 1);
+	}
+	for (const char *p = spec; *p && nf < 8; p++)
+		if ((p == spec || strchr("?& \t\n", p[-1])) && !strncmp(p, "password=", 9)) {
+			size_t vl = value_len(p + 9);
+			int quoted = p[9] == '\'';
+			if (vl > (size_t)(2 * quoted))
+				from[nf] = p + 9 + quoted, len[nf++] = vl - (size_t)(2 * quoted);
+		}
+	for (int i = 0; i < nf && k + 2 <= max; i++) {
+		for (int decode = 0; decode < 2; decode++) {
+			if (used + len[i] + 1 > cap)
+				return k;
+			char *o = store + used;
+			size_t ol = 0;
+			for (size_t j = 0; j < len[i]; j++) {
+				int hi = j + 2 < len[i] ? hexdigit(from[i][j + 1]) : -1,
+				    lo = j + 2 < len[i] ? hexdigit(from[i][j + 2]) : -1;
+				if (decode && from[i][j] == '%' && hi >= 0 && lo >= 0)
+					o[ol++] = (char)(hi << 4 | lo), j += 2;
+				else
+					o[ol++] = from[i][j];
+			}
+			o[ol] = '\0';
+			used += ol + 1;
+			sec[k++] = o;
+		}
+	}
+	return k;
+}
+
+/* Does t[0..n) share four bytes in a row with a secret? */
+static int touches_secret(const char *t, size_t n, const char *const *sec, int ns)
+{
+	for (int i = 0; i < ns; i++) {
+		size_t sl = strlen(sec[i]), w = sl < 4 ? sl : 4;
+		for (size_t j = 0; w && j + w <= n; j++)
+			if (memmem(sec[i], sl, t + j, w))
+				return 1;
+	}
+	return 0;
+}
+
+void rm_db_scrub(const char *spec, const char *msg, char *buf, size_t n)
+{
+	char store[2048];
+	const char *sec[8];
+	int ns = secrets_of(spec, store, sizeof(store), sec, 8);
+	size_t used = 0, speclen = strlen(spec);
+	if (!n)
+		return;
+	buf[0] = '\0';
+	for (const char *p = msg; *p;) {
+		if (speclen && !strncmp(p, spec, speclen)) { /* the whole URI, as libpq may quote it */
+			char red[512];
+			rm_db_redact(spec, red, sizeof(red));
+			put(buf, n, &used, red, strlen(red));
+			p += speclen;
+			continue;
+		}
+		const char *close = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (close && (size_t)(close - p - 1) == speclen && !strncmp(p + 1, spec, speclen)) {
+			put(buf, n, &used, p++, 1); /* the URI quoted: redacted above */
+			continue;
+		}
+		if (close && touches_secret(p + 1, (size_t)(close - p - 1), sec, ns)) {
+			put(buf, n, &used, "\"***\"", 5); /* a token libpq quotes from the URI */
+			p = close + 1;
+			continue;
+		}
+		int hit = 0;
+		for (int i = 0; i < ns && !hit; i++) {
+			size_t sl = strlen(sec[i]);
+			if (sl && !strncmp(p, sec[i], sl)) {
+				put(buf, n, &used, "***", 3);
+				p += sl;
+				hit = 1;
+			}
+		}
+		if (!hit)
+			put(buf, n, &used, p++, 1);
 	}
 }
 
@@ -197,8 +312,10 @@ int rm_pg_open_version(struct rm_pg **out, const char *uri, int max_version, str
 	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
 		/* PQerrorMessage's first line: the rest is context a user cannot act on. */
 		const char *m = pg->conn ? PQerrorMessage(pg->conn) : "out of memory";
-		rc = rm_err_set(err, RM_E_STORE, "cannot connect to PostgreSQL database '%s': %.*s", pg->name,
-		                (int)strcspn(m, "\n"), m);
+		char line[512], safe[1024];
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(m, "\n"), m);
+		rm_db_scrub(uri, line, safe, sizeof(safe)); /* libpq quotes what it could not parse */
+		rc = rm_err_set(err, RM_E_STORE, "cannot connect to PostgreSQL database '%s': %s", pg->name, safe);
 		goto fail;
 	}
 	PQsetNoticeProcessor(pg->conn, no_notices, NULL);

@@ -119,12 +119,31 @@ static void redacts_passwords(void **state)
 	    {"postgresql:///runmon?host=/run/postgresql", "postgresql:///runmon?host=/run/postgresql"},
 	    {"host=db dbname=runmon password='a b\\' c' user=ann", "host=db dbname=runmon password=*** user=ann"},
 	    {"postgresql://ann:x@y@db/runmon", "postgresql://ann:***@db/runmon"}, /* the last @ ends the userinfo */
-	    {"postgresql://db/runmon?mypassword=1", "postgresql://db/runmon?mypassword=1"}, /* not the key */
+	    {"postgresql://db/runmon?mypassword=1", "postgresql://db/runmon?mypassword=1"},  /* not the key */
+	    {"postgresql://ann:Hunter2/Secret@db/runmon", "postgresql://ann:***@db/runmon"}, /* '/' unencoded */
 	};
 	char buf[256];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		rm_db_redact(cases[i][0], buf, sizeof(buf));
 		assert_string_equal(buf, cases[i][1]);
+	}
+	/* libpq's own messages about a URI it could not parse (issue 35.8) */
+	static const char *const scrub[][3] = {
+	    {"postgresql://ann:Hunter2Secret%@db/x", "invalid percent-encoded token: \"Hunter2Secret%\"",
+	     "invalid percent-encoded token: \"***\""},
+	    {"postgresql://ann:Hunter2/Secret@db/x", "invalid integer value \"Hunter2\" for connection option \"port\"",
+	     "invalid integer value \"***\" for connection option \"port\""},
+	    {"postgresql://ann:p%40ss-word@db/x", "password p@ss-word and p%40ss-word", "password *** and ***"},
+	    {"postgresql://ann:pw12345@[::1/x", "looking for \"]\" in URI: \"postgresql://ann:pw12345@[::1/x\"",
+	     "looking for \"]\" in URI: \"postgresql://ann:***@[::1/x\""},
+	    {"host=db password='Hunter2 Secret' user=ann", "bad \"Hunter2 Sec\" for user \"ann\"",
+	     "bad \"***\" for user \"ann\""},
+	    {"postgresql://ann@db/x", "password authentication failed for user \"ann\"",
+	     "password authentication failed for user \"ann\""},
+	};
+	for (size_t i = 0; i < sizeof(scrub) / sizeof(scrub[0]); i++) {
+		rm_db_scrub(scrub[i][0], scrub[i][1], buf, sizeof(buf));
+		assert_string_equal(buf, scrub[i][2]);
 	}
 	rm_db_redact(cases[0][0], buf, 20); /* truncated, still terminated, no secret */
 	assert_int_equal(strlen(buf), 19);
@@ -278,6 +297,16 @@ static void password_never_shown(void **state)
 	assert_int_equal(rm_pg_open(&pg, uri, &err), RM_E_STORE);
 	assert_null(strstr(err.msg, "Hunter2"));
 	unsetenv("PGPASSWORD");
+	/* Passwords with '%', '@' or '/' left unencoded: libpq's message quotes
+	 * the token it could not parse, or the URI (issue 35.8). */
+	static const char *const bad[] = {"postgresql://runmon:Hunter2Secret%@localhost/runmon",
+	                                  "postgresql://runmon:Hunter2/Secret@localhost/runmon",
+	                                  "postgresql://runmon:Hunter2Secret@[::1/runmon"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(rm_pg_open(&pg, bad[i], &err), RM_E_STORE);
+		assert_null(strstr(err.msg, "Hunter2"));
+		assert_non_null(strstr(err.msg, "runmon:***@"));
+	}
 }
 
 /* The same rows on both engines: every view gives the same answers. */
