@@ -6,6 +6,7 @@
 #ifndef RUNMON_NET_H
 #define RUNMON_NET_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,6 +116,10 @@ struct rm_http_opts {
 };
 void rm_http_opts_default(struct rm_http_opts *o);
 
+/* The longest a server can hold a request back: Retry-After and
+ * RateLimit-Reset above it are read as this many seconds. */
+#define RM_HTTP_MAX_WAIT 600
+
 struct rm_http_req {
 	const char *body; /* borrowed until the request completes */
 	size_t body_len;
@@ -145,6 +150,10 @@ struct rm_http;
 
 struct rm_http *rm_http_new(const struct rm_http_opts *o);
 void rm_http_free(struct rm_http *h);
+/* When *flag becomes nonzero (a SIGINT/SIGTERM handler sets it), waits end
+ * within 0.1 s: rm_http_wait fails every request "interrupted" and returns
+ * NULL. NULL: no such flag. */
+void rm_http_set_cancel(struct rm_http *h, volatile sig_atomic_t *flag);
 
 /* Queues req; it runs during rm_http_wait. */
 void rm_http_start(struct rm_http *h, struct rm_http_req *req);

@@ -2,6 +2,7 @@
  * cmd_sync.c - `runmon sync`: pull W&B runs into the database.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,12 @@ static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RU
                                  "\n"
                                  "Requests are paced by the quota W&B advertises (RateLimit-Remaining and\n"
                                  "RateLimit-Reset on each response): what is left is spent evenly until the\n"
-                                 "reset, so the server does not have to refuse.\n"
+                                 "reset, so the server does not have to refuse. No wait lasts over 600 s\n"
+                                 "(a larger Retry-After or RateLimit-Reset counts as 600 s), and SIGINT or\n"
+                                 "SIGTERM ends any wait at once, keeping the windows fetched.\n"
                                  "\n"
                                  "Exit status: 0 synced, 2 usage error or run not found, 3 network or server\n"
-                                 "error, 4 database error.\n";
+                                 "error, 4 database error, 130/143 interrupted by SIGINT/SIGTERM.\n";
 
 struct progress {
 	int tty;
@@ -66,7 +69,10 @@ static void flow_state(const struct rm_http *h, char *buf, size_t n)
 	const struct rm_flow *f = rm_http_flow(h);
 	int len = snprintf(buf, n, "%d in flight", rm_http_concurrency(h));
 	if (f->quota_known && len > 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, ", quota %.0f%% left", f->remaining / 10);
+		len += snprintf(buf + len, n - (size_t)len, ", quota %.0f%% left", f->remaining / 10);
+	double wait = f->window_end - rm_monotonic();
+	if (f->quota_known && f->remaining < 1 && wait > 0 && len > 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, ", back in %.0f s", wait);
 }
 
 static void on_progress(void *arg, const struct rm_sync_progress *p)
@@ -137,6 +143,15 @@ static int is_date(const char *s)
 	       d >= 1 && d <= 31;
 }
 
+/* The signal that asked the sync to stop (SIGINT, SIGTERM), or 0: the
+ * windows fetched are committed, and runmon exits 128 + its number. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
 static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, const char *p, const char *id,
                     const struct rm_sync_opts *o, struct progress *pr)
 {
@@ -151,6 +166,13 @@ static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, cons
 			fprintf(stderr, "runmon: %lld windows were stored; the next sync resumes at step %lld\n",
 			        (long long)res.windows, (long long)res.to);
 		return rm_exit_code(err.code);
+	}
+	if (res.cancelled) {
+		fprintf(stderr,
+		        "runmon: %s/%s/%s: interrupted (%s): %lld windows stored; the next sync resumes at step %lld\n",
+		        rm_tx(e), rm_tx(p), rm_tx(id), interrupted == SIGTERM ? "SIGTERM" : "SIGINT",
+		        (long long)res.windows, (long long)res.to);
+		return 128 + (interrupted ? interrupted : SIGINT);
 	}
 	if (res.to == res.from)
 		printf("%s/%s/%s: up to date at step %lld (%s)\n", rm_tx(e), rm_tx(p), rm_tx(id), (long long)res.to - 1,
@@ -273,7 +295,16 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 		goto close;
 	}
 	pr.http = rm_wandb_http(w);
-	for (int i = optind; i < argc; i++) {
+	/* SIGINT/SIGTERM end every wait within 0.1 s, even one the server's
+	 * quota asked for; what was fetched is committed (and a script's
+	 * background job, whose SIGINT the shell ignores, is stopped too). */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o.cancel = &interrupted;
+	rm_http_set_cancel(rm_wandb_http(w), &interrupted);
+	for (int i = optind; i < argc && !interrupted; i++) {
 		char *copy = rm_xstrdup(argv[i]), *parts[4];
 		int n = split_path(copy, parts), rc;
 		if (n == 3) {
@@ -286,12 +317,13 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			rc = RM_EXIT_OK;
 			if (rm_wandb_list_runs(w, parts[0], parts[1], filters, &ids, &nids, &err)) {
 				rm_error("%s", err.msg);
-				rc = rm_exit_code(err.code);
+				rc = interrupted ? 128 + interrupted : rm_exit_code(err.code);
 			} else {
 				if (nids == 0)
 					printf("%s/%s: no runs match\n", parts[0], parts[1]);
 				for (size_t k = 0; k < nids; k++) {
-					int one = sync_one(st, w, parts[0], parts[1], ids[k], &o, &pr);
+					int one =
+					    interrupted ? 0 : sync_one(st, w, parts[0], parts[1], ids[k], &o, &pr);
 					if (one && !rc)
 						rc = one;
 					free(ids[k]);
@@ -307,6 +339,8 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 		if (rc && !code)
 			code = rc;
 	}
+	if (interrupted && !code)
+		code = 128 + interrupted; /* a project's listing cut short */
 	if (stats)
 		print_stats(rm_wandb_http(w));
 close:

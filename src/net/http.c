@@ -20,6 +20,7 @@ struct rm_http {
 	int running;                 /* easy handles in the multi */
 	uint64_t rng;
 	struct rm_flow flow;
+	volatile sig_atomic_t *cancel; /* a signal handler's flag: waits end when set */
 };
 
 static double rand01(struct rm_http *h)
@@ -44,7 +45,7 @@ void rm_http_opts_default(struct rm_http_opts *o)
 double rm_http_backoff(const struct rm_http_opts *o, int attempt, double retry_after, double u)
 {
 	if (retry_after >= 0)
-		return fmin(retry_after, 600);
+		return fmin(retry_after, RM_HTTP_MAX_WAIT);
 	double d = o->backoff_min * pow(2, attempt - 1) * (1 + 0.25 * u);
 	return fmin(d, o->backoff_max);
 }
@@ -131,8 +132,10 @@ static size_t on_header(char *line, size_t size, size_t n, void *arg)
 		r->retry_after = rm_http_parse_retry_after(v, (double)time(NULL));
 	} else if (!strcasecmp(buf, "RateLimit-Reset") || !strcasecmp(buf, "RateLimit-Remaining")) {
 		double x = strtod(v, &end);
-		if (end != v && x >= 0 && x < 1e9)
-			*(!strcasecmp(buf, "RateLimit-Reset") ? &r->rl_reset : &r->rl_remaining) = x;
+		if (end != v && x >= 0 && x < 1e9 && !strcasecmp(buf, "RateLimit-Reset"))
+			r->rl_reset = fmin(x, RM_HTTP_MAX_WAIT); /* a quota wait is bounded as Retry-After is */
+		else if (end != v && x >= 0 && x < 1e9)
+			r->rl_remaining = x;
 	}
 	return len;
 }
@@ -222,6 +225,11 @@ const struct rm_flow *rm_http_flow(const struct rm_http *h)
 	return &h->flow;
 }
 
+void rm_http_set_cancel(struct rm_http *h, volatile sig_atomic_t *flag)
+{
+	h->cancel = flag;
+}
+
 void rm_http_cancel_all(struct rm_http *h)
 {
 	for (struct rm_http_req *r = h->active, *next; r; r = next) {
@@ -238,6 +246,7 @@ void rm_http_cancel_all(struct rm_http *h)
 		rm_http_req_release(r);
 	}
 	h->active = h->waiting = NULL;
+	h->running = 0;
 	h->running = 0;
 }
 
@@ -362,9 +371,26 @@ static int finish(struct rm_http *h, struct rm_http_req *r, CURLcode c)
 	return 1;
 }
 
+/* Every request in flight or waiting fails "interrupted", and leaves. */
+static void interrupt_all(struct rm_http *h)
+{
+	struct rm_http_req *lists[2] = {h->active, h->waiting};
+	for (int i = 0; i < 2; i++)
+		for (struct rm_http_req *r = lists[i]; r; r = r->next) {
+			r->ok = 0;
+			r->code = RM_E_NET;
+			snprintf(r->err, sizeof(r->err), "interrupted (SIGINT or SIGTERM)");
+		}
+	rm_http_cancel_all(h);
+}
+
 struct rm_http_req *rm_http_wait(struct rm_http *h)
 {
 	for (;;) {
+		if (h->cancel && *h->cancel) {
+			interrupt_all(h);
+			return NULL;
+		}
 		/* Start retries whose backoff is over. */
 		double now = rm_monotonic();
 		while (h->waiting && h->waiting->due <= now) {
@@ -388,10 +414,11 @@ struct rm_http_req *rm_http_wait(struct rm_http *h)
 			if (finish(h, r, m->data.result))
 				return r;
 		}
-		int timeout = 1000;
+		/* at most 100 ms a wait: a signal's flag is seen that soon */
+		int timeout = 100;
 		if (h->waiting) {
 			double ms = (h->waiting->due - rm_monotonic()) * 1000;
-			timeout = ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ms + 1;
+			timeout = ms < 0 ? 0 : ms > 100 ? 100 : (int)ms + 1;
 		}
 		if (h->running)
 			curl_multi_poll(h->multi, NULL, 0, timeout, NULL);

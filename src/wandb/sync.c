@@ -148,8 +148,10 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			inflight++;
 		}
 		struct rm_http_req *r = rm_http_wait(http);
-		if (!r)
+		if (!r) {
+			res->cancelled = o->cancel && *o->cancel; /* a signal ended the wait */
 			break;
+		}
 		struct window *win = r->user;
 		if (!r->ok) {
 			char msg[512];
@@ -229,10 +231,14 @@ int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, con
 	ir.path = path;
 	ir.run_name = path;
 	rm_row_init(&e.row);
+	rm_http_set_cancel(rm_wandb_http(w), o->cancel); /* every wait ends on a signal */
 	for (int round = 0; round < (o->max_rounds > 0 ? o->max_rounds : 1); round++) {
 		struct rm_wandb_run meta;
-		if ((rc = rm_wandb_get_run(w, entity, project, name, &meta, err)))
+		if ((rc = rm_wandb_get_run(w, entity, project, name, &meta, err))) {
+			if (o->cancel && *o->cancel)
+				res->cancelled = 1, rc = RM_OK; /* interrupted: nothing of this round to keep */
 			goto out;
+		}
 		if (!opened) {
 			struct rm_run_key key = {"wandb", entity, project, name};
 			if ((rc = rm_sink_open_key(&e.sink, st, &io, &ir, &key, err))) {

@@ -209,6 +209,49 @@ same "$tmp/b.db" r1 "$spec1"
 grep -q "2 refused (429); windows in flight: adaptive, peak [0-9]*, halved [1-9]" "$tmp/err" || fail "not halved: $(cat "$tmp/err")"
 awk "BEGIN { exit !($t1 - $t0 >= 1.5) }" || fail "Retry-After 1.5 s not waited ($t0 .. $t1)"
 
+# 14. A server that says its quota returns in 999999999 s (one 200 with
+# RateLimit-Remaining: 0; issue 35.5): the wait is bounded as Retry-After is
+# (600 s), and SIGINT ends it at once: the first window kept, exit 130, a
+# resume completes; watch ends on SIGTERM as promptly, exit 0.
+dspec="acme/llm/d:steps=3000"
+start drained --run "$dspec" --fault drained:1
+WANDB_BASE_URL=$url "$runmon" --db "$tmp/d.db" sync --jobs 1 --page-size 1000 --stats acme/llm/d \
+	>"$tmp/d.out" 2>"$tmp/d.err" &
+p=$!
+for _ in $(seq 50); do
+	[ "$(sqlite3 "$tmp/d.db" "SELECT COUNT(*) FROM steps" 2>/dev/null || echo 0)" = 1000 ] && break
+	sleep 0.1
+done
+sleep 0.5 # now held by the quota
+t0=$(date +%s.%N)
+kill -INT $p
+set +e; wait $p; code=$?; set -e
+t1=$(date +%s.%N)
+[ "$code" = 130 ] || fail "drained quota, SIGINT: exit $code: $(cat "$tmp/d.err")"
+awk "BEGIN { exit !($t1 - $t0 < 1) }" || fail "SIGINT took $t0 .. $t1"
+grep -q "acme/llm/d: interrupted (SIGINT): 1 windows stored; the next sync resumes at step 1000" "$tmp/d.err" \
+	|| fail "interrupted sync: $(cat "$tmp/d.err")"
+back=$(sed -n 's/.*quota 0% left, back in \([0-9]*\) s$/\1/p' "$tmp/d.err")
+[ -n "$back" ] && [ "$back" -le 600 ] && [ "$back" -ge 590 ] || fail "the quota wait is not bounded: $(cat "$tmp/d.err")"
+[ "$(sqlite3 "$tmp/d.db" "SELECT COUNT(*) FROM steps")" = 1000 ] || fail "the first window was not kept"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/d.db" sync --jobs 1 --page-size 1000 acme/llm/d)" = 0 ] \
+	|| fail "resume after the interrupt: $(cat "$tmp/err")"
+same "$tmp/d.db" d "$dspec"
+start drained2 --run "$dspec" --fault drained:1
+WANDB_BASE_URL=$url "$runmon" --db "$tmp/dw.db" watch --every 1s acme/llm/d >"$tmp/dw.out" 2>"$tmp/dw.err" &
+p=$!
+for _ in $(seq 50); do
+	[ "$(sqlite3 "$tmp/dw.db" "SELECT COUNT(*) FROM steps" 2>/dev/null || echo 0)" -gt 0 ] && break
+	sleep 0.1
+done
+sleep 0.5
+t0=$(date +%s.%N)
+kill -TERM $p
+set +e; wait $p; code=$?; set -e
+t1=$(date +%s.%N)
+[ "$code" = 0 ] || fail "watch, SIGTERM in a quota wait: exit $code: $(cat "$tmp/dw.err")"
+awk "BEGIN { exit !($t1 - $t0 < 1) }" || fail "watch: SIGTERM took $t0 .. $t1"
+
 # 10. The key appears nowhere: outputs, logs, database files.
 for f in "$tmp"/*.db "$tmp"/out* "$tmp"/err* "$tmp"/*.log; do
 	if grep -q "$KEY" "$f" 2>/dev/null; then fail "API key found in $f"; fi

@@ -17,7 +17,8 @@
  * Fault kinds (each applies to the first COUNT HistoryPage requests): 429,
  * ratelimit (429 with RateLimit-Reset only), 500, 502, 503, slow, truncate
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
- * badrow (a malformed row string). A wrong API key gets 401.
+ * badrow (a malformed row string), drained (a 200 whose RateLimit headers
+ * say nothing is left for 999999999 s). A wrong API key gets 401.
  *
  * --quota N/S: N requests in each fixed window of S seconds, as W&B limits
  * them (wandb-api.md, "Rate limits"): every response carries
@@ -352,8 +353,8 @@ static void dispatch(const char *auth_ok, const char *body, size_t len, struct r
 		free(v);
 	}
 	if (strstr(q, "query HistoryPage(")) {
-		static const char *const kinds[] = {"429",      "ratelimit", "500",      "502",    "503", "slow",
-		                                    "truncate", "badjson",   "gqlerror", "badrow", NULL};
+		static const char *const kinds[] = {"429",      "ratelimit", "500",      "502",    "503",     "slow",
+		                                    "truncate", "badjson",   "gqlerror", "badrow", "drained", NULL};
 		const char *fault = "";
 		for (int i = 0; kinds[i]; i++)
 			if (take_fault(kinds[i])) {
@@ -374,6 +375,11 @@ static void dispatch(const char *auth_ok, const char *body, size_t len, struct r
 				pthread_mutex_lock(&mu);
 			}
 			history(vars, rp, fault);
+			if (!strcmp(fault, "drained")) { /* a 200 that spends the quota for ~31 years */
+				rp->quota = 1;
+				rp->remaining = 0;
+				rp->reset = 999999999;
+			}
 		}
 	} else if (strstr(q, "query Run(")) {
 		run_meta(vars, rp);
