@@ -187,6 +187,33 @@ static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, cons
 	return RM_EXIT_OK;
 }
 
+/* Syncs the runs of ENTITY/PROJECT, filtered as W&B's Api.runs does. */
+static int sync_project(struct rm_store *st, struct rm_wandb *w, const char *entity, const char *project,
+                        const char *state, const char *since, const struct rm_sync_opts *o, struct progress *pr)
+{
+	char *filters = project_filters(state, since);
+	char **ids;
+	size_t nids;
+	struct rm_err err;
+	int rc = RM_EXIT_OK;
+	if (rm_wandb_list_runs(w, entity, project, filters, &ids, &nids, &err)) {
+		rm_error("%s", err.msg);
+		rc = interrupted ? 128 + interrupted : rm_exit_code(err.code);
+	} else {
+		if (nids == 0)
+			printf("%s/%s: no runs match\n", rm_tx(entity), rm_tx(project));
+		for (size_t k = 0; k < nids; k++) {
+			int one = interrupted ? 0 : sync_one(st, w, entity, project, ids[k], o, pr);
+			if (one && !rc)
+				rc = one;
+			free(ids[k]);
+		}
+		free(ids);
+	}
+	free(filters);
+	return rc;
+}
+
 static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 {
 	static const struct option longopts[] = {
@@ -310,27 +337,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 		if (n == 3) {
 			rc = sync_one(st, w, parts[0], parts[1], parts[2], &o, &pr);
 		} else if (n == 2) {
-			/* A project: its runs, filtered as W&B's Api.runs does. */
-			char *filters = project_filters(state, since);
-			char **ids;
-			size_t nids;
-			rc = RM_EXIT_OK;
-			if (rm_wandb_list_runs(w, parts[0], parts[1], filters, &ids, &nids, &err)) {
-				rm_error("%s", err.msg);
-				rc = interrupted ? 128 + interrupted : rm_exit_code(err.code);
-			} else {
-				if (nids == 0)
-					printf("%s/%s: no runs match\n", parts[0], parts[1]);
-				for (size_t k = 0; k < nids; k++) {
-					int one =
-					    interrupted ? 0 : sync_one(st, w, parts[0], parts[1], ids[k], &o, &pr);
-					if (one && !rc)
-						rc = one;
-					free(ids[k]);
-				}
-				free(ids);
-			}
-			free(filters);
+			rc = sync_project(st, w, parts[0], parts[1], state, since, &o, &pr);
 		} else {
 			rc = rm_cmd_usage_error(&cmd_sync, "'%s' is not ENTITY/PROJECT or ENTITY/PROJECT/RUN_ID",
 			                        argv[i]);

@@ -227,4 +227,22 @@ grep -q "4000 batches with a bucket, 32 buckets (40 bucket labels, grouped by le
 [ "$(rc "$runmon" --db l.db import --run x --buckets "$(seq -s, 0 100 3400)" lab/batches.jsonl)" = 2 ] \
 	|| fail "--buckets with 35 boundaries accepted"
 
+# --pattern in time linear in the line (issue 35.3): a field that runs to
+# the line's end from every start, and a run of blanks tried from each of
+# its bytes, were quadratic (a 2 MB line: about 13 minutes). 4 MB lines
+# each, bounded at 60 s (linear: well under a second).
+python3 - >quad.log <<'PY'
+import sys
+sys.stdout.write("L=" * 2000000 + "\n")
+sys.stdout.write(" " * 4000000 + "x\n")
+sys.stdout.write("step 7 L=2.5 Z\n")
+PY
+[ "$(rc timeout 60 "$runmon" --db quad.db import --run quad --pattern 'L={loss} Z' quad.log)" = 0 ] \
+	|| fail "--pattern on a 4 MB line: exit $(cat rcfile) $(cat err)"
+[ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps")" = "1:2.5" ] || fail "--pattern quad: wrong rows"
+[ "$(rc timeout 60 "$runmon" --db quad.db import --run quad2 --pattern ' {step} L={loss}' quad.log)" = 0 ] \
+	|| fail "--pattern with a leading blank on 4 MB of blanks: exit $(cat rcfile) $(cat err)"
+[ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'quad2')")" = "7:2.5" ] \
+	|| fail "--pattern quad2: wrong rows"
+
 echo "e2e hostile: all checks passed"

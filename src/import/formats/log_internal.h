@@ -62,4 +62,25 @@ int rm_log_count_unit(const char *t, size_t n);
  * a rank prefix ("(3/4)", "[rank3]:") in place; returns the rank or -1. */
 int64_t rm_log_open_groups(char *s, size_t n);
 
+/* The longest key the reader makes (a pattern's field name leaves room for
+ * an "eval_" prefix). */
+#define RM_LOG_MAX_KEY 96
+
+/* ---- --pattern: "step:{step} loss:{loss}" ---- */
+#define MAX_PATTERN_FIELDS 32
+
+struct pattern {
+	int n;                                   /* fields */
+	const char *lit[MAX_PATTERN_FIELDS + 1]; /* the literal before field i; lit[n] after the last */
+	size_t litlen[MAX_PATTERN_FIELDS + 1];
+	const char *name[MAX_PATTERN_FIELDS];
+	size_t namelen[MAX_PATTERN_FIELDS];
+};
+
+/* Compiles p into pt: 0, or -1 with why set. */
+int rm_log_pattern_compile(const char *p, struct pattern *pt, char *why, size_t whylen);
+/* Matches literal l at s[*pos..n), a run of blanks matching any (or none);
+ * moves *pos past it and returns 1, or 0. */
+int rm_log_literal_at(const char *l, size_t ll, const char *s, size_t n, size_t *pos);
+
 #endif
