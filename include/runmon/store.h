@@ -246,9 +246,12 @@ int rm_store_bucket_text_id(struct rm_store *st, int64_t run_id, const char *lab
  * past the last complete line taken and that line's number. */
 struct rm_tail_pos {
 	uint64_t dev, ino, offset, lineno;
-	int64_t run_id; /* the run the file feeds (0: none yet) */
-	int partial;    /* a last line without its newline was left for later */
+	int64_t run_id;     /* the run the file feeds (0: none yet) */
+	int partial;        /* a last line without its newline was left for later */
+	uint64_t head_hash; /* FNV-1a of the file's first head_len bytes */
+	uint32_t head_len;  /* at most RM_TAIL_HEAD; 0 when none was taken */
 };
+#define RM_TAIL_HEAD 1024
 
 /* The stored position for path; *found is 0 when there is none. */
 int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err);

@@ -372,6 +372,48 @@ static enum rm_format tail_format(const char *path)
 	return RM_FMT_SIDECAR_JSONL;
 }
 
+/* FNV-1a, 64 bits, of the file's first head_len bytes, or 0 and *len 0
+ * when they cannot be read. */
+static uint64_t head_hash(int fd, uint32_t *len)
+{
+	unsigned char buf[RM_TAIL_HEAD];
+	ssize_t n = *len ? pread(fd, buf, *len, 0) : 0;
+	if (n != (ssize_t)*len) {
+		*len = 0;
+		return 0;
+	}
+	uint64_t h = 14695981039346656037u;
+	for (ssize_t i = 0; i < n; i++)
+		h = (h ^ buf[i]) * 1099511628211u;
+	return h;
+}
+
+/* Was the file rewritten in place since pos was taken? Its size may have
+ * grown past the offset again (copytruncate, then writes before the next
+ * tick; a trainer reopening it with "w"), so the signs are its first bytes
+ * hashing otherwise, or, for lines, the byte before the offset ending no
+ * line. */
+static int rewritten(int fd, const struct rm_tail_pos *pos, int lines)
+{
+	uint32_t len = pos->head_len;
+	if (len && (head_hash(fd, &len) != pos->head_hash || len != pos->head_len))
+		return 1;
+	char c;
+	return lines && pos->offset > 0 && pread(fd, &c, 1, (off_t)pos->offset - 1) == 1 && c != '\n';
+}
+
+/* Notes the file's first bytes (up to RM_TAIL_HEAD, within what was read). */
+static void take_head(const char *path, struct rm_tail_pos *pos)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	pos->head_len = (uint32_t)(pos->offset < RM_TAIL_HEAD ? pos->offset : RM_TAIL_HEAD);
+	pos->head_hash = fd >= 0 ? head_hash(fd, &pos->head_len) : 0;
+	if (fd < 0)
+		pos->head_len = 0;
+	else
+		close(fd);
+}
+
 int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                    struct rm_import_report *rep, struct rm_tail_pos *pos, struct rm_err *err)
 {
@@ -406,9 +448,16 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 		pos->offset = pos->lineno = 0;
 	} else if (found && (uint64_t)sb.st_size < pos->offset) {
 		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
+	} else if (found && S_ISREG(sb.st_mode)) {
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && rewritten(fd, pos, f->fmt != RM_FMT_WANDB_LOG))
+			pos->offset = pos->lineno = 0; /* rewritten in place: read again from the start */
+		if (fd >= 0)
+			close(fd);
 	}
 	if ((rc = f->tail(st, opts, path, f->fmt, pos, rep, err)))
 		goto fail;
+	take_head(path, pos);
 	pos->run_id = rep->n ? rep->r[rep->n - 1].run_id : 0;
 	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))
 		goto fail;

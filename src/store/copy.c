@@ -110,7 +110,9 @@ static const struct table tables[] = {
       {"ino", C_INT},
       {"\"offset\"", C_INT},
       {"lineno", C_INT},
-      {"updated_at", C_DBL}}},
+      {"updated_at", C_DBL},
+      {"head_len", C_INT},
+      {"head_hash", C_INT}}},
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
 _Static_assert(NTABLES == RM_COPY_TABLES, "copy.h counts every table copied");

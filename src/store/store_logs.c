@@ -97,8 +97,8 @@ int rm_store_log_alert(struct rm_store *st, const char *fingerprint, const char 
 
 int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos *pos, int *found, struct rm_err *err)
 {
-	struct rm_dbq *s =
-	    rm_st_prepare(st, "SELECT dev, ino, \"offset\", lineno, run_id FROM tails WHERE path = ?1", err);
+	struct rm_dbq *s = rm_st_prepare(
+	    st, "SELECT dev, ino, \"offset\", lineno, run_id, head_len, head_hash FROM tails WHERE path = ?1", err);
 	if (!s)
 		return RM_E_STORE;
 	rm_dbq_text(s, 1, path, -1);
@@ -110,6 +110,8 @@ int rm_store_tail_get(struct rm_store *st, const char *path, struct rm_tail_pos 
 		pos->offset = (uint64_t)rm_dbq_col_int(s, 2);
 		pos->lineno = (uint64_t)rm_dbq_col_int(s, 3);
 		pos->run_id = rm_dbq_col_int(s, 4);
+		pos->head_len = (uint32_t)rm_dbq_col_int(s, 5);
+		pos->head_hash = (uint64_t)rm_dbq_col_int(s, 6);
 	}
 	return rm_st_run_once(st, s, err, "cannot read the sidecar position");
 }
@@ -119,10 +121,11 @@ int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, con
 {
 	struct rm_dbq *s = rm_st_prepare(
 	    st,
-	    "INSERT INTO tails(path, run_id, dev, ino, \"offset\", lineno, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(path) DO UPDATE SET"
+	    "INSERT INTO tails(path, run_id, dev, ino, \"offset\", lineno, updated_at, head_len, head_hash)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(path) DO UPDATE SET"
 	    " run_id = excluded.run_id, dev = excluded.dev, ino = excluded.ino,"
-	    " \"offset\" = excluded.\"offset\", lineno = excluded.lineno, updated_at = excluded.updated_at",
+	    " \"offset\" = excluded.\"offset\", lineno = excluded.lineno, updated_at = excluded.updated_at,"
+	    " head_len = excluded.head_len, head_hash = excluded.head_hash",
 	    err);
 	if (!s)
 		return RM_E_STORE;
@@ -133,5 +136,7 @@ int rm_store_tail_put(struct rm_store *st, const char *path, int64_t run_id, con
 	rm_dbq_int(s, 5, (int64_t)pos->offset);
 	rm_dbq_int(s, 6, (int64_t)pos->lineno);
 	rm_dbq_double(s, 7, (double)time(NULL));
+	rm_dbq_int(s, 8, (int64_t)pos->head_len);
+	rm_dbq_int(s, 9, (int64_t)pos->head_hash);
 	return rm_st_run_once(st, s, err, "cannot save the sidecar position");
 }

@@ -25,7 +25,7 @@ sqlite3 "$a" "UPDATE runs SET entity = 'acme', project = 'llm', source = 'wandb'
 UPDATE runs SET config_json = '{\"note\": \"tab' || char(9) || 'newline' || char(10) || 'back\\slash \\N\"}',
        display_name = 'quote '' and ' || char(13) WHERE name = 'lensy';
 UPDATE steps SET loss = 9e999 WHERE step = 3 AND run_id = (SELECT id FROM runs WHERE name = 'imp');
-INSERT INTO tails VALUES ('/var/log/train.log', (SELECT id FROM runs WHERE name = 'lensy'), 2049, 77, 123456, 789, 1764396000.5);"
+INSERT INTO tails VALUES ('/var/log/train.log', (SELECT id FROM runs WHERE name = 'lensy'), 2049, 77, 123456, 789, 1764396000.5, 1024, -8070450532247928832);"
 # The history beside the runs: two reports (what each saw) and the alert log.
 SOURCE_DATE_EPOCH=1764396000 "$runmon" --db "$a" report --all -o /dev/null || true
 SOURCE_DATE_EPOCH=1764482400 "$runmon" --db "$a" report --all -o /dev/null || true

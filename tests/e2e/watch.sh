@@ -120,6 +120,44 @@ tail -n +2001 "$tmp/sim/batches.jsonl" | tail -c +301 >>"$side"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'side'")" = 4000 ] ||
 	fail "sidecar rows"
 if grep -q RunmonHomogeneousBatching "$tmp/s3"; then fail "verdict alerted twice"; fi
+# 7a. A sidecar rewritten in place past its old offset before the next tick
+# (a trainer restarted with open(path, "w"), copytruncate then writes): the
+# file is read again from its start, no row twice (issue 35.4). Twice: the
+# start changed (its hash), then the same start with longer lines after it
+# (the old offset no longer ends a line).
+"$runmon" --db "$db" import --run rew "$tmp/sim/history.jsonl" >/dev/null
+rew=$tmp/rew.jsonl
+head -n 300 "$tmp/sim/batches.jsonl" >"$rew"
+"$runmon" --db "$db" watch --once --offline --batches "rew=$rew" rew >/dev/null 2>"$tmp/r1" || fail "rewrite tick 1"
+cat >"$tmp/rewrite.py" <<'PY'
+import json, sys
+# rewrite.py SRC DST N K: DST, truncated in place (the same inode, as
+# open(path, "w") keeps it), gets SRC's first N rows, "restart": 1 in the
+# first K of them and "restart": 22 in the rest.
+src, dst, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = [json.loads(l) for l in open(src)][:n]
+with open(dst, "r+") as f:
+    f.truncate(0)
+    for i, r in enumerate(rows):
+        r["restart"] = 1 if i < k else 22
+        f.write(json.dumps(r) + "\n")
+PY
+python3 "$tmp/rewrite.py" "$tmp/sim/batches.jsonl" "$rew" 400 400
+"$runmon" --db "$db" watch --once --offline --batches "rew=$rew" rew >/dev/null 2>"$tmp/r2" || fail "rewrite tick 2"
+if grep -q "will retry" "$tmp/r2"; then fail "a rewritten sidecar read from mid-line: $(cat "$tmp/r2")"; fi
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'rew'")" = 400 ] \
+	|| fail "rewritten sidecar: rows"
+off=$(wc -c <"$rew")
+[ "$(sqlite3 "$db" "SELECT offset FROM tails WHERE path LIKE '%rew.jsonl'")" = "$off" ] \
+	|| fail "rewritten sidecar not read to its end"
+head -c 1024 "$rew" >"$tmp/head1"
+python3 "$tmp/rewrite.py" "$tmp/sim/batches.jsonl" "$rew" 500 40
+cmp -s "$tmp/head1" "$(head -c 1024 "$rew" >"$tmp/head2"; echo "$tmp/head2")" || fail "the test's rewrite changed the file's start"
+[ -n "$(tail -c +"$off" "$rew" | head -c 1)" ] || fail "the test's old offset still ends a line"
+"$runmon" --db "$db" watch --once --offline --batches "rew=$rew" rew >/dev/null 2>"$tmp/r3" || fail "rewrite tick 3"
+if grep -q "will retry" "$tmp/r3"; then fail "a rewritten sidecar read from mid-line: $(cat "$tmp/r3")"; fi
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches b JOIN runs r ON r.id = b.run_id WHERE r.name = 'rew'")" = 500 ] \
+	|| fail "rewritten sidecar, second time: rows"
 # 7b. The same as a CSV sidecar (a .csv path): the header is read first,
 # then the lines past the position; a half-written header waits.
 python3 - "$tmp/sim/batches.jsonl" "$tmp/batches.csv" <<'PY'
