@@ -142,12 +142,13 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct watch
 		case 'P': o->metrics = optarg; break;
 		case 'p':
 			if (optarg[0] != '/' || !optarg[1] || !strncmp(optarg, "/-/", 3) || strlen(optarg) > 200 ||
-			    strpbrk(optarg, " \t\r\n?#"))
-				return rm_cmd_usage_error(
-				    &cmd_watch,
-				    "--metrics-path wants a path like /metrics (not /, not /-/...), "
-				    "not '%s'",
-				    optarg);
+			    strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/") !=
+			        strlen(optarg))
+				return rm_cmd_usage_error(&cmd_watch,
+				                          "--metrics-path wants a path like /metrics (not /, not "
+				                          "/-/..., of letters, digits and "
+				                          "-._~/), not '%s'",
+				                          optarg);
 			o->metrics_path = optarg;
 			break;
 		case 'n':

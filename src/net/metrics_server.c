@@ -37,6 +37,28 @@ struct rm_metrics_server {
 
 static const char exposition_type[] = "text/plain; version=0.0.4; charset=utf-8";
 
+/* s as an HTML attribute value may hold it: & < > " ' as references (the
+ * path is checked where it is given; a caller may not have). */
+static void attr_escape(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+	for (; *s && o + 7 < n; s++) {
+		const char *ref = *s == '&'    ? "&amp;"
+		                  : *s == '<'  ? "&lt;"
+		                  : *s == '>'  ? "&gt;"
+		                  : *s == '"'  ? "&quot;"
+		                  : *s == '\'' ? "&#39;"
+		                               : NULL;
+		if (ref) {
+			memcpy(out + o, ref, strlen(ref));
+			o += strlen(ref);
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = '\0';
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *body, size_t len,
                              enum MHD_ResponseMemoryMode mode)
 {
@@ -91,9 +113,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		             : text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable\n");
 	}
 	if (!strcmp(url, "/")) {
+		char href[6 * 256];
+		attr_escape(s->path, href, sizeof(href));
 		char *page = rm_xasprintf("<html><head><title>runmon watch</title></head><body><h1>runmon watch</h1>"
 		                          "<p><a href=\"%s\">Metrics</a></p></body></html>\n",
-		                          s->path);
+		                          href);
 		enum MHD_Result ret =
 		    reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page), MHD_RESPMEM_MUST_FREE);
 		return ret;

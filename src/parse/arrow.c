@@ -547,12 +547,17 @@ int rm_arrow_read_buffer(const uint8_t *p, size_t size, const char *name, const 
 static int read_file(const char *path, const struct rm_arrow_opts *o, struct rm_arrow_lengths *out, struct rm_err *err)
 {
 	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	/* O_NONBLOCK: a FIFO named as a shard must not hold the read forever */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc;
 	if (fd < 0 || fstat(fd, &sb)) {
 		rc = rm_err_set(err, RM_E_IO, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return rc;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return rm_err_set(err, RM_E_INPUT, "%s: not a regular file (an Arrow shard is one)", path);
 	}
 	if (sb.st_size == 0) {
 		close(fd);
@@ -574,10 +579,18 @@ static int cmp_str(const void *a, const void *b)
 
 /* The shards of a saved dataset: state.json's _data_files in order, else
  * every *.arrow file by name. */
+/* json_load_file of path if it is a regular file (a FIFO would block), else
+ * NULL. */
+static json_t *load_json_file(const char *path)
+{
+	struct stat sb;
+	return !stat(path, &sb) && S_ISREG(sb.st_mode) ? json_load_file(path, 0, NULL) : NULL;
+}
+
 static int dataset_files(const char *dir, char ***files, size_t *n, struct rm_err *err)
 {
 	char *state = rm_xasprintf("%s/state.json", dir);
-	json_t *js = json_load_file(state, 0, NULL), *df = json_object_get(js, "_data_files");
+	json_t *js = load_json_file(state), *df = json_object_get(js, "_data_files");
 	*files = NULL;
 	*n = 0;
 	free(state);
@@ -590,7 +603,14 @@ static int dataset_files(const char *dir, char ***files, size_t *n, struct rm_er
 				return rm_err_set(err, RM_E_INPUT, "%s/state.json: _data_files[%zu] is not a file name",
 				                  dir, i);
 			}
-			(*files)[(*n)++] = rm_xasprintf("%s/%s", dir, f);
+			char *shard = rm_xasprintf("%s/%s", dir, f);
+			size_t k = 0;
+			while (k < *n && strcmp((*files)[k], shard))
+				k++;
+			if (k < *n)
+				free(shard); /* listed again: its rows are counted once */
+			else
+				(*files)[(*n)++] = shard;
 		}
 		json_decref(js);
 		return RM_OK;
@@ -621,7 +641,7 @@ static int dataset_files(const char *dir, char ***files, size_t *n, struct rm_er
 static int split_dir(const char *dir, const char *split, char **out, struct rm_err *err)
 {
 	char *path = rm_xasprintf("%s/dataset_dict.json", dir);
-	json_t *js = json_load_file(path, 0, NULL), *splits = json_object_get(js, "splits"), *s;
+	json_t *js = load_json_file(path), *splits = json_object_get(js, "splits"), *s;
 	size_t i;
 	char names[256] = "";
 	int rc = RM_OK;
@@ -700,6 +720,8 @@ int rm_arrow_is_path(const char *path)
 		return 1;
 	if ((l > 6 && !strcmp(path + l - 6, ".arrow")) || (l > 8 && !strcmp(path + l - 8, ".feather")))
 		return 1;
+	if (!S_ISREG(sb.st_mode))
+		return 0; /* a FIFO's open would wait for a writer */
 	FILE *fp = fopen(path, "rb");
 	size_t got = fp ? fread(head, 1, sizeof(head), fp) : 0;
 	if (fp)

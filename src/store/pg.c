@@ -257,11 +257,20 @@ static int migrate(struct rm_pg *pg, int max_version, struct rm_err *err)
 	    (rc = query_int(pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()", &tables, err,
 	                    "cannot read the schema")))
 		goto fail;
-	if (!have && tables) {
+	/* Another tool's schema_migrations (golang-migrate's version and dirty,
+	 * Rails' version alone) is no runmon schema either. */
+	long long ours = 0;
+	if (have && (rc = query_int(pg,
+	                            "SELECT count(*) FROM information_schema.columns WHERE table_schema ="
+	                            " current_schema() AND table_name = 'schema_migrations' AND column_name IN"
+	                            " ('version', 'name', 'applied_at')",
+	                            &ours, err, "cannot read the schema version")))
+		goto fail;
+	if ((!have || ours != 3) && tables) {
 		rc = rm_err_set(err, RM_E_STORE,
-		                "PostgreSQL database '%s' holds %lld tables but no runmon schema: give runmon a "
+		                "PostgreSQL database '%s' holds %lld tables but no runmon schema%s: give runmon a "
 		                "database of its own",
-		                pg->name, tables);
+		                pg->name, tables, have ? " (its schema_migrations is another tool's)" : "");
 		goto fail;
 	}
 	/* Created only when missing: a role that may only read (a reporting
@@ -303,11 +312,24 @@ fail:
 	return rc;
 }
 
+/* What libpq is given: a key=value string written after the scheme
+ * ("postgresql://host=db dbname=runmon") without the scheme, which libpq
+ * would read as a URI; a URI as it is. */
+static const char *conninfo_of(const char *uri)
+{
+	const char *rest = strstr(uri, "://") + 3;
+	size_t key = strspn(rest, "abcdefghijklmnopqrstuvwxyz_");
+	const char *p = rest + key;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return key && *p == '=' ? rest : uri;
+}
+
 int rm_pg_open_version(struct rm_pg **out, const char *uri, int max_version, struct rm_err *err)
 {
 	struct rm_pg *pg = rm_xcalloc(1, sizeof(*pg));
 	rm_db_redact(uri, pg->name, sizeof(pg->name));
-	pg->conn = PQconnectdb(uri);
+	pg->conn = PQconnectdb(conninfo_of(uri));
 	int rc;
 	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
 		/* PQerrorMessage's first line: the rest is context a user cannot act on. */

@@ -180,6 +180,16 @@ PGPASSFILE=/dev/null "$runmon" --db "$secret" diagnose nosuchrun >>"$tmp/s.out" 
 PGPASSFILE=/dev/null "$runmon" --db "$(echo "$secret" | sed 's|/runmon?|/nosuchdb?|')" runs >>"$tmp/s.out" 2>&1 && fail "a missing database was opened"
 grep -q "Full reports: runmon --db postgresql://runmon:\*\*\*@" "$tmp/s.out" || fail "demo does not name the database redacted: $(cat "$tmp/s.out")"
 ! grep -q "$pw" "$tmp/s.out" || fail "the password was shown: $(grep "$pw" "$tmp/s.out")"
+# A key=value string after postgresql:// goes to libpq as such (issue 35.12),
+# its password never shown either.
+host=$(echo "$pg" | sed -n 's|.*[?&]host=\([^&]*\).*|\1|p')
+kv="postgresql://host=$host port=5432 dbname=runmon user=runmon password=$pw"
+PGPASSFILE=/dev/null "$runmon" --db "$kv" runs >"$tmp/kv.out" 2>&1 || fail "a key=value string: $(cat "$tmp/kv.out")"
+grep -q "sc" "$tmp/kv.out" || fail "a key=value string: no runs listed: $(cat "$tmp/kv.out")"
+PGPASSFILE=/dev/null "$runmon" --db "postgresql://host=$host port=5432 dbname=nosuchdb user=runmon password=$pw" runs \
+	>"$tmp/kv.out" 2>&1 && fail "a missing database was opened by key=value"
+grep -q "password=\*\*\*" "$tmp/kv.out" || fail "key=value not named redacted: $(cat "$tmp/kv.out")"
+! grep -q "$pw" "$tmp/kv.out" || fail "the key=value password was shown"
 
 # 9. A role that may only read (a reporting one, Grafana's): runs, diagnose
 # and report work and keep nothing; an import is refused, naming why.

@@ -94,6 +94,31 @@ printf 'junk' >"$tmp/cut/x.arrow"
 expect_err "x.arrow: message 0: metadata that runs past the end of the file" buckets "$tmp/cut/x.arrow"
 mkdir "$tmp/empty"
 expect_err "no .arrow files" buckets "$tmp/empty"
+# A shard listed three times in state.json counts once; a FIFO named as a
+# shard, or as state.json, does not hold the command (issue 35.12).
+mkdir "$tmp/thrice"
+cp "$data/arrow/seqlen/"* "$tmp/thrice/"
+python3 - "$tmp/thrice/state.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["_data_files"] = [s["_data_files"][0]] * 3 + s["_data_files"][1:]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$runmon" buckets --k 4 "$tmp/thrice" 2>"$tmp/err" | grep -q "^900 sequences" || fail "a shard listed thrice: $(cat "$tmp/err")"
+mkdir "$tmp/fifo"
+cp "$data/arrow/seqlen/state.json" "$tmp/fifo/"
+mkfifo "$tmp/fifo/$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['_data_files'][0]['filename'])" "$tmp/fifo/state.json")"
+set +e
+timeout 10 "$runmon" buckets "$tmp/fifo" >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc = 2 ] || fail "a FIFO as a shard: exit $rc: $(cat "$tmp/err")"
+grep -q "not a regular file" "$tmp/err" || fail "a FIFO as a shard: $(cat "$tmp/err")"
+mkdir "$tmp/fifo2"
+cp "$data/arrow/seqlen/"*.arrow "$tmp/fifo2/"
+mkfifo "$tmp/fifo2/state.json"
+[ "$(timeout 10 "$runmon" buckets --k 4 "$tmp/fifo2" 2>"$tmp/err" | grep -c "^900 sequences")" = 1 ] \
+	|| fail "a FIFO as state.json: $(cat "$tmp/err")"
 
 # The same reader feeds simulate (lengths drawn from the dataset, buckets
 # fitted to them) and diagnose's cost side.

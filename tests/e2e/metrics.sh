@@ -183,10 +183,12 @@ base=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/prom$|\1
 for _ in $(seq $((300 * slow))); do [ "$(status /-/ready)" = 200 ] && break; sleep 0.1; done
 curl -sf "$base/prom" | grep -q '^runmon_run_info' || fail "--metrics-path"
 [ "$(status /metrics)" = 404 ] || fail "/metrics beside --metrics-path"
+curl -sf "$base/" | grep -q '<a href="/prom">Metrics</a>' || fail "the index page's link: $(curl -s "$base/")"
 kill -TERM $watcher
 wait $watcher || fail "exit on SIGTERM"
 for bad in "--metrics ::1:80" "--metrics 127.0.0.1:65536" "--metrics host:" "--metrics-path metrics" \
-	"--metrics-path /-/x" "--metrics-path /" "--once --metrics 0"; do
+	"--metrics-path /-/x" "--metrics-path /" "--once --metrics 0" "--metrics-path /m\"><script>x</script>" \
+	"--metrics-path /m&amp;" "--metrics-path /m'x"; do
 	# shellcheck disable=SC2086
 	if "$runmon" --db "$db" watch --offline $bad acme/llm/m1 2>"$tmp/bad"; then fail "accepted $bad"; else rc=$?; fi
 	[ $rc = 2 ] || fail "$bad: exit $rc"

@@ -267,6 +267,13 @@ static void refuses_foreign_and_newer_databases(void **state)
 	assert_int_equal(rm_pg_open(&pg, uri, &err), RM_E_STORE);
 	assert_non_null(strstr(err.msg, "no runmon schema"));
 	assert_int_equal(pg_int(uri, "SELECT (to_regclass('schema_migrations') IS NULL)::int"), 1); /* untouched */
+	/* golang-migrate's own schema_migrations (issue 35.12): not runmon's */
+	uri = fresh_db("t_migrate");
+	pg_exec(uri, "CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL);"
+	             " INSERT INTO schema_migrations VALUES (3, false); CREATE TABLE users (id int)");
+	assert_int_equal(rm_pg_open(&pg, uri, &err), RM_E_STORE);
+	assert_non_null(strstr(err.msg, "no runmon schema (its schema_migrations is another tool's)"));
+	assert_int_equal(pg_int(uri, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"), 2);
 
 	uri = fresh_db("t_newer");
 	assert_int_equal(rm_pg_open(&pg, uri, &err), 0);
