@@ -37,9 +37,23 @@ __all__ = [
     "RunmonLightningCallback",
 ]
 
-# What runmon accepts per batch (include/runmon/store.h): larger is a bad line.
-MAX_SEQUENCES = 1 << 20
-MAX_LENGTH = 1 << 30
+# What `runmon import` accepts (README, "What import validates, and the
+# limits"; include/runmon/model.h): the recorder refuses, with ValueError
+# naming the field, exactly the lines import would refuse, so a sidecar
+# never fails an import or stalls a `watch --batches` tail. Inclusive.
+LIMITS = {
+    "step": (0, (1 << 53) - 1),
+    "rank": (0, (1 << 53) - 1),
+    "micro": (0, (1 << 53) - 1),
+    "n": (1, 1 << 20),
+    "length": (0, 1 << 30),  # each of lens, min_len, max_len
+    "tokens": (0, 1 << 50),
+    "bucket": (-(1 << 50) + 1, (1 << 50) - 1),  # or a text label
+}
+LABEL_BYTES = 200  # a text bucket label: 1..200 bytes of UTF-8, no NUL
+TOKENS_SLACK = 0.5  # tokens may pass n * max_len (or fall below n * min_len) by this much a sequence
+MAX_SEQUENCES = LIMITS["n"][1]
+MAX_LENGTH = LIMITS["length"][1]
 
 # The sidecar names runmon reads, and their W&B history form (README,
 # "Recording batch composition").
@@ -128,7 +142,10 @@ def rank_from_env():
     return 0
 
 
-def _whole(name, v, lo=0, hi=None):
+def _whole(name, v, lo=None, hi=None, limit=None):
+    """v as an int within LIMITS[limit or name] (or lo..hi), else ValueError."""
+    if lo is None and hi is None:
+        lo, hi = LIMITS[limit or name]
     if isinstance(v, bool) or v is None:
         raise ValueError(f"{name} must be a whole number, not {v!r}")
     if hasattr(v, "item"):
@@ -141,6 +158,34 @@ def _whole(name, v, lo=0, hi=None):
     if v < lo or (hi is not None and v > hi):
         raise ValueError(f"{name} {v} is outside {lo}..{hi if hi is not None else ''}")
     return v
+
+
+def _bucket(v):
+    """A bucket as import takes it: an integer within LIMITS, or a text
+    label of 1..LABEL_BYTES bytes of UTF-8 without NUL."""
+    if isinstance(v, str):
+        raw = v.encode("utf-8", "surrogatepass")
+        if not 1 <= len(raw) <= LABEL_BYTES or "\0" in v:
+            raise ValueError(f"bucket label must be 1..{LABEL_BYTES} bytes without NUL, not {len(raw)} bytes")
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("bucket label is not valid UTF-8 (a lone surrogate)") from None
+        return v
+    return _whole("bucket", v)
+
+
+def _check_counts(step, n, tokens, min_len, max_len):
+    """Import's rules between the counts: min_len <= max_len, and
+    n * min_len <= tokens <= n * max_len within TOKENS_SLACK a sequence."""
+    if min_len is not None and max_len is not None and min_len > max_len:
+        raise ValueError(f"step {step}: min_len {min_len} is above max_len {max_len}")
+    if tokens is None or n is None:
+        return
+    if max_len is not None and tokens > n * max_len + TOKENS_SLACK * n:
+        raise ValueError(f"step {step}: tokens {tokens} exceed n * max_len = {n * max_len}")
+    if min_len is not None and tokens < n * min_len - TOKENS_SLACK * n:
+        raise ValueError(f"step {step}: tokens {tokens} are below n * min_len = {n * min_len}")
 
 
 class _Interval:
@@ -257,22 +302,23 @@ class BatchRecorder:
         rec["micro"] = self._micro = _whole("micro", micro)
         self._last_step = step
         if lens is not None:
-            lens = [_whole("length", v, 0, MAX_LENGTH) for v in (lens.tolist() if hasattr(lens, "tolist") else lens)]
+            lens = [_whole("length", v) for v in (lens.tolist() if hasattr(lens, "tolist") else lens)]
             if not lens or len(lens) > MAX_SEQUENCES:
                 raise ValueError(f"step {step}: a batch holds 1..{MAX_SEQUENCES} sequences, not {len(lens)}")
             n, tokens, max_len, min_len = len(lens), sum(lens), max(lens), min(lens)
         if n is not None:
-            n = _whole("n", n, 1, MAX_SEQUENCES)
+            n = _whole("n", n)
         if tokens is not None:
-            tokens = _whole("tokens", tokens, 0)
+            tokens = _whole("tokens", tokens)
         if max_len is not None:
-            max_len = _whole("max_len", max_len, 0, MAX_LENGTH)
+            max_len = _whole("max_len", max_len, limit="length")
         if min_len is not None:
-            min_len = _whole("min_len", min_len, 0, MAX_LENGTH)
+            min_len = _whole("min_len", min_len, limit="length")
+        _check_counts(step, n, tokens, min_len, max_len)
         if bucket is None and self.buckets is not None and max_len is not None:
             bucket = bucket_of(max_len, self.buckets)
         if bucket is not None:
-            rec["bucket"] = _whole("bucket", bucket)
+            rec["bucket"] = _bucket(bucket)
         if lens is not None:
             rec["lens"] = lens
         else:

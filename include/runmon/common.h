@@ -130,6 +130,10 @@ void rm_utf8_copy(char *dst, size_t n, const char *src);
  * one of a few rotating buffers: valid until 8 later calls, main thread only. */
 const char *rm_tx(const char *s);
 
+/* v for a message, into buf: a whole number as all its digits (2^60 is
+ * 1152921504606846976, not 1.15292150460685e+18), else %.15g. Returns buf. */
+const char *rm_num(double v, char *buf, size_t n);
+
 /* ==== outfile =============================================================== */
 /*
  * an output file written whole or not at all, safe to aim at

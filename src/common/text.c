@@ -3,6 +3,7 @@
  */
 #include "runmon/common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +106,13 @@ const char *rm_tx(const char *s)
 	ring[next] = out;
 	next = (next + 1) % 8;
 	return out;
+}
+
+const char *rm_num(double v, char *buf, size_t n)
+{
+	if (v == floor(v) && fabs(v) < 1e21)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.15g", v);
+	return buf;
 }

@@ -614,11 +614,12 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		return -1;
 	}
 	if (!(v >= 0 && v == floor(v))) {
-		snprintf(why, whylen, "step %g is not a non-negative integer", v);
+		snprintf(why, whylen, "step %s is not a non-negative integer", rm_num(v, (char[32]){0}, 32));
 		return -1;
 	}
 	if (!(v < 9007199254740992.0)) {
-		snprintf(why, whylen, "step %g is beyond 2^53, the largest step stored exactly", v);
+		snprintf(why, whylen, "step %s is beyond 2^53, the largest step stored exactly",
+		         rm_num(v, (char[32]){0}, 32));
 		return -1;
 	}
 	rec->step = (int64_t)v;
@@ -667,8 +668,8 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 			continue;
 		if (t == T_RANK || t == T_MICRO) { /* fuzz_textimport: a cast of 5e86 is undefined */
 			if (!(v >= 0 && v < 9007199254740992.0 && v == floor(v))) {
-				snprintf(why, whylen, "%s %g is not a whole number >= 0",
-				         rm_map_batch_names[t - T_BUCKET], v);
+				snprintf(why, whylen, "%s %s is not a whole number >= 0",
+				         rm_map_batch_names[t - T_BUCKET], rm_num(v, (char[32]){0}, 32));
 				return -1;
 			}
 			*(t == T_RANK ? &rec->b.rank : &rec->b.micro) = (int64_t)v;

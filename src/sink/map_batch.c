@@ -12,6 +12,9 @@
 #include "map_internal.h"
 #include "runmon/model.h"
 
+/* A number in a message, as all its digits when whole (rm_num). */
+#define NUM(v) rm_num((v), (char[32]){0}, 32)
+
 /* Batch statistics, in enum rm_target order from T_BUCKET. */
 const char *const rm_map_batch_names[] = {"bucket",        "n",    "min_len", "max_len", "mean_len", "tokens",
                                           "padded_tokens", "rank", "micro",   "lens"};
@@ -106,7 +109,7 @@ int rm_map_bucket_label(struct rm_mapper *m, const struct rm_field *f, int rc, d
 		return 0;
 	if (rc == 1) {
 		if (!(v == floor(v) && fabs(v) < (double)RM_BUCKET_TEXT_ID)) {
-			snprintf(why, whylen, "bucket %.15g is neither an integer below 2^50 nor a text label", v);
+			snprintf(why, whylen, "bucket %s is neither an integer below 2^50 nor a text label", NUM(v));
 			return -1;
 		}
 		b->v[RM_B_BUCKET] = v;
@@ -163,46 +166,46 @@ int rm_map_check_batch(const struct rm_batch *b, char *why, size_t whylen)
 	const double *v = b->v;
 	static const enum rm_batch_field lens[] = {RM_B_MIN_LEN, RM_B_MAX_LEN, RM_B_MEAN_LEN};
 	if (HAS(RM_B_N) && !(v[RM_B_N] >= 1 && v[RM_B_N] <= RM_BATCH_MAX_N && v[RM_B_N] == floor(v[RM_B_N]))) {
-		snprintf(why, whylen, "n %.15g is not a sequence count in 1..%d", v[RM_B_N], RM_BATCH_MAX_N);
+		snprintf(why, whylen, "n %s is not a sequence count in 1..%d", NUM(v[RM_B_N]), RM_BATCH_MAX_N);
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		double x = v[lens[i]];
 		if (HAS(lens[i]) && !(x >= 0 && x <= RM_BATCH_MAX_LEN)) {
-			snprintf(why, whylen, "%s %.15g is not a length in 0..%d tokens", rm_map_batch_names[lens[i]],
-			         x, RM_BATCH_MAX_LEN);
+			snprintf(why, whylen, "%s %s is not a length in 0..%d tokens", rm_map_batch_names[lens[i]],
+			         NUM(x), RM_BATCH_MAX_LEN);
 			return -1;
 		}
 	}
 	/* Rounding slack: a mean_len or tokens written with a few digits. */
 	const double eps = 0.5;
 	if (HAS(RM_B_MIN_LEN) && HAS(RM_B_MAX_LEN) && v[RM_B_MIN_LEN] > v[RM_B_MAX_LEN]) {
-		snprintf(why, whylen, "min_len %.15g is above max_len %.15g", v[RM_B_MIN_LEN], v[RM_B_MAX_LEN]);
+		snprintf(why, whylen, "min_len %s is above max_len %s", NUM(v[RM_B_MIN_LEN]), NUM(v[RM_B_MAX_LEN]));
 		return -1;
 	}
 	if (HAS(RM_B_MEAN_LEN) && ((HAS(RM_B_MIN_LEN) && v[RM_B_MEAN_LEN] < v[RM_B_MIN_LEN] - eps) ||
 	                           (HAS(RM_B_MAX_LEN) && v[RM_B_MEAN_LEN] > v[RM_B_MAX_LEN] + eps))) {
-		snprintf(why, whylen, "mean_len %.15g is outside min_len..max_len", v[RM_B_MEAN_LEN]);
+		snprintf(why, whylen, "mean_len %s is outside min_len..max_len", NUM(v[RM_B_MEAN_LEN]));
 		return -1;
 	}
 	if (HAS(RM_B_TOKENS)) {
 		double t = v[RM_B_TOKENS], n = HAS(RM_B_N) ? v[RM_B_N] : NAN;
 		if (!(t >= 0 && t <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
-			snprintf(why, whylen, "tokens %.15g is not a token count", t);
+			snprintf(why, whylen, "tokens %s is not a token count", NUM(t));
 			return -1;
 		}
 		if (HAS(RM_B_N) && HAS(RM_B_MAX_LEN) && t > n * v[RM_B_MAX_LEN] + eps * n) {
-			snprintf(why, whylen, "tokens %.15g exceed n * max_len = %.15g", t, n * v[RM_B_MAX_LEN]);
+			snprintf(why, whylen, "tokens %s exceed n * max_len = %s", NUM(t), NUM(n * v[RM_B_MAX_LEN]));
 			return -1;
 		}
 		if (HAS(RM_B_N) && HAS(RM_B_MIN_LEN) && t < n * v[RM_B_MIN_LEN] - eps * n) {
-			snprintf(why, whylen, "tokens %.15g are below n * min_len = %.15g", t, n * v[RM_B_MIN_LEN]);
+			snprintf(why, whylen, "tokens %s are below n * min_len = %s", NUM(t), NUM(n * v[RM_B_MIN_LEN]));
 			return -1;
 		}
 	}
 	if (HAS(RM_B_PADDED) &&
 	    !(v[RM_B_PADDED] >= -eps && v[RM_B_PADDED] <= (double)RM_BATCH_MAX_N * RM_BATCH_MAX_LEN)) {
-		snprintf(why, whylen, "padded_tokens %.15g is not a token count", v[RM_B_PADDED]);
+		snprintf(why, whylen, "padded_tokens %s is not a token count", NUM(v[RM_B_PADDED]));
 		return -1;
 	}
 	return 0;

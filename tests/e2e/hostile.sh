@@ -142,7 +142,7 @@ rc "$runmon" --db m.db import wordstep.jsonl >/dev/null
 grep -q "the step 'step' is not a number: five" err || fail "word step: $(cat err)"
 printf '{"step": 1e18, "loss": 1}\n' >bigstep.jsonl
 rc "$runmon" --db m.db import bigstep.jsonl >/dev/null
-grep -q "step 1e+18 is beyond 2^53" err || fail "big step: $(cat err)"
+grep -q "step 1000000000000000000 is beyond 2^53" err || fail "big step: $(cat err)"
 : >empty.jsonl
 [ "$(rc "$runmon" --db m.db import empty.jsonl)" = 2 ] && grep -q "empty.jsonl: file is empty" err || fail "empty file"
 grep -q -- "--skip-bad" err && fail "an empty file suggests --skip-bad"

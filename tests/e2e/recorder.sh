@@ -57,4 +57,54 @@ dir=$tmp/homogeneous-4
 train interleaved 4 --one-file --ranks 4 --accum 1
 case $(field "$tmp/interleaved-4/d.json" severity) in ok | info) ;; *) fail "one file: false alarm" ;; esac
 
+# The recorder refuses exactly what import refuses (issue 35.11): each
+# record below is tried through BatchRecorder.record, and, as the line the
+# recorder would write, through runmon import; both must agree. Large
+# integers in import's errors print as integers.
+cat >"$tmp/limits.py" <<'PY'
+import json, os, subprocess, sys
+sys.path.insert(0, os.environ["RUNMON_PYTHON"])
+import runmon_record as rr
+runmon, tmp = sys.argv[1], sys.argv[2]
+S, B = (1 << 53), (1 << 50)
+cases = [
+    dict(step=S - 1, n=1, max_len=5), dict(step=S, n=1, max_len=5), dict(step=-1, n=1), dict(step=1 << 60, n=1),
+    dict(step=1, bucket=B - 1), dict(step=1, bucket=B), dict(step=1, bucket=-(B - 1)), dict(step=1, bucket=-B),
+    dict(step=1, bucket="long"), dict(step=1, bucket="x" * 200), dict(step=1, bucket="x" * 201),
+    dict(step=1, bucket="\u00e9" * 100), dict(step=1, bucket="\u00e9" * 101), dict(step=1, bucket="a\0b"),
+    dict(step=1, bucket=""),
+    dict(step=1, n=4, max_len=10, tokens=42), dict(step=1, n=4, max_len=10, tokens=43),
+    dict(step=1, n=4, min_len=5, tokens=18), dict(step=1, n=4, min_len=5, tokens=17),
+    dict(step=1, n=1, tokens=10 ** 20), dict(step=1, n=1, tokens=B), dict(step=1, n=1, tokens=B + 1),
+    dict(step=1, n=2, min_len=6, max_len=5), dict(step=1, n=1 << 20, max_len=1), dict(step=1, n=(1 << 20) + 1),
+    dict(step=1, n=0), dict(step=1, n=1, max_len=1 << 30), dict(step=1, n=1, max_len=(1 << 30) + 1),
+    dict(step=1, n=1, min_len=(1 << 30) + 1), dict(step=1, micro=S - 1, n=1), dict(step=1, micro=S, n=1),
+    dict(step=1, lens=[1, 1 << 30]), dict(step=1, lens=[1, (1 << 30) + 1]), dict(step=1, lens=[-1]),
+]
+bad = 0
+for i, c in enumerate(cases):
+    path = os.path.join(tmp, "lim-%d.jsonl" % i)
+    try:
+        with rr.BatchRecorder(path, rank=0) as r:
+            r.record(**c)
+        took = True
+    except ValueError:
+        took = False
+    line = {"step": c["step"], "rank": 0, "micro": c.get("micro", 0)}
+    line.update({k: v for k, v in c.items() if k not in ("step", "micro")})
+    with open(path, "w") as f:
+        f.write(json.dumps(line) + "\n")
+    p = subprocess.run([runmon, "--db", os.path.join(tmp, "lim.db"), "import", "--run", "lim%d" % i, path],
+                       capture_output=True, text=True)
+    if took != (p.returncode == 0):
+        print("case %r: recorder %s, import exit %d: %s" % (c, "took it" if took else "refused it", p.returncode,
+                                                          p.stderr.strip()))
+        bad += 1
+    if p.returncode and "e+" in p.stderr:
+        print("case %r: a large integer in exponent form: %s" % (c, p.stderr.strip()))
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+python3 "$tmp/limits.py" "$runmon" "$tmp" >"$tmp/limits.out" 2>&1 || fail "recorder and import disagree: $(cat "$tmp/limits.out")"
+
 echo "recorder e2e: ok"

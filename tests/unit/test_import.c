@@ -150,12 +150,12 @@ static void implausible_batches(void **state)
 		const char *line, *why;
 	} cases[] = {
 	    {"{\"step\":0,\"bucket\":0,\"n\":2305843009213693952,\"max_len\":100,\"tokens\":100}",
-	     "n 2.30584300921369e+18 is not a sequence count in 1..1048576"},
+	     "n 2305843009213693952 is not a sequence count in 1..1048576"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":1e12,\"max_len\":100}", "is not a sequence count"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":2.5,\"max_len\":100}", "n 2.5 is not a sequence count"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":0,\"max_len\":100}", "n 0 is not a sequence count"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":-5}", "max_len -5 is not a length"},
-	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":9e18}", "max_len 9e+18 is not a length"},
+	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"max_len\":9e18}", "max_len 9000000000000000000 is not a length"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"min_len\":90,\"max_len\":50}", "min_len 90 is above max_len 50"},
 	    {"{\"step\":0,\"bucket\":0,\"n\":4,\"min_len\":10,\"max_len\":50,\"mean_len\":70}",
 	     "mean_len 70 is outside"},
