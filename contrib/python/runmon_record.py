@@ -26,6 +26,11 @@ import os
 import sys
 import warnings
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks, and one file per rank is the safe mode
+    fcntl = None
+
 __all__ = [
     "BatchRecorder",
     "lengths",
@@ -261,10 +266,25 @@ class BatchRecorder:
         if d:
             os.makedirs(d, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._drop_partial_line()
+        # Under an exclusive lock: recorders of other ranks appending to the
+        # same file hold a shared one for each write, so nothing they append
+        # lands between the look at the end and the cut (issue 35.10).
+        self._lock(True)
+        try:
+            self._drop_partial_line()
+        finally:
+            self._unlock()
+
+    def _lock(self, exclusive):
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+    def _unlock(self):
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _drop_partial_line(self):
-        """A line cut short by a full disk or another writer would make
+        """A line cut short by a full disk or a killed writer would make
         runmon reject the file: cut it off before appending."""
         with open(self.path, "rb") as f:
             end = f.seek(0, os.SEEK_END)
@@ -337,8 +357,12 @@ class BatchRecorder:
         if self._fd is None:
             raise ValueError(f"{self.path}: the recorder is closed")
         data = (json.dumps(rec, separators=(",", ":")) + "\n").encode()
-        while data:  # a short write (a full disk) leaves a partial line the next open cuts off
-            data = data[os.write(self._fd, data):]
+        self._lock(False)  # shared: writers append together, a cut waits for them
+        try:
+            while data:  # a short write (a full disk) leaves a partial line the next open cuts off
+                data = data[os.write(self._fd, data):]
+        finally:
+            self._unlock()
 
     def _log_wandb(self, rec, n, tokens, min_len, max_len):
         run = getattr(self._wandb, "run", None) or self._wandb

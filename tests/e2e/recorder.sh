@@ -107,4 +107,60 @@ sys.exit(1 if bad else 0)
 PY
 python3 "$tmp/limits.py" "$runmon" "$tmp" >"$tmp/limits.out" 2>&1 || fail "recorder and import disagree: $(cat "$tmp/limits.out")"
 
+# Two recorders sharing one file (no {rank}): a recorder that opens the
+# file and cuts a partial last line must not cut what the other appended in
+# between (issue 35.10). The cut is slowed by 50 ms so that the other
+# writer's lines land in that window every time; 10 rounds, and every line
+# of the other writer must be there but the one a partial line was glued to.
+cat >"$tmp/race.py" <<'PY'
+import json, multiprocessing, os, sys, time
+sys.path.insert(0, os.environ["RUNMON_PYTHON"])
+import runmon_record as rr
+path, rounds = sys.argv[1], 10
+
+def writer(stop):
+    with rr.BatchRecorder(path, rank=1) as r:
+        i = 0
+        while not stop.is_set():
+            r.record(i, n=1, max_len=5)
+            i += 1
+            time.sleep(0.0005)
+        return
+
+slow = os.ftruncate
+def slow_cut(fd, length):
+    time.sleep(0.05)
+    slow(fd, length)
+rr.os.ftruncate = slow_cut
+open(path, "w").close()
+stop = multiprocessing.Event()
+w = multiprocessing.Process(target=writer, args=(stop,))
+w.start()
+time.sleep(0.2)
+for k in range(rounds):
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b'{"step":%d,"rank":0,"micro":0,"n":1,"max' % k)  # a writer killed mid-line
+    os.close(fd)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rr.BatchRecorder(path, rank=0).close()
+    time.sleep(0.02)
+stop.set()
+w.join()
+steps, glued = set(), 0
+for line in open(path, "rb"):
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        glued += 1
+        continue
+    if rec["rank"] == 1:
+        steps.add(rec["step"])
+lost = (max(steps) + 1 - len(steps)) if steps else 0
+print("writer lines", len(steps), "lost", lost, "glued", glued)
+sys.exit(0 if lost <= glued and lost <= rounds else 1)
+PY
+python3 "$tmp/race.py" "$tmp/shared.jsonl" >"$tmp/race.out" 2>&1 || fail "a cut took another writer's lines: $(cat "$tmp/race.out")"
+
 echo "recorder e2e: ok"
