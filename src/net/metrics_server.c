@@ -8,6 +8,15 @@
  * under the mutex. Paths as Prometheus' own components have them: the
  * metrics path, /-/healthy (200 while serving) and /-/ready (503 until
  * the first tick has run).
+ *
+ * A client trickling a header line every few seconds is never idle, so
+ * each connection also has a total deadline: a request must be answered
+ * within REQUEST_DEADLINE seconds of the connection's start or of its last
+ * answer, else a watchdog thread shuts the socket down (libmicrohttpd
+ * notifies a close before it closes the descriptor, and the table of
+ * descriptors is kept under the server's mutex, so the watchdog never
+ * touches a descriptor that was closed). One client address may hold at
+ * most PER_CLIENT_LIMIT connections, so slots stay for the others.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,12 +28,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runmon/net.h"
 
 #define CONNECTION_LIMIT   64
 #define CONNECTION_TIMEOUT 10 /* seconds a connection may sit idle or stalled */
+#define REQUEST_DEADLINE   10 /* seconds a request may take in all */
+#define PER_CLIENT_LIMIT   8  /* connections from one address */
+
+struct conn_slot {
+	int fd; /* -1: free */
+	int cut;
+	struct timespec since; /* the connection's start, or its last answer */
+};
 
 struct rm_metrics_server {
 	struct MHD_Daemon *daemon;
@@ -33,7 +51,84 @@ struct rm_metrics_server {
 	char *text; /* the latest rendering */
 	size_t len;
 	int ready;
+	struct conn_slot conns[CONNECTION_LIMIT + 8]; /* under mu */
+	pthread_t watchdog;
+	pthread_cond_t wake;
+	int stopping, watching;
 };
+
+static void now_mono(struct timespec *t)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
+static double since_s(const struct timespec *t)
+{
+	struct timespec n;
+	now_mono(&n);
+	return (double)(n.tv_sec - t->tv_sec) + (double)(n.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/* A connection opened or closed: its descriptor joins or leaves the table. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+	struct rm_metrics_server *s = cls;
+	pthread_mutex_lock(&s->mu);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		for (size_t i = 0; ci && i < sizeof(s->conns) / sizeof(s->conns[0]); i++)
+			if (s->conns[i].fd < 0) {
+				s->conns[i].fd = ci->connect_fd;
+				s->conns[i].cut = 0;
+				now_mono(&s->conns[i].since);
+				*socket_context = &s->conns[i];
+				break;
+			}
+	} else if (*socket_context) {
+		((struct conn_slot *)*socket_context)->fd = -1;
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A request answered: the connection's deadline starts again. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct rm_metrics_server *s = cls;
+	(void)con_cls;
+	(void)toe;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	pthread_mutex_lock(&s->mu);
+	if (ci && ci->socket_context)
+		now_mono(&((struct conn_slot *)ci->socket_context)->since);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Every half second: shuts down the sockets of requests past their deadline
+ * (libmicrohttpd then sees the connection end and closes it). */
+static void *watchdog(void *arg)
+{
+	struct rm_metrics_server *s = arg;
+	pthread_mutex_lock(&s->mu);
+	while (!s->stopping) {
+		for (size_t i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++) {
+			struct conn_slot *c = &s->conns[i];
+			if (c->fd >= 0 && !c->cut && since_s(&c->since) > REQUEST_DEADLINE) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->cut = 1;
+			}
+		}
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 500000000L;
+		if (t.tv_nsec >= 1000000000L)
+			t.tv_sec++, t.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&s->wake, &s->mu, &t);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
 
 static const char exposition_type[] = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -203,12 +298,23 @@ int rm_metrics_server_start(const char *spec, const char *path, struct rm_metric
 	struct rm_metrics_server *s = rm_xcalloc(1, sizeof(*s));
 	s->path = rm_xstrdup(path);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	for (size_t i = 0; i < sizeof(s->conns) / sizeof(s->conns[0]); i++)
+		s->conns[i].fd = -1;
 	s->daemon =
 	    MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
 	                     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
-	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
-	if (!s->daemon) {
-		close(fd);
+	                     MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_CLIENT_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+	                     (unsigned)CONNECTION_TIMEOUT, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	                     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+	if (s->daemon)
+		s->watching = !pthread_create(&s->watchdog, NULL, watchdog, s);
+	if (!s->daemon || !s->watching) {
+		if (s->daemon)
+			MHD_stop_daemon(s->daemon);
+		else
+			close(fd);
+		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->mu);
 		free(s->path);
 		free(s);
@@ -242,10 +348,16 @@ void rm_metrics_server_stop(struct rm_metrics_server *s)
 		return;
 	/* Quiesced, the daemon gives the listening socket back instead of
 	 * closing it on stop; otherwise stop closes it. */
+	pthread_mutex_lock(&s->mu);
+	s->stopping = 1;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->watchdog, NULL);
 	MHD_socket fd = MHD_quiesce_daemon(s->daemon);
 	MHD_stop_daemon(s->daemon);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->mu);
 	free(s->text);
 	free(s->path);

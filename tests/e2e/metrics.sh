@@ -59,6 +59,7 @@ held = []
 for i in range(20):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    s.bind(("127.0.0.%d" % (2 + i % 3), 0))  # 7 a client: under the limit per address
     s.connect((host, int(port)))
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + (b"\r\n" if i % 2 else b""))
     held.append(s)
@@ -76,6 +77,48 @@ ticks = lambda s: get(s, "runmon_tick_duration_seconds_count")
 step = lambda s: get(s, "runmon_last_step", run="g1")
 assert ticks(b) >= ticks(a) + 3, (ticks(a), ticks(b))
 assert step(b) > step(a), (step(a), step(b))
+PY
+
+# 2b. Slowloris (issue 35.7): 30 connections from one address, each sending
+# a header line every 2 s (never idle for the 10 s timeout). One address
+# holds at most 8; a scrape from another answers at once; and each
+# trickling request is cut at its 10 s deadline.
+python3 - "${base#http://}" "$slow" <<'PY' || fail "slowloris"
+import socket, subprocess, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+slow = float(sys.argv[2])
+held, t0 = [], time.monotonic()
+for i in range(30):
+    s = socket.socket()
+    s.bind(("127.0.0.9", 0))
+    s.connect((host, int(port)))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    held.append(s)
+time.sleep(1)
+t1 = time.monotonic()
+subprocess.run(["curl", "-sf", "--max-time", "5", "-o", "/dev/null", "http://%s:%s/metrics" % (host, port)], check=True)
+assert time.monotonic() - t1 < 5, "a scrape waited behind the trickling clients"
+alive, cut_at = set(range(30)), {}
+while alive and time.monotonic() - t0 < 25 * slow:
+    for i in list(alive):
+        try:
+            held[i].sendall(b"X-Trickle: %d\r\n" % i)
+            held[i].setblocking(False)
+            try:
+                if held[i].recv(1024) == b"":
+                    raise ConnectionError
+            except BlockingIOError:
+                pass
+            held[i].setblocking(True)
+        except (ConnectionError, OSError):
+            alive.discard(i)
+            cut_at[i] = time.monotonic() - t0
+    time.sleep(2)
+early = [t for t in cut_at.values() if t < 3]
+late = [t for t in cut_at.values() if t >= 3]
+assert not alive, "%d trickling connections outlived the deadline" % len(alive)
+assert len(early) >= 22, "only %d of 30 refused at once (8 a client): %r" % (len(early), sorted(cut_at.values()))
+assert len(late) <= 8 and all(8 <= t <= 16 * slow for t in late), "deadline: %r" % sorted(late)
 PY
 
 # 3. The exposition: promtool, the strict parser, and the values against
