@@ -33,7 +33,7 @@
 
 #define RM_MAX_BUCKETS      32   /* dense buckets the detectors count (more labels are grouped) */
 #define RM_MAX_RANKS        1024 /* data-parallel ranks told apart; higher ones share the last */
-#define RM_BUCKET_LABEL_LEN 40   /* a bucket label kept for display, with its NUL */
+#define RM_BUCKET_LABEL_LEN 604  /* a bucket label whole (200 bytes, each a U+FFFD at worst) with its NUL */
 
 /* Status of a core call. RM_OK is zero so `if (rc)` reads naturally. */
 enum rm_status {
@@ -129,6 +129,12 @@ void rm_utf8_copy(char *dst, size_t n, const char *src);
  * no line can be forged. Returns s itself when nothing needs escaping, else
  * one of a few rotating buffers: valid until 8 later calls, main thread only. */
 const char *rm_tx(const char *s);
+
+/* label as a table or a sentence shows it: whole when it has at most width
+ * bytes, else its first whole characters, "~" and six hex digits of a
+ * hash of the whole label, so labels that share a long start stay apart
+ * (JSON, Prometheus and the store keep labels whole). Returns buf. */
+const char *rm_label_short(const char *label, size_t width, char *buf, size_t n);
 
 /* v for a message, into buf: a whole number as all its digits (2^60 is
  * 1152921504606846976, not 1.15292150460685e+18), else %.15g. Returns buf. */

@@ -347,6 +347,10 @@ struct rm_diagnosis {
 
 /* The label of bucket id b in a diagnosis ("?" for an id it never saw). */
 const char *rm_bucket_label(const struct rm_diagnosis *d, int b);
+/* The label as tables and sentences show it (rm_label_short, at most
+ * RM_LABEL_SHOWN bytes): valid until 8 later calls, main thread only. */
+#define RM_LABEL_SHOWN 40
+const char *rm_bucket_label_short(const struct rm_diagnosis *d, int b);
 
 /* Runs every detector. Frees nothing in s; rm_diagnosis_release frees d. */
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);

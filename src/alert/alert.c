@@ -105,8 +105,8 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		}
 		snprintf(a->summary, sizeof(a->summary),
 		         "loss resets cluster in bucket %s: %zu of %zu spikes, %.1fx its share of steps",
-		         a->bucket_label, top >= 0 ? r->bucket_spikes[top] : 0, r->spikes,
-		         top >= 0 ? r->enrichment[top] : 0);
+		         top >= 0 ? rm_bucket_label_short(d, a->bucket) : "", top >= 0 ? r->bucket_spikes[top] : 0,
+		         r->spikes, top >= 0 ? r->enrichment[top] : 0);
 		snprintf(
 		    a->description, sizeof(a->description),
 		    "enrichment %.2fx (binomial q = %.2g); spikes x bucket chi2 = %.1f, q = %.2g, Cramer's V = %.2f;"

@@ -116,3 +116,24 @@ const char *rm_num(double v, char *buf, size_t n)
 		snprintf(buf, n, "%.15g", v);
 	return buf;
 }
+
+const char *rm_label_short(const char *label, size_t width, char *buf, size_t n)
+{
+	size_t len = strlen(label), i = 0;
+	if (len <= width || width < 12) {
+		snprintf(buf, n, "%s", label);
+		return buf;
+	}
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t j = 0; j < len; j++)
+		h = (h ^ (unsigned char)label[j]) * 16777619u;
+	for (size_t c; i < len; i += c) { /* whole characters, leaving room for "~xxxxxx" */
+		c = rm_utf8_len((const unsigned char *)label + i, len - i);
+		if (!c)
+			c = 1;
+		if (i + c > width - 7)
+			break;
+	}
+	snprintf(buf, n, "%.*s~%06x", (int)i, label, (unsigned)(h & 0xffffff));
+	return buf;
+}

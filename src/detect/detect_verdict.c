@@ -456,6 +456,14 @@ const char *rm_bucket_label(const struct rm_diagnosis *d, int b)
 	return "?";
 }
 
+const char *rm_bucket_label_short(const struct rm_diagnosis *d, int b)
+{
+	static char ring[8][RM_LABEL_SHOWN + 8];
+	static unsigned next;
+	char *buf = ring[next++ % 8];
+	return rm_label_short(rm_bucket_label(d, b), RM_LABEL_SHOWN, buf, sizeof(ring[0]));
+}
+
 void rm_diagnosis_release(struct rm_diagnosis *d)
 {
 	free(d->split.trend);

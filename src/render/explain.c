@@ -118,7 +118,8 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 		snprintf(buf, n,
 		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
 		         " batching order is healthy%s",
-		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0, re->chi2_q,
+		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0,
+		         re->chi2_q,
 		         re->period_alias ? " (they also recur with the order's own period, which the bucket explains)"
 		                          : "");
 		break;
@@ -241,7 +242,7 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		snprintf(enrich, sizeof(enrich),
 		         "inspect the samples of bucket %s (the longest sequences, truncation, corrupt data) and"
 		         " consider gradient clipping; the batching order itself is fine",
-		         b >= 0 ? rm_bucket_label(d, re->bucket[b]) : "?");
+		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?");
 		ADD(enrich);
 		break;
 	}

@@ -136,7 +136,7 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	fputs("<div class='legend'>", fp);
 	for (int b = 0; b < d->curves.k; b++) {
 		snprintf(sw, sizeof(sw), "<circle cx='7' cy='7' r='5' fill='%s'/>", palette[b % 8]);
-		const char *lab = rm_bucket_label(d, d->curves.bucket[b]);
+		const char *lab = rm_bucket_label_short(d, d->curves.bucket[b]);
 		if (d->nderived > b + 1)
 			snprintf(text, sizeof(text), "bucket %s: max_len in (%lld, %lld] tokens", lab,
 			         (long long)d->derived_bound[b], (long long)d->derived_bound[b + 1]);
@@ -224,7 +224,7 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 		        "<path class='spike' d='M%.1f %.1fl-5 -9h10z' fill='#000' stroke='#fff'><title>loss reset at"
 		        " step %lld: loss %.4g, baseline %.4g, bucket ",
 		        x, y - 2, (long long)s->step, s->loss, s->baseline);
-		rm_html_esc(fp, s->bucket >= 0 ? rm_bucket_label(d, s->bucket) : "?");
+		rm_html_esc(fp, s->bucket >= 0 ? rm_bucket_label_short(d, s->bucket) : "?");
 		fputs("</title></path>", fp);
 	}
 	fputs("</svg>\n", fp);
@@ -260,7 +260,7 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
 		        sy(p->q[b][2], &sc), sy(p->q[b][2], &sc));
 		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket ", x, H - 20);
-		rm_html_esc(fp, rm_bucket_label(d, d->curves.bucket[b]));
+		rm_html_esc(fp, rm_bucket_label_short(d, d->curves.bucket[b]));
 		fputs("</text>", fp);
 	}
 	fputs("</svg>\n", fp);
@@ -287,7 +287,7 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 		        "<rect class='run' x='%.1f' y='6' width='%.1f' height='30' fill='none' stroke='#000'"
 		        " stroke-width='1.5'><title>same-bucket run: bucket ",
 		        x, fmax(x2 - x, 2));
-		rm_html_esc(fp, rm_bucket_label(d, r->bucket));
+		rm_html_esc(fp, rm_bucket_label_short(d, r->bucket));
 		fprintf(fp, ", steps %lld to %lld, %zu batches in a row", (long long)r->first_step,
 		        (long long)r->last_step, r->length);
 		if (r->rank >= 0)

@@ -125,7 +125,7 @@ static int label_width(const struct rm_diagnosis *d)
 {
 	int w = 6;
 	for (int j = 0; j < d->nlabels; j++) {
-		int n = (int)strlen(rm_tx(d->label[j])); /* bytes, as printf pads */
+		int n = (int)strlen(rm_tx(rm_bucket_label_short(d, d->label_id[j]))); /* bytes, as printf pads */
 		w = n > w ? n : w;
 	}
 	return w;
@@ -148,14 +148,14 @@ static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 	for (int i = 0; i < r->k; i++) {
 		const struct rm_bucket_runs *b = &r->per[i];
 		fprintf(fp, "  %*s  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", w,
-		        rm_tx(rm_bucket_label(d, b->bucket)), b->steps, 100 * b->share, b->mean_run,
+		        rm_tx(rm_bucket_label_short(d, b->bucket)), b->steps, 100 * b->share, b->mean_run,
 		        b->expected_mean_run, b->longest, b->p_longest);
 	}
 	if (r->nworst) {
 		fputs("  longest runs:", fp);
 		for (int i = 0; i < r->nworst && i < 5; i++) {
 			fprintf(fp, "%s bucket %s at steps %lld..%lld (%zu)", i ? "," : "",
-			        rm_tx(rm_bucket_label(d, r->worst[i].bucket)), (long long)r->worst[i].first_step,
+			        rm_tx(rm_bucket_label_short(d, r->worst[i].bucket)), (long long)r->worst[i].first_step,
 			        (long long)r->worst[i].last_step, r->worst[i].length);
 			if (r->worst[i].rank >= 0)
 				fprintf(fp, " on rank %d", r->worst[i].rank);
@@ -242,7 +242,7 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		char mean[24] = "        -"; /* no step of this bucket alone (steps that mix buckets) */
 		if (isfinite(cv->bucket_mean[i]))
 			snprintf(mean, sizeof(mean), "%9.4f", cv->bucket_mean[i]);
-		fprintf(fp, "  %*s  %-10s %-17s %4d  %s", w, rm_tx(rm_bucket_label(d, cv->bucket[i])), lev, ci,
+		fprintf(fp, "  %*s  %-10s %-17s %4d  %s", w, rm_tx(rm_bucket_label_short(d, cv->bucket[i])), lev, ci,
 		        s->ok ? s->mode_of_bucket[i] + 1 : 0, mean);
 		if (drawn) {
 			fputs("  ", fp);
@@ -392,8 +392,8 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		for (int b = 0; b < r->k; b++)
 			if (r->bucket_spikes[b])
 				fprintf(fp, "    bucket %s: %zu spikes, %.2fx its share of steps, q = %.2g\n",
-				        rm_tx(rm_bucket_label(d, r->bucket[b])), r->bucket_spikes[b], r->enrichment[b],
-				        r->enrich_q[b]);
+				        rm_tx(rm_bucket_label_short(d, r->bucket[b])), r->bucket_spikes[b],
+				        r->enrichment[b], r->enrich_q[b]);
 	}
 	if (r->checkpoint_every > 1)
 		fprintf(fp,
@@ -411,7 +411,7 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		        r->lr_changes, r->lr_near, r->lr_expected, r->lr_q);
 	for (size_t i = 0; i < r->spikes && i < 5; i++)
 		fprintf(fp, "    step %lld: loss %.4f, baseline %.4f (bucket %s)\n", (long long)r->list[i].step,
-		        r->list[i].loss, r->list[i].baseline, rm_tx(rm_bucket_label(d, r->list[i].bucket)));
+		        r->list[i].loss, r->list[i].baseline, rm_tx(rm_bucket_label_short(d, r->list[i].bucket)));
 }
 
 static void cost_section(FILE *fp, const struct rm_diagnosis *d)
@@ -429,7 +429,7 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 	int w = label_width(d);
 	fprintf(fp, "\n  %*s  efficiency   tokens/s\n", w, "bucket");
 	for (int i = 0; i < p->k; i++) {
-		fprintf(fp, "  %*s  %9.1f%%", w, rm_tx(rm_bucket_label(d, p->bucket[i])), 100 * p->bucket_eff[i]);
+		fprintf(fp, "  %*s  %9.1f%%", w, rm_tx(rm_bucket_label_short(d, p->bucket[i])), 100 * p->bucket_eff[i]);
 		if (isfinite(p->bucket_tps[i]))
 			fprintf(fp, "  %9.0f", p->bucket_tps[i]);
 		fputc('\n', fp);

@@ -31,7 +31,7 @@ struct rm_run_metrics {
 	double runs_z, eta2, modes, ladders, cluster, cluster_q, composition;
 	uint64_t resets; /* counters: the most any diagnosis found */
 	int nbuckets;
-	char bucket[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
+	char *bucket[RM_MAX_BUCKETS]; /* labels whole: a label value is never cut */
 	uint64_t bucket_resets[RM_MAX_BUCKETS];
 	/* From every pass. */
 	double last_step, loss, adjusted, length_adjusted;
@@ -71,6 +71,8 @@ void rm_metrics_free(struct rm_metrics *m)
 		free(r->project);
 		free(r->name);
 		free(r->display);
+		for (int b = 0; b < r->nbuckets; b++)
+			free(r->bucket[b]);
 		free(r);
 	}
 	free(m->runs);
@@ -132,7 +134,7 @@ static void full_findings(struct rm_run_metrics *r, const struct rm_diagnosis *d
 		if (j == r->nbuckets) {
 			if (j == RM_MAX_BUCKETS)
 				continue;
-			snprintf(r->bucket[r->nbuckets++], RM_BUCKET_LABEL_LEN, "%s", label);
+			r->bucket[r->nbuckets++] = rm_xstrdup(label);
 		}
 		r->bucket_resets[j] = raise_to(r->bucket_resets[j], re->bucket_spikes[b]);
 	}

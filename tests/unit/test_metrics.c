@@ -106,6 +106,35 @@ static void unmeasured_values_are_left_out(void **state)
 	rm_metrics_free(m);
 }
 
+/* Two labels sharing their first 100 bytes: two series, each label whole
+ * (issue 35.2: they were cut to 39 bytes and their counters merged). */
+static void long_labels_stay_apart(void **state)
+{
+	struct rm_metrics *m = rm_metrics_new();
+	struct rm_run_metrics *r = rm_metrics_run(m, "e", "p", "r");
+	struct rm_diagnosis d;
+	struct rm_run_info info = {0};
+	char a[201], b[201];
+	memset(a, 'x', 199);
+	a[199] = 'a', a[200] = 0;
+	memcpy(b, a, sizeof(b));
+	b[199] = 'b';
+	diagnosis(&d, 10, 8, 2.5);
+	strcpy(d.label[0], a);
+	strcpy(d.label[1], b);
+	rm_metrics_diagnosed(r, &d, &info, 1, 100);
+	char *text = render(m), want[512];
+	snprintf(want, sizeof(want),
+	         "runmon_bucket_loss_resets_total{entity=\"e\",project=\"p\",run=\"r\",bucket=\"%s\"} 2\n", a);
+	has(text, want);
+	snprintf(want, sizeof(want),
+	         "runmon_bucket_loss_resets_total{entity=\"e\",project=\"p\",run=\"r\",bucket=\"%s\"} 8\n", b);
+	has(text, want);
+	free(text);
+	rm_metrics_free(m);
+	(void)state;
+}
+
 static void counters_never_fall(void **state)
 {
 	struct rm_metrics *m = rm_metrics_new();
@@ -185,7 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(labels_are_escaped),  cmocka_unit_test(unmeasured_values_are_left_out),
 	    cmocka_unit_test(counters_never_fall), cmocka_unit_test(tick_histogram_is_cumulative),
-	    cmocka_unit_test(label_value_alone),
+	    cmocka_unit_test(label_value_alone),   cmocka_unit_test(long_labels_stay_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,13 +83,36 @@ static void utf8_copy_cuts_at_a_character(void **state)
 	assert_string_equal(buf, "ab\xc3\xa9~");
 }
 
+/* Shortened labels: whole when short, else cut at a character with a hash
+ * of the whole, so two that share a long start stay apart. */
+static void label_short_keeps_labels_apart(void **state)
+{
+	char a[64], b[64], buf[64];
+	(void)state;
+	assert_string_equal(rm_label_short("long", 40, buf, sizeof(buf)), "long");
+	rm_label_short("bucket-of-sequences-from-the-webcrawl-shard-a", 40, a, sizeof(a));
+	rm_label_short("bucket-of-sequences-from-the-webcrawl-shard-b", 40, b, sizeof(b));
+	assert_true(strlen(a) <= 40 && strlen(b) <= 40);
+	assert_string_not_equal(a, b);
+	assert_memory_equal(a, "bucket-of-sequences-from-the-webc~", 34);
+	/* a two-byte character at the cut is kept whole or left out */
+	rm_label_short("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 12, a, sizeof(a));
+	assert_int_equal(strlen(a), 4 + 7);
+	assert_int_equal(rm_utf8_len((const unsigned char *)a, 2), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(tx_leaves_plain_text_alone),  cmocka_unit_test(tx_escapes_c0_controls_and_del),
-	    cmocka_unit_test(tx_escapes_c1_controls),      cmocka_unit_test(tx_escapes_malformed_bytes),
-	    cmocka_unit_test(tx_buffers_rotate),           cmocka_unit_test(utf8_len_follows_rfc3629),
-	    cmocka_unit_test(utf8_fix_replaces_bad_bytes), cmocka_unit_test(utf8_copy_cuts_at_a_character),
+	    cmocka_unit_test(tx_leaves_plain_text_alone),
+	    cmocka_unit_test(tx_escapes_c0_controls_and_del),
+	    cmocka_unit_test(tx_escapes_c1_controls),
+	    cmocka_unit_test(tx_escapes_malformed_bytes),
+	    cmocka_unit_test(tx_buffers_rotate),
+	    cmocka_unit_test(label_short_keeps_labels_apart),
+	    cmocka_unit_test(utf8_len_follows_rfc3629),
+	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),
+	    cmocka_unit_test(utf8_copy_cuts_at_a_character),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
