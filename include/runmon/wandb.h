@@ -76,6 +76,10 @@ int rm_wandb_list_runs(struct rm_wandb *w, const char *entity, const char *proje
 
 /* The HistoryPage request body for steps [lo, hi). Caller frees. */
 char *rm_wandb_history_body(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi);
+/* The same with samples (pageSize) given: a window wider than samples whose
+ * answer holds samples rows may have been sampled down by the server. */
+char *rm_wandb_history_body_n(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi,
+                              int64_t samples);
 
 /* Parses a completed HistoryPage response (NUL-terminated) into outer:
  * on RM_OK *history is its array of row strings (spans into body, still

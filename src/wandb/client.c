@@ -390,16 +390,22 @@ int rm_wandb_list_runs(struct rm_wandb *w, const char *entity, const char *proje
 	return rc;
 }
 
+char *rm_wandb_history_body_n(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi,
+                              int64_t samples)
+{
+	json_t *p = json_pack("{s:s, s:{s:s, s:s, s:s, s:I, s:I, s:I}}", "query", history_query, "variables", "entity",
+	                      entity, "project", project, "run", name, "minStep", (json_int_t)lo, "maxStep",
+	                      (json_int_t)hi, "pageSize", (json_int_t)samples);
+	char *s = json_dumps(p, JSON_COMPACT);
+	json_decref(p);
+	return s;
+}
+
 char *rm_wandb_history_body(const char *entity, const char *project, const char *name, int64_t lo, int64_t hi)
 {
 	/* samples == hi - lo: the window cannot hold more rows, so the server
 	 * has nothing to downsample (wandb-api.md 2c). */
-	json_t *p = json_pack("{s:s, s:{s:s, s:s, s:s, s:I, s:I, s:I}}", "query", history_query, "variables", "entity",
-	                      entity, "project", project, "run", name, "minStep", (json_int_t)lo, "maxStep",
-	                      (json_int_t)hi, "pageSize", (json_int_t)(hi - lo));
-	char *s = json_dumps(p, JSON_COMPACT);
-	json_decref(p);
-	return s;
+	return rm_wandb_history_body_n(entity, project, name, lo, hi, hi - lo);
 }
 
 int rm_wandb_parse_history(const char *body, size_t len, struct rm_row *outer, const struct rm_field **history,

@@ -107,6 +107,57 @@ static void window_free(struct window *win)
 	win->state = 0;
 }
 
+/* Where the windows go. Dense (the step range near the run's row count):
+ * fixed windows of a page, several in flight. Sparse (lastStep far beyond
+ * historyLineCount, as when a run logs step = tokens seen): one window at a
+ * time whose span doubles while windows come back empty or thin, and halves
+ * when one comes back with all the rows it asked for over a wider span (the
+ * server may have sampled them), so the requests grow with the rows and the
+ * doublings, not with the step range. An empty answer is certain: a window
+ * with rows always gives some. */
+struct plan {
+	int sparse;
+	int64_t page, stop, next, span;
+};
+
+static void plan_init(struct plan *pl, int64_t cursor, int64_t stop, int64_t page, int64_t total)
+{
+	pl->page = page;
+	pl->stop = stop;
+	pl->next = cursor;
+	pl->span = page;
+	pl->sparse = total >= 0 && (stop - cursor) / 8 > total + page;
+}
+
+/* The steps of the launched-th window, and the samples it asks for. */
+static int64_t plan_window(const struct plan *pl, int64_t cursor, int64_t launched, struct window *win)
+{
+	if (!pl->sparse) {
+		win->lo = cursor + launched * pl->page;
+		win->hi = win->lo + pl->page < pl->stop ? win->lo + pl->page : pl->stop;
+		return win->hi - win->lo;
+	}
+	win->lo = pl->next;
+	win->hi = pl->stop - pl->next > pl->span ? pl->next + pl->span : pl->stop;
+	return win->hi - win->lo < pl->page ? win->hi - win->lo : pl->page;
+}
+
+/* A sparse window's answer: 1 when it must be asked again, narrower. */
+static int plan_answer(struct plan *pl, const struct window *win)
+{
+	if (!pl->sparse)
+		return 0;
+	int64_t n = win->history ? (int64_t)win->history->arr_len : 0, width = win->hi - win->lo;
+	if (n >= pl->page && width > pl->page) {
+		pl->span = width / 2;
+		return 1;
+	}
+	pl->next = win->hi;
+	if (n < pl->page / 4 && pl->span < INT64_MAX / 4)
+		pl->span *= 2;
+	return 0;
+}
+
 /* Fetches and commits windows [cursor, stop). */
 static int fetch_range(struct engine *e, const char *entity, const char *project, const char *name, int64_t cursor,
                        int64_t stop, const struct rm_sync_opts *o, struct rm_sync_result *res, struct rm_err *err,
@@ -118,7 +169,9 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 	const struct rm_flow *flow = rm_http_flow(http);
 	int most = o->jobs > 0 ? o->jobs : flow->pinned ? flow->pinned : flow->max, nslots = 2 * most;
 	int64_t page = o->page_size > 0 ? o->page_size : 1000;
-	int64_t nwin = (stop - cursor + page - 1) / page, launched = 0, committed = 0;
+	struct plan pl;
+	plan_init(&pl, cursor, stop, page, total);
+	int64_t nwin = pl.sparse ? INT64_MAX : (stop - cursor + page - 1) / page, launched = 0, committed = 0;
 	struct window *slots = rm_xcalloc((size_t)nslots, sizeof(*slots));
 	int inflight = 0, rc = rm_store_begin(e->st, err);
 	if (!rc && (rc = rm_store_lock_run(e->st, e->sink.run_id, err)))
@@ -134,12 +187,13 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			res->cancelled = 1;
 			break;
 		}
-		int jobs = o->jobs > 0 ? o->jobs : rm_http_concurrency(http);
+		int jobs = pl.sparse ? 1 : o->jobs > 0 ? o->jobs : rm_http_concurrency(http);
+		if (pl.sparse && !inflight && pl.next >= stop)
+			break; /* sparse: the last window is in */
 		while (launched < nwin && inflight < jobs && launched < committed + nslots) {
 			struct window *win = &slots[launched % nslots];
-			win->lo = cursor + launched * page;
-			win->hi = win->lo + page < stop ? win->lo + page : stop;
-			win->body = rm_wandb_history_body(entity, project, name, win->lo, win->hi);
+			int64_t samples = plan_window(&pl, cursor, launched, win);
+			win->body = rm_wandb_history_body_n(entity, project, name, win->lo, win->hi, samples);
 			win->req = (struct rm_http_req){
 			    .body = win->body, .body_len = strlen(win->body), .user = win, .cls = 1};
 			win->state = 1;
@@ -175,8 +229,13 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 			                why);
 			goto out;
 		}
-		win->state = 2;
 		inflight--;
+		if (plan_answer(&pl, win)) { /* sampled, maybe: ask again for less */
+			window_free(win);
+			launched--;
+			continue;
+		}
+		win->state = 2;
 		while (committed < nwin && slots[committed % nslots].state == 2) {
 			struct window *c = &slots[committed % nslots];
 			if ((rc = queue_window(e, p, c, err)))

@@ -44,6 +44,7 @@
 struct run {
 	char entity[64], project[64], id[64], display[80], state[64];
 	long start, steps, nan, nested, gap_lo, gap_hi, grow, visible, resets;
+	long long far; /* one more row, at this step (0: none) */
 };
 
 struct fault {
@@ -98,6 +99,8 @@ static void parse_run(const char *spec, struct run *r)
 			r->grow = atol(v);
 		else if (!strcmp(k, "resets"))
 			r->resets = atol(v);
+		else if (!strcmp(k, "far"))
+			r->far = atoll(v);
 		else if (!strcmp(k, "state"))
 			snprintf(r->state, sizeof(r->state), "%s", v);
 		else if (!strcmp(k, "display"))
@@ -106,9 +109,14 @@ static void parse_run(const char *spec, struct run *r)
 	r->visible = r->grow ? r->steps / 2 : r->steps;
 }
 
-static long last_step(const struct run *r)
+static long long last_step(const struct run *r)
 {
-	return r->start + r->visible - 1;
+	return r->far && r->visible == r->steps ? r->far : r->start + r->visible - 1;
+}
+
+static long long line_count(const struct run *r)
+{
+	return r->visible + (r->far && r->visible == r->steps);
 }
 
 static const char *run_state(const struct run *r)
@@ -154,9 +162,11 @@ static int row_json(const struct run *r, long t, char *buf, size_t n)
 	return len;
 }
 
-static int has_row(const struct run *r, long t)
+static int has_row(const struct run *r, long long t)
 {
-	return t >= r->start && t <= last_step(r) && !(t >= r->gap_lo && t < r->gap_hi);
+	if (r->far && t == r->far)
+		return r->visible == r->steps;
+	return t >= r->start && t < r->start + r->visible && !(t >= r->gap_lo && t < r->gap_hi);
 }
 
 static struct run *find_run(const char *e, const char *p, const char *id)
@@ -213,12 +223,26 @@ static void history(json_t *vars, struct reply *rp, const char *fault)
 	}
 	json_t *rows = json_array();
 	char buf[1024];
-	for (json_int_t t = lo; t < hi; t++) {
-		if (!has_row(r, (long)t))
+	/* The steps that hold rows in [lo, hi): the run's range, then far. More
+	 * rows than samples are sampled down, evenly here, as the server does. */
+	json_int_t a = lo > r->start ? lo : r->start, b = hi < r->start + r->visible ? hi : r->start + r->visible;
+	json_int_t samples = json_integer_value(json_object_get(vars, "pageSize"));
+	int far = r->far && r->far >= lo && r->far < hi && has_row(r, r->far);
+	long long n = far, k = 0;
+	if (a > b)
+		a = b; /* no step of the run's range: far alone, if it is here */
+	for (json_int_t t = a; t < b; t++)
+		n += has_row(r, t);
+	for (json_int_t t = a; t < b + far; t++) {
+		json_int_t step = t < b ? t : r->far;
+		if (!has_row(r, step))
 			continue;
-		int len = row_json(r, (long)t, buf, sizeof(buf));
+		k++;
+		if (samples > 0 && n > samples && k > 1 && (k - 1) * samples / n == (k - 2) * samples / n)
+			continue;
+		int len = row_json(r, (long)step, buf, sizeof(buf));
 		if (!strcmp(fault, "badrow") && json_array_size(rows) == 3)
-			len = snprintf(buf, sizeof(buf), "{\"_step\": %lld, \"train/loss\": }", (long long)t);
+			len = snprintf(buf, sizeof(buf), "{\"_step\": %lld, \"train/loss\": }", (long long)step);
 		json_array_append_new(rows, json_stringn(buf, (size_t)len));
 	}
 	set_json(rp, 200, json_pack("{s:{s:{s:{s:o}}}}", "data", "project", "run", "history", rows));
@@ -242,13 +266,13 @@ static void run_meta(json_t *vars, struct reply *rp)
 		return;
 	}
 	char summary[128], config[128];
-	snprintf(summary, sizeof(summary), "{\"_step\": %ld}", last_step(r));
+	snprintf(summary, sizeof(summary), "{\"_step\": %lld}", last_step(r));
 	snprintf(config, sizeof(config), "{\"save_steps\": {\"value\": 500, \"desc\": null}}");
 	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:{s:I, s:{}}}", "projectId", "1", "id",
 	                        "UnVuOmZha2U=", "name", r->id, "displayName", r->display, "state", run_state(r),
 	                        "createdAt", "2024-05-01T10:00:00", "heartbeatAt", "2024-05-01T10:42:13.5Z",
-	                        "historyLineCount", (json_int_t)r->visible, "config", config, "historyKeys", "lastStep",
-	                        (json_int_t)last_step(r), "keys");
+	                        "historyLineCount", (json_int_t)line_count(r), "config", config, "historyKeys",
+	                        "lastStep", (json_int_t)last_step(r), "keys");
 	json_object_set_new(run, "summaryMetrics", json_string(summary));
 	set_json(rp, 200, json_pack("{s:{s:{s:o}}}", "data", "project", "run", run));
 }
@@ -507,6 +531,10 @@ int main(int argc, char **argv)
 					row_json(&r, t, buf, sizeof(buf));
 					puts(buf);
 				}
+			if (r.far) {
+				row_json(&r, (long)r.far, buf, sizeof(buf));
+				puts(buf);
+			}
 			return 0;
 		} else if (!strcmp(a, "--port-file") && v) {
 			port_file = argv[++i];
