@@ -58,13 +58,45 @@ void rm_alert_line(const struct rm_alert *a, char *buf, size_t n);
 
 enum rm_channel_kind { RM_CHANNEL_STDOUT, RM_CHANNEL_WEBHOOK, RM_CHANNEL_SLACK, RM_CHANNEL_WANDB };
 
+/* ---- the outbox (outbox.c): a channel's deliveries off the tick --------- */
+
+#define RM_OUTBOX_MAX 16 /* messages a channel holds queued or in flight */
+
+struct rm_outbox_msg {
+	char *body;
+	int n; /* the alerts it carries, to log once it is done */
+	char fp[8][17];
+	enum rm_severity sev[8];
+	int ok;        /* when done: delivered */
+	char why[512]; /* when done and not ok */
+	struct rm_outbox_msg *next;
+};
+struct rm_outbox;
+
+/* A thread that POSTs each message put to http (the channel's own client,
+ * whose timeout and retries bound a delivery); NULL if none could start. */
+struct rm_outbox *rm_outbox_start(struct rm_http *http);
+/* Queues m (the outbox owns it): 0, or -1 when RM_OUTBOX_MAX are held. */
+int rm_outbox_put(struct rm_outbox *b, struct rm_outbox_msg *m);
+/* Does a message queued, in flight or done but not yet drained carry the
+ * alert at this severity or higher? */
+int rm_outbox_holds(struct rm_outbox *b, const char *fingerprint, enum rm_severity severity);
+/* The messages done since the last call (caller frees, rm_outbox_msg_free). */
+struct rm_outbox_msg *rm_outbox_done(struct rm_outbox *b);
+/* Delivers what is queued (at once "interrupted" when the client's cancel
+ * flag is set), ends the thread, frees the outbox; returns what was done. */
+struct rm_outbox_msg *rm_outbox_stop(struct rm_outbox *b);
+void rm_outbox_msg_free(struct rm_outbox_msg *m);
+
 struct rm_channel {
 	char name[64]; /* in the alert log: kind and a hash of the URL, never the URL */
 	enum rm_channel_kind kind;
 	struct rm_http *http;
 	int own_http;
+	struct rm_outbox *box;             /* webhooks and Slack: delivered off the tick */
 	double sent_at[RM_ALERT_RATE_MAX]; /* monotonic times of the last messages, a ring */
 	int nsent, held;                   /* held: a flood warning is out */
+	int full;                          /* a "queue full" warning is out */
 };
 
 /* Where alerts go: the channels, the alert log in st that makes delivery
@@ -76,6 +108,7 @@ struct rm_alerter {
 	int nch;
 	int max_per_hour;
 	struct rm_voice voice;
+	volatile sig_atomic_t *cancel; /* a signal handler's flag, or NULL */
 };
 
 void rm_alerter_init(struct rm_alerter *a, struct rm_store *st, int max_per_hour, const struct rm_voice *voice);
@@ -84,8 +117,14 @@ void rm_alerter_init(struct rm_alerter *a, struct rm_store *st, int max_per_hour
 void rm_alerter_add(struct rm_alerter *a, enum rm_channel_kind kind, const char *url, const struct rm_http_opts *ho,
                     struct rm_http *borrowed);
 /* Sends each channel the alerts it has not had yet at their severity; a
- * failed or held delivery is tried again at the next call. */
+ * failed or held delivery is tried again at the next call. Webhooks and
+ * Slack are queued for their outbox; what the outboxes did since is
+ * logged first. */
 void rm_alerter_send(struct rm_alerter *a, const struct rm_alert *al, int n);
+/* Makes every delivery end at once when *flag is set (a signal handler's). */
+void rm_alerter_set_cancel(struct rm_alerter *a, volatile sig_atomic_t *flag);
+/* Delivers what the outboxes hold (unless the cancel flag is set), logs it,
+ * and frees the channels. */
 void rm_alerter_release(struct rm_alerter *a);
 
 #endif

@@ -52,6 +52,46 @@ static int flooded(const struct rm_channel *ch, int max)
 	return rm_monotonic() - ch->sent_at[(ch->nsent - max) % RM_ALERT_RATE_MAX] < 3600;
 }
 
+/* Logs what a channel's outbox did, on the tick's thread (the store is
+ * this thread's). */
+static void log_done(struct rm_alerter *wt, struct rm_channel *ch, struct rm_outbox_msg *done)
+{
+	struct rm_err err;
+	for (struct rm_outbox_msg *m = done; m; m = m->next) {
+		if (!m->ok)
+			rm_say(&wt->voice, RM_SAY_WARNING, "alert delivery to %s failed, will retry next tick: %s",
+			       ch->name, m->why);
+		for (int i = 0; i < m->n; i++)
+			if (rm_store_log_alert(wt->st, m->fp[i], ch->name, rm_severity_name(m->sev[i]),
+			                       m->ok ? "sent" : "failed", &err))
+				rm_say(&wt->voice, RM_SAY_WARNING, "%s", err.msg);
+	}
+	rm_outbox_msg_free(done);
+}
+
+/* Queues a webhook's or Slack's message; 0, or -1 (said) when it must wait. */
+static int queue(struct rm_alerter *wt, struct rm_channel *ch, const struct rm_alert *fresh, int nf)
+{
+	struct rm_outbox_msg *m = rm_xcalloc(1, sizeof(*m));
+	m->body = ch->kind == RM_CHANNEL_WEBHOOK ? rm_alert_webhook_body(fresh, nf, "runmon")
+	                                         : rm_alert_slack_body(fresh, nf);
+	m->n = nf;
+	for (int i = 0; i < nf; i++) {
+		memcpy(m->fp[i], fresh[i].fingerprint, sizeof(m->fp[i]));
+		m->sev[i] = fresh[i].severity;
+	}
+	if (!rm_outbox_put(ch->box, m)) {
+		ch->full = 0;
+		return 0;
+	}
+	rm_outbox_msg_free(m);
+	if (!ch->full)
+		rm_say(&wt->voice, RM_SAY_WARNING,
+		       "%d alert messages to %s are waiting on it; the rest wait their turn", RM_OUTBOX_MAX, ch->name);
+	ch->full = 1;
+	return -1;
+}
+
 /* Sends the alerts that a channel has not had yet (at this severity). */
 void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 {
@@ -60,8 +100,12 @@ void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 		struct rm_alert fresh[8];
 		int nf = 0;
 		struct rm_err err;
-		for (int i = 0; i < n; i++) {
+		if (ch->box)
+			log_done(wt, ch, rm_outbox_done(ch->box));
+		for (int i = 0; i < n && nf < 8; i++) {
 			int sent;
+			if (ch->box && rm_outbox_holds(ch->box, al[i].fingerprint, al[i].severity))
+				continue; /* on its way: never twice */
 			if (rm_store_alert_sent(wt->st, al[i].fingerprint, ch->name, &sent, &err)) {
 				rm_say(&wt->voice, RM_SAY_WARNING, "%s", err.msg);
 				continue;
@@ -81,6 +125,11 @@ void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 			continue;
 		}
 		ch->held = 0;
+		if (ch->box) {
+			if (!queue(wt, ch, fresh, nf))
+				ch->sent_at[ch->nsent++ % RM_ALERT_RATE_MAX] = rm_monotonic();
+			continue;
+		}
 		ch->sent_at[ch->nsent++ % RM_ALERT_RATE_MAX] = rm_monotonic();
 		int ok = 1;
 		char why[512] = "";
@@ -142,15 +191,29 @@ void rm_alerter_add(struct rm_alerter *a, enum rm_channel_kind kind, const char 
 		o.url = url;
 		ch->http = rm_http_new(&o);
 		ch->own_http = 1;
+		rm_http_set_cancel(ch->http, a->cancel);
+		ch->box = rm_outbox_start(ch->http); /* NULL: delivered on the tick, as before */
 		break;
 	}
 	}
 }
 
-void rm_alerter_release(struct rm_alerter *a)
+void rm_alerter_set_cancel(struct rm_alerter *a, volatile sig_atomic_t *flag)
 {
+	a->cancel = flag;
 	for (int i = 0; i < a->nch; i++)
 		if (a->ch[i].own_http)
-			rm_http_free(a->ch[i].http);
+			rm_http_set_cancel(a->ch[i].http, flag);
+}
+
+void rm_alerter_release(struct rm_alerter *a)
+{
+	for (int i = 0; i < a->nch; i++) {
+		struct rm_channel *ch = &a->ch[i];
+		if (ch->box)
+			log_done(a, ch, rm_outbox_stop(ch->box));
+		if (ch->own_http)
+			rm_http_free(ch->http);
+	}
 	a->nch = 0;
 }

@@ -313,6 +313,7 @@ int rm_watch_run(struct rm_watch *wt, char *const *specs, int nspecs)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	rm_alerter_set_cancel(&wt->alerts, &stop); /* a delivery in flight ends with the watch */
 	int nruns = nspecs, nticks = 0, cap = 64;
 	struct rm_watched *runs = rm_xcalloc((size_t)nruns, sizeof(*runs));
 	double *cpu = rm_xmalloc((size_t)cap * sizeof(*cpu));

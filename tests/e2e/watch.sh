@@ -280,4 +280,51 @@ set -- $(sqlite3 -separator ' ' "$db" "SELECT r.sync_cursor, (SELECT COUNT(*) FR
 	fail "resumed sync incomplete"
 unset WANDB_API_KEY WANDB_BASE_URL
 
+# 12. A webhook that accepts and never answers (issue 35.6): delivery is off
+# the tick, so the other webhook gets its alerts at once, /metrics and
+# /-/ready answer, ticks go on, and SIGTERM ends the watch within a second
+# (it took the whole retry budget); the stalled delivery is logged failed,
+# to be tried again on the next start, and the good one is never sent twice.
+python3 - "$tmp/stall.port" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held = []
+while True:
+    c, _ = s.accept()  # and never answer
+    held.append(c)
+PY
+pids="$pids $!"
+wait_file "$tmp/stall.port"
+stall="http://127.0.0.1:$(cat "$tmp/stall.port")/hook"
+receiver good 0; good=$hook
+"$runmon" --db "$tmp/st.db" simulate --strategy chunked --steps 4000 --seed 3 --spikes bucket --run homog >/dev/null
+"$runmon" --db "$tmp/st.db" watch --offline --every 0.3 --metrics 127.0.0.1:0 --webhook "$stall" --webhook "$good" homog \
+	>"$tmp/st.out" 2>"$tmp/st.err" &
+watcher=$!
+pids="$pids $watcher"
+for _ in $(seq $((100 * ${RUNMON_TEST_SLOW:-1}))); do [ -s "$tmp/good.log" ] && break; sleep 0.1; done
+[ -s "$tmp/good.log" ] || fail "the good webhook waited behind the stalled one: $(cat "$tmp/st.err")"
+mbase=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/metrics$|\1|p' "$tmp/st.err")
+[ "$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 "$mbase/-/ready")" = 200 ] || fail "not ready behind a stalled webhook"
+t1=$(curl -sf --max-time 5 "$mbase/metrics" | sed -n 's/^runmon_tick_duration_seconds_count \([0-9]*\)$/\1/p')
+sleep 1.5
+t2=$(curl -sf --max-time 5 "$mbase/metrics" | sed -n 's/^runmon_tick_duration_seconds_count \([0-9]*\)$/\1/p')
+[ "$t2" -gt "$t1" ] || fail "ticks stopped behind a stalled webhook ($t1, $t2)"
+t0=$(date +%s.%N)
+kill -TERM $watcher
+set +e; wait $watcher; code=$?; set -e
+t3=$(date +%s.%N)
+[ "$code" = 0 ] || fail "SIGTERM with a stalled webhook: exit $code"
+awk "BEGIN { exit !($t3 - $t0 < 1) }" || fail "SIGTERM with a stalled webhook took $t0 .. $t3"
+[ "$(wc -l <"$tmp/good.log")" = 1 ] || fail "the good webhook got $(wc -l <"$tmp/good.log") POSTs"
+[ "$(sqlite3 "$tmp/st.db" "SELECT COUNT(*) FROM alerts WHERE channel LIKE 'webhook:%' AND status = 'sent'")" = 2 ] \
+	|| fail "sent alerts: $(sqlite3 "$tmp/st.db" "SELECT channel, status FROM alerts")"
+[ "$(sqlite3 "$tmp/st.db" "SELECT COUNT(*) FROM alerts WHERE channel LIKE 'webhook:%' AND status = 'failed'")" -ge 2 ] \
+	|| fail "the stalled delivery is not logged failed: $(sqlite3 "$tmp/st.db" "SELECT channel, status FROM alerts")"
+"$runmon" --db "$tmp/st.db" watch --once --offline --webhook "$good" homog >/dev/null
+[ "$(wc -l <"$tmp/good.log")" = 1 ] || fail "the good webhook got its alerts twice"
+
 echo "e2e watch: all checks passed"
