@@ -109,7 +109,7 @@ mkdir "$tmp/fifo"
 cp "$data/arrow/seqlen/state.json" "$tmp/fifo/"
 mkfifo "$tmp/fifo/$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['_data_files'][0]['filename'])" "$tmp/fifo/state.json")"
 set +e
-timeout 10 "$runmon" buckets "$tmp/fifo" >/dev/null 2>"$tmp/err"
+timeout $((10 * ${RUNMON_TEST_SLOW:-1})) "$runmon" buckets "$tmp/fifo" >/dev/null 2>"$tmp/err"
 rc=$?
 set -e
 [ $rc = 2 ] || fail "a FIFO as a shard: exit $rc: $(cat "$tmp/err")"
@@ -117,7 +117,7 @@ grep -q "not a regular file" "$tmp/err" || fail "a FIFO as a shard: $(cat "$tmp/
 mkdir "$tmp/fifo2"
 cp "$data/arrow/seqlen/"*.arrow "$tmp/fifo2/"
 mkfifo "$tmp/fifo2/state.json"
-[ "$(timeout 10 "$runmon" buckets --k 4 "$tmp/fifo2" 2>"$tmp/err" | grep -c "^900 sequences")" = 1 ] \
+[ "$(timeout $((10 * ${RUNMON_TEST_SLOW:-1})) "$runmon" buckets --k 4 "$tmp/fifo2" 2>"$tmp/err" | grep -c "^900 sequences")" = 1 ] \
 	|| fail "a FIFO as state.json: $(cat "$tmp/err")"
 
 # The same reader feeds simulate (lengths drawn from the dataset, buckets

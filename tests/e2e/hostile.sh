@@ -253,10 +253,10 @@ sys.stdout.write("L=" * 2000000 + "\n")
 sys.stdout.write(" " * 4000000 + "x\n")
 sys.stdout.write("step 7 L=2.5 Z\n")
 PY
-[ "$(rc timeout 60 "$runmon" --db quad.db import --run quad --pattern 'L={loss} Z' quad.log)" = 0 ] \
+[ "$(rc timeout $((60 * ${RUNMON_TEST_SLOW:-1})) "$runmon" --db quad.db import --run quad --pattern 'L={loss} Z' quad.log)" = 0 ] \
 	|| fail "--pattern on a 4 MB line: exit $(cat rcfile) $(cat err)"
 [ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps")" = "1:2.5" ] || fail "--pattern quad: wrong rows"
-[ "$(rc timeout 60 "$runmon" --db quad.db import --run quad2 --pattern ' {step} L={loss}' quad.log)" = 0 ] \
+[ "$(rc timeout $((60 * ${RUNMON_TEST_SLOW:-1})) "$runmon" --db quad.db import --run quad2 --pattern ' {step} L={loss}' quad.log)" = 0 ] \
 	|| fail "--pattern with a leading blank on 4 MB of blanks: exit $(cat rcfile) $(cat err)"
 [ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'quad2')")" = "7:2.5" ] \
 	|| fail "--pattern quad2: wrong rows"
