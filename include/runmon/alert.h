@@ -73,6 +73,10 @@ struct rm_outbox_msg {
 };
 struct rm_outbox;
 
+/* POSTs body with http and waits: 0 on a 2xx (and, for W&B, success:
+ * true), else -1 with why set. */
+int rm_alert_post(struct rm_http *http, const char *body, int wandb, char *why, size_t n);
+
 /* A thread that POSTs each message put to http (the channel's own client,
  * whose timeout and retries bound a delivery); NULL if none could start. */
 struct rm_outbox *rm_outbox_start(struct rm_http *http);

@@ -20,30 +20,6 @@ static void url_hash(const char *kind, const char *url, char *out, size_t n)
 	snprintf(out, n, "%s:%s", kind, fp);
 }
 
-/* POSTs body and waits; 0 on a 2xx (and, for W&B, success: true). */
-static int deliver(struct rm_http *h, const char *body, int wandb, char *why, size_t n)
-{
-	struct rm_http_req req = {.body = body, .body_len = strlen(body)};
-	rm_http_start(h, &req);
-	struct rm_http_req *r = rm_http_wait(h);
-	int rc = 0;
-	if (!r || !r->ok) {
-		snprintf(why, n, "%s", req.err[0] ? req.err : "request failed");
-		rc = -1;
-	} else if (wandb) {
-		json_t *doc = json_loadb(req.resp, req.resp_len, 0, NULL);
-		json_t *ok = json_object_get(json_object_get(json_object_get(doc, "data"), "notifyScriptableRunAlert"),
-		                             "success");
-		if (!json_is_true(ok)) {
-			snprintf(why, n, "W&B did not accept the alert: %.200s", req.resp ? req.resp : "");
-			rc = -1;
-		}
-		json_decref(doc);
-	}
-	rm_http_req_release(&req);
-	return rc;
-}
-
 /* A flood guard: has the channel had max messages in the last hour? */
 static int flooded(const struct rm_channel *ch, int max)
 {
@@ -144,13 +120,13 @@ void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 				if (!fresh[i].entity[0])
 					continue; /* a local run has no W&B page to alert on */
 				char *body = rm_alert_wandb_body(&fresh[i]);
-				ok = deliver(ch->http, body, 1, why, sizeof(why)) == 0;
+				ok = rm_alert_post(ch->http, body, 1, why, sizeof(why)) == 0;
 				free(body);
 			}
 		} else {
 			char *body = ch->kind == RM_CHANNEL_WEBHOOK ? rm_alert_webhook_body(fresh, nf, "runmon")
 			                                            : rm_alert_slack_body(fresh, nf);
-			ok = deliver(ch->http, body, 0, why, sizeof(why)) == 0;
+			ok = rm_alert_post(ch->http, body, 0, why, sizeof(why)) == 0;
 			free(body);
 		}
 		if (!ok)

@@ -9,7 +9,9 @@
  * A signal's flag (rm_http_set_cancel) ends a delivery at once; at a normal
  * exit the queue is delivered first. See runmon/alert.h.
  */
+#include <jansson.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,15 +28,26 @@ struct rm_outbox {
 	int stopping;
 };
 
-/* POSTs body and waits; 0 on a 2xx. */
-static int post(struct rm_http *h, const char *body, char *why, size_t n)
+/* POSTs body and waits; 0 on a 2xx (and, for W&B, success: true). */
+int rm_alert_post(struct rm_http *h, const char *body, int wandb, char *why, size_t n)
 {
 	struct rm_http_req req = {.body = body, .body_len = strlen(body)};
 	rm_http_start(h, &req);
 	struct rm_http_req *r = rm_http_wait(h);
-	int rc = r && r->ok ? 0 : -1;
-	if (rc)
+	int rc = 0;
+	if (!r || !r->ok) {
 		snprintf(why, n, "%s", req.err[0] ? req.err : "request failed");
+		rc = -1;
+	} else if (wandb) {
+		json_t *doc = json_loadb(req.resp, req.resp_len, 0, NULL);
+		json_t *ok = json_object_get(json_object_get(json_object_get(doc, "data"), "notifyScriptableRunAlert"),
+		                             "success");
+		if (!json_is_true(ok)) {
+			snprintf(why, n, "W&B did not accept the alert: %.200s", req.resp ? req.resp : "");
+			rc = -1;
+		}
+		json_decref(doc);
+	}
 	rm_http_req_release(&req);
 	return rc;
 }
@@ -50,7 +63,7 @@ static void *worker(void *arg)
 		if (!m)
 			break; /* stopping, and nothing left */
 		pthread_mutex_unlock(&b->mu);
-		m->ok = post(b->http, m->body, m->why, sizeof(m->why)) == 0;
+		m->ok = rm_alert_post(b->http, m->body, 0, m->why, sizeof(m->why)) == 0;
 		pthread_mutex_lock(&b->mu);
 		b->todo = m->next;
 		if (!b->todo)
