@@ -25,7 +25,7 @@ struct rm_alert {
 	int bucket;                             /* -1 when not about one bucket */
 	char bucket_label[RM_BUCKET_LABEL_LEN]; /* its label as the trainer wrote it, "" when none */
 	int bucket_derived;                     /* the label is a derived length range, which may move */
-	char summary[512];
+	char summary[1024];                     /* the verdict names every cause at warn or above */
 	char description[512];
 	char fix[512];
 	char url[512];    /* W&B run page or "" */

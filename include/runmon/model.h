@@ -15,6 +15,10 @@
 /* The vocabulary (vocab.c): how much a finding matters, and its words. */
 enum rm_severity { RM_SEV_NONE, RM_SEV_INFO, RM_SEV_WARN, RM_SEV_CRITICAL };
 const char *rm_severity_name(enum rm_severity s);
+/* The verdict's word wherever people read it (text, report, demo): the
+ * severity's name, "ok" when nothing was found; JSON and metrics carry the
+ * same severity, so the four agree. */
+const char *rm_verdict_word(enum rm_severity s);
 /* Parses info|warn|critical; returns 0 on success. */
 int rm_severity_parse(const char *name, enum rm_severity *out);
 
@@ -95,10 +99,17 @@ struct rm_run_info {
 	char *source, *entity, *project, *name, *display_name, *state, *loss_key;
 	int64_t steps; /* step rows */
 	int64_t first_step, last_step;
-	int64_t batch_steps; /* steps that have batch composition */
+	int64_t batch_steps; /* loss steps whose interval holds batch composition */
 	double synced_at;    /* unix seconds, 0 if never */
 	char *composition;   /* the keys the latest import read batch composition from, or NULL */
 };
+
+/* The loss steps (step[0..n), ascending) whose interval (the previous loss
+ * step, this one] holds a batch step (bstep[0..nb), ascending, repeats
+ * allowed): a loss logged every k steps averages those k batches. */
+int64_t rm_batch_steps_covered(const int64_t *step, size_t n, const int64_t *bstep, size_t nb);
+/* The share of the run's loss steps with batch composition, in [0, 1]. */
+double rm_run_batch_share(const struct rm_run_info *r);
 
 #define RM_WANDB_DEFAULT_URL "https://api.wandb.ai"
 /* The run's page in the W&B UI at base_url (api.wandb.ai -> wandb.ai,

@@ -85,6 +85,8 @@ struct rm_render_ctx {
 
 /* One sentence naming the verdict and its main numbers, into buf. */
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n);
+/* Room for a verdict that names every cause at warn or above. */
+#define RM_VERDICT_LEN 1024
 /* What to do, most important first: up to max lines into lines[], each
  * a static or buf-backed string valid until the next call. Returns the
  * count. */

@@ -175,7 +175,7 @@ char *rm_alert_slack_body(const struct rm_alert *a, int n)
 	json_t *blocks = json_array();
 	char fallback[256] = "";
 	for (int i = 0; i < n && i < 40; i++) {
-		char run[600], sum[700], desc[700], fix[700];
+		char run[600], sum[1300], desc[700], fix[700];
 		slack_escape(a[i].run, run, sizeof(run));
 		slack_escape(a[i].summary, sum, sizeof(sum));
 		slack_escape(a[i].description, desc, sizeof(desc));
@@ -225,7 +225,7 @@ static const char wandb_mutation[] = "mutation NotifyScriptableRunAlert(\n"
 
 char *rm_alert_wandb_body(const struct rm_alert *a)
 {
-	char title[64], text[1600];
+	char title[64], text[2200];
 	snprintf(title, sizeof(title), "runmon: %.50s", a->alertname); /* "less than 64 characters" */
 	snprintf(text, sizeof(text), "%s\n%s\nFix: %s", a->summary, a->description, a->fix);
 	const char *sev = a->severity >= RM_SEV_CRITICAL ? "ERROR" : a->severity >= RM_SEV_WARN ? "WARN" : "INFO";

@@ -93,9 +93,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	}
 	if (!o->window) {
 		info->steps = (int64_t)ss.n;
-		info->batch_steps = ss.nb ? 1 : 0;
-		for (size_t t = 1; t < ss.nb; t++)
-			info->batch_steps += ss.bstep[t] != ss.bstep[t - 1];
+		info->batch_steps = rm_batch_steps_covered(ss.step, ss.n, ss.bstep, ss.nb);
 	}
 	struct rm_series s = {
 	    .n = ss.n,

@@ -93,8 +93,8 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 	row("", sides[0].name, sides[1].name);
 	row("batching", "one bucket at a time (streaks)", "buckets interleaved by stride");
 	struct rm_diagnosis *x = &sides[0].d, *y = &sides[1].d;
-	snprintf(a, sizeof(a), "%s", x->severity >= RM_SEV_WARN ? rm_severity_name(x->severity) : "ok");
-	snprintf(b, sizeof(b), "%s", y->severity >= RM_SEV_WARN ? rm_severity_name(y->severity) : "ok");
+	snprintf(a, sizeof(a), "%s", rm_verdict_word(x->severity));
+	snprintf(b, sizeof(b), "%s", rm_verdict_word(y->severity));
 	row("verdict", a, b);
 	snprintf(a, sizeof(a), "%.0f vs %.0f random (z %.1f)", x->runs.runs, x->runs.expected, x->runs.z);
 	snprintf(b, sizeof(b), "%.0f vs %.0f random (z %+.1f)", y->runs.runs, y->runs.expected, y->runs.z);
@@ -110,13 +110,11 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 	snprintf(a, sizeof(a), "%zu%s", x->resets.spikes, x->resets.cluster_by_bucket ? ", clustered by bucket" : "");
 	snprintf(b, sizeof(b), "%zu%s", y->resets.spikes, y->resets.cluster_by_bucket ? ", clustered by bucket" : "");
 	row("loss resets (per-bucket baseline)", a, b);
-	snprintf(a, sizeof(a), "%zu, %.0f%% vanish when adjusted", x->resets.spikes_global,
-	         100 * x->resets.vanish_share);
-	snprintf(b, sizeof(b), "%zu, %.0f%% vanish when adjusted", y->resets.spikes_global,
-	         100 * y->resets.vanish_share);
+	snprintf(a, sizeof(a), "%zu (%zu once adjusted)", x->resets.spikes_global, x->resets.spikes_adjusted);
+	snprintf(b, sizeof(b), "%zu (%zu once adjusted)", y->resets.spikes_global, y->resets.spikes_adjusted);
 	row("spikes a global baseline reports", a, b);
 	for (int i = 0; i < 2; i++) {
-		char line[512];
+		char line[RM_VERDICT_LEN];
 		const char *fix[8];
 		rm_explain_verdict(&sides[i].d, line, sizeof(line));
 		int nf = rm_explain_fix(&sides[i].d, fix, 8);

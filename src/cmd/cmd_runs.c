@@ -49,7 +49,7 @@ static int print_json(const struct rm_run_info *runs, size_t n)
 		json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:I, s:s?, s:I, s:f}", "run", path, "source", r->source,
 		                      "display_name", r->display_name, "state", r->state, "steps", (json_int_t)r->steps,
 		                      "loss_key", r->loss_key, "batch_steps", (json_int_t)r->batch_steps, "batch_share",
-		                      r->steps ? (double)r->batch_steps / (double)r->steps : 0.0);
+		                      rm_run_batch_share(r));
 		if (r->steps) {
 			json_object_set_new(o, "first_step", json_integer(r->first_step));
 			json_object_set_new(o, "last_step", json_integer(r->last_step));
@@ -81,7 +81,7 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 		else
 			snprintf(range, sizeof(range), "-");
 		if (r->steps)
-			snprintf(share, sizeof(share), "%.0f%%", 100.0 * (double)r->batch_steps / (double)r->steps);
+			snprintf(share, sizeof(share), "%.0f%%", 100.0 * rm_run_batch_share(r));
 		else
 			snprintf(share, sizeof(share), r->batch_steps ? "only" : "-");
 		fmt_time(r->synced_at, when, sizeof(when));

@@ -32,9 +32,20 @@ static double evidence(double p, double z)
  * the conditional tests say which explains beyond the other. When neither
  * does (the order is periodic, so both pick the same steps), a period
  * whose events fill half its cycles wins: a bucket's resets fill few. */
-static void periodic_or_bucket(const struct rm_detect_opts *o, struct rm_resets_result *re)
+static void periodic_or_bucket(const struct rm_detect_opts *o, const struct rm_ladder_result *la,
+                               struct rm_resets_result *re)
 {
 	int periodic = re->period && re->spikes >= 5 && re->period_q < o->alpha && rm_period_covers(re);
+	/* Length ramps repeat with the megabatch (a period in each rank's
+	 * batches, one a step): spikes on a multiple of it are the order's. */
+	if (periodic && la->ramp && la->ramp_period > 1) {
+		int64_t r = re->period % la->ramp_period;
+		if (r <= 1 || r >= la->ramp_period - 1) {
+			re->period_alias = 1;
+			re->periodic_cause = 0;
+			return;
+		}
+	}
 	if (periodic && re->cluster_by_bucket) {
 		int beyond_bucket = re->period_beyond_bucket_p < o->alpha;
 		int beyond_period = re->bucket_beyond_period_p < o->alpha;
@@ -91,7 +102,7 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	sp->flagged = sp->flagged && q[at_split] < o->alpha;
 	re->cluster_by_bucket = re->spikes >= 5 && re->chi2_q < o->alpha && enriched;
 	re->checkpoint_cause = re->spikes >= 5 && re->ckpt_q < o->alpha;
-	periodic_or_bucket(o, re);
+	periodic_or_bucket(o, &d->ladder, re);
 	re->flagged = re->cluster_by_bucket || re->checkpoint_cause || re->periodic_cause;
 
 	struct rm_ranked *h = d->rank;

@@ -14,6 +14,11 @@ const char *rm_severity_name(enum rm_severity s)
 	return sev_names[s];
 }
 
+const char *rm_verdict_word(enum rm_severity s)
+{
+	return s == RM_SEV_NONE ? "ok" : sev_names[s];
+}
+
 int rm_severity_parse(const char *name, enum rm_severity *out)
 {
 	for (int i = RM_SEV_INFO; i <= RM_SEV_CRITICAL; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runmon/render.h"
+#include "report_internal.h"
 
 /* The bucket with the highest spike enrichment. */
 static int top_enriched(const struct rm_resets_result *re)
@@ -46,11 +47,84 @@ static void drift_summary(const struct rm_diagnosis *d, char *buf, size_t n)
 	}
 }
 
+/* The summary of one cause at warn or above. */
+static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, char *buf, size_t n)
+{
+	const struct rm_runs_result *ru = &d->runs;
+	const struct rm_resets_result *re = &d->resets;
+	const struct rm_mixture_result *mx = &d->mixture;
+	switch (h) {
+	case RM_H_HOMOGENEOUS:
+		if (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT) {
+			drift_summary(d, buf, n);
+			break;
+		}
+		if (d->ladder.ramp && !ru->flagged)
+			snprintf(buf, n,
+			         "length ramps: max_len falls in %.0f%% of consecutive batches with a period of %d"
+			         " batches (group_by_length megabatches), and the loss saw-tooths with it",
+			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
+		else
+			snprintf(buf, n,
+			         "homogeneous batching%s: %.0f same-bucket runs where random order gives %.0f"
+			         " (z = %.1f)%s%s",
+			         mx->shape == RM_MIX_LOCKSTEP ? ", ranks in lockstep on one bucket" : "", ru->runs,
+			         ru->expected, ru->z, d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
+			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
+		break;
+	case RM_H_BUCKET_RESETS: {
+		int b = top_enriched(re);
+		snprintf(buf, n,
+		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
+		         " batching order is healthy%s",
+		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0,
+		         re->chi2_q,
+		         re->period_alias ? " (they also recur with the order's own period, which the bucket explains)"
+		                          : "");
+		break;
+	}
+	case RM_H_CHECKPOINT:
+		snprintf(buf, n,
+		         "loss resets follow checkpoint saves (every %lld steps): %.0f of %zu spikes come just after"
+		         " one where %.1f would by chance (q = %.2g)%s",
+		         (long long)re->checkpoint_every, re->ckpt_near, re->spikes, re->ckpt_expected, re->ckpt_q,
+		         re->cluster_by_bucket ? "" : ", not with buckets");
+		break;
+	case RM_H_PERIODIC:
+		snprintf(buf, n,
+		         "loss resets recur every %lld steps: %zu of %zu spikes at one phase (q = %.2g), as a save,"
+		         " an evaluation or a shard boundary would make them%s",
+		         (long long)re->period, re->period_hits, re->period_events, re->period_q,
+		         re->bucket_alias ? "; they fall in one bucket only because the batch order repeats with it"
+		                          : ", not with buckets");
+		break;
+	case RM_H_FIXED_ORDER: {
+		const struct rm_order_result *od = &d->order;
+		int w = snprintf(buf, n,
+		                 "the data order repeats every epoch (no shuffle): the loss at one in-epoch step"
+		                 " correlates across epochs (r = %.2f, z = %.1f)",
+		                 od->r, od->z);
+		for (int i = 0; i < od->nspikes && w > 0 && (size_t)w < n; i++)
+			w += snprintf(buf + w, n - (size_t)w, "%s%lld", i ? ", " : "; the spikes at in-epoch steps ",
+			              (long long)od->spike_pos[i]);
+		if (od->nspikes && w > 0 && (size_t)w < n)
+			snprintf(buf + w, n - (size_t)w, " are the same batches each epoch");
+		break;
+	}
+	case RM_H_INSTABILITY:
+		snprintf(buf, n,
+		         "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
+		         " epoch or schedule change: genuine instability",
+		         re->spikes, re->spikes_2x);
+		break;
+	default: snprintf(buf, n, "%s", rm_hypothesis_name(h));
+	}
+}
+
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 {
 	const struct rm_ranked *top = &d->rank[0];
 	const struct rm_runs_result *ru = &d->runs;
-	const struct rm_resets_result *re = &d->resets;
 	const struct rm_length_result *len = &d->length;
 	const struct rm_mixture_result *mx = &d->mixture;
 	if (top->severity < RM_SEV_WARN) {
@@ -94,113 +168,30 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			snprintf(buf, n, "healthy: no homogeneous batching, no clustered resets");
 		return;
 	}
-	switch (top->h) {
-	case RM_H_HOMOGENEOUS:
-		if (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT) {
-			drift_summary(d, buf, n);
-			break;
-		}
-		if (d->ladder.ramp && !ru->flagged)
-			snprintf(buf, n,
-			         "length ramps: max_len falls in %.0f%% of consecutive batches with a period of %d"
-			         " batches (group_by_length megabatches), and the loss saw-tooths with it",
-			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
-		else
-			snprintf(buf, n,
-			         "homogeneous batching%s: %.0f same-bucket runs where random order gives %.0f"
-			         " (z = %.1f)%s%s",
-			         mx->shape == RM_MIX_LOCKSTEP ? ", ranks in lockstep on one bucket" : "", ru->runs,
-			         ru->expected, ru->z, d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
-			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
-		break;
-	case RM_H_BUCKET_RESETS: {
-		int b = top_enriched(re);
-		snprintf(buf, n,
-		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
-		         " batching order is healthy%s",
-		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0,
-		         re->chi2_q,
-		         re->period_alias ? " (they also recur with the order's own period, which the bucket explains)"
-		                          : "");
-		break;
-	}
-	case RM_H_CHECKPOINT:
-		snprintf(buf, n,
-		         "loss resets follow checkpoint saves (every %lld steps): %.0f of %zu spikes come just after"
-		         " one where %.1f would by chance (q = %.2g), not with buckets",
-		         (long long)re->checkpoint_every, re->ckpt_near, re->spikes, re->ckpt_expected, re->ckpt_q);
-		break;
-	case RM_H_PERIODIC:
-		snprintf(buf, n,
-		         "loss resets recur every %lld steps: %zu of %zu spikes at one phase (q = %.2g), as a save,"
-		         " an evaluation or a shard boundary would make them%s",
-		         (long long)re->period, re->period_hits, re->period_events, re->period_q,
-		         re->bucket_alias ? "; they fall in one bucket only because the batch order repeats with it"
-		                          : ", not with buckets");
-		break;
-	case RM_H_FIXED_ORDER: {
-		const struct rm_order_result *od = &d->order;
-		int w = snprintf(buf, n,
-		                 "the data order repeats every epoch (no shuffle): the loss at one in-epoch step"
-		                 " correlates across epochs (r = %.2f, z = %.1f)",
-		                 od->r, od->z);
-		for (int i = 0; i < od->nspikes && w > 0 && (size_t)w < n; i++)
-			w += snprintf(buf + w, n - (size_t)w, "%s%lld", i ? ", " : "; the spikes at in-epoch steps ",
-			              (long long)od->spike_pos[i]);
-		if (od->nspikes && w > 0 && (size_t)w < n)
-			snprintf(buf + w, n - (size_t)w, " are the same batches each epoch");
-		break;
-	}
-	case RM_H_INSTABILITY:
-		snprintf(buf, n,
-		         "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
-		         " epoch or schedule change: genuine instability",
-		         re->spikes, re->spikes_2x);
-		break;
-	default: snprintf(buf, n, "%s", rm_hypothesis_name(top->h));
+	/* every cause at warn or above, the strongest first: a second cause
+	 * (checkpoint saves beside the batching) is never lost */
+	size_t w = 0;
+	for (int i = 0; i < RM_H_COUNT && d->rank[i].severity >= RM_SEV_WARN && w + 8 < n; i++) {
+		w += (size_t)snprintf(buf + w, n - w, "%s", i ? "; also " : "");
+		if (w < n)
+			cause_summary(d, d->rank[i].h, buf + w, n - w);
+		w += strlen(buf + w);
 	}
 }
 
-int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
-{
-	static char enrich[256], price[320], per_seq[256];
-	int n = 0;
-	const struct rm_ranked *top = &d->rank[0];
 #define ADD(s)                                                                                                         \
 	do {                                                                                                           \
 		if (n < max)                                                                                           \
 			lines[n++] = (s);                                                                              \
 	} while (0)
-	const struct rm_length_result *len = &d->length;
-	if (len->per_sequence_sum) {
-		snprintf(per_seq, sizeof(per_seq),
-		         "the loss grows in proportion to length (slope %.2f on log length): it is a per-sequence"
-		         " sum; log the per-token loss (divide by the batch's tokens) and the length effect goes",
-		         len->slope);
-		ADD(per_seq);
-	}
-	if (top->severity < RM_SEV_WARN) {
-		if (d->resets_by_length && len->coupled)
-			ADD("nothing to fix in the order; plot the length-adjusted loss (the length_adjusted_loss view)"
-			    " rather than the raw loss");
-		else if (!d->has_buckets && !len->batches && d->tokens_only)
-			ADD("record each batch's sequence count next to its tokens (n, nsentences, bsz, or a cumulative"
-			    " elapsed_examples / consumed_samples; --count-key names another key), or its lengths");
-		else if (!d->split.ok && d->finite < 50)
-			ADD("diagnose again when the run has logged more (or log the loss more often)");
-		else if (!d->has_buckets && d->nderived)
-			ADD("nothing to fix: batches of one length cannot be ordered by length");
-		else if (!d->has_buckets && len->batches)
-			ADD("nothing to fix: batches of one bucket cannot be ordered by bucket");
-		else if (!d->has_buckets)
-			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
-			    " so runmon can test for homogeneous batching");
-		else
-			ADD("nothing to fix; plot the bucket-adjusted loss rather than the raw loss");
-		return n;
-	}
+
+/* The fixes of one cause at warn or above, appended to lines[*n..max). */
+static void cause_fixes(const struct rm_diagnosis *d, enum rm_hypothesis h, const char **lines, int *np, int max)
+{
+	static char enrich[256], price[448];
+	int n = *np;
 	const struct rm_mixture_result *mx = &d->mixture;
-	switch (top->h) {
+	switch (h) {
 	case RM_H_HOMOGENEOUS:
 		if (mx->shape == RM_MIX_RANK_STREAKS) {
 			ADD("interleave per rank: give each rank's sampler stride scheduling over the buckets, so each"
@@ -220,12 +211,9 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		    " stride of 1/share and always draw the next batch from the bucket furthest behind, so every"
 		    " window of batches holds the buckets in their overall proportions");
 		if (d->cost.ok) {
-			const double *e = d->cost.strategy_eff;
-			snprintf(price, sizeof(price),
-			         "the price: interleaving keeps today's batches (padding efficiency %.1f%%); fitted"
-			         " boundaries would give %.1f%%, fully random batches %.1f%% (re-packing this run's"
-			         " lengths)",
-			         100 * e[RM_PACK_INTERLEAVED], 100 * e[RM_PACK_FITTED], 100 * e[RM_PACK_RANDOM]);
+			char words[384];
+			rm_price_words(&d->cost, words, sizeof(words));
+			snprintf(price, sizeof(price), "the price: %s", words);
 			ADD(price);
 		}
 		ADD("or build mixed-bucket batches (several buckets per batch), at some padding cost");
@@ -274,6 +262,45 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		break;
 	default: break;
 	}
-#undef ADD
+	*np = n;
+}
+
+int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
+{
+	static char per_seq[256];
+	int n = 0;
+	const struct rm_ranked *top = &d->rank[0];
+	const struct rm_length_result *len = &d->length;
+	if (len->per_sequence_sum) {
+		snprintf(per_seq, sizeof(per_seq),
+		         "the loss grows in proportion to length (slope %.2f on log length): it is a per-sequence"
+		         " sum; log the per-token loss (divide by the batch's tokens) and the length effect goes",
+		         len->slope);
+		ADD(per_seq);
+	}
+	if (top->severity < RM_SEV_WARN) {
+		if (d->resets_by_length && len->coupled)
+			ADD("nothing to fix in the order; plot the length-adjusted loss (the length_adjusted_loss view)"
+			    " rather than the raw loss");
+		else if (!d->has_buckets && !len->batches && d->tokens_only)
+			ADD("record each batch's sequence count next to its tokens (n, nsentences, bsz, or a cumulative"
+			    " elapsed_examples / consumed_samples; --count-key names another key), or its lengths");
+		else if (!d->split.ok && d->finite < 50)
+			ADD("diagnose again when the run has logged more (or log the loss more often)");
+		else if (!d->has_buckets && d->nderived)
+			ADD("nothing to fix: batches of one length cannot be ordered by length");
+		else if (!d->has_buckets && len->batches)
+			ADD("nothing to fix: batches of one bucket cannot be ordered by bucket");
+		else if (!d->has_buckets)
+			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
+			    " so runmon can test for homogeneous batching");
+		else
+			ADD("nothing to fix; plot the bucket-adjusted loss rather than the raw loss");
+		return n;
+	}
+	for (int i = 0; i < RM_H_COUNT && d->rank[i].severity >= RM_SEV_WARN; i++)
+		cause_fixes(d, d->rank[i].h, lines, &n, max);
 	return n;
 }
+
+#undef ADD

@@ -285,7 +285,7 @@ static json_t *cost_json(const struct rm_padding_result *p)
 json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx *c)
 {
 	const struct rm_run_info *r = c->run;
-	char line[512];
+	char line[RM_VERDICT_LEN];
 	const char *fix[8];
 	rm_explain_verdict(d, line, sizeof(line));
 	int nf = rm_explain_fix(d, fix, 8);
@@ -336,10 +336,13 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	                                          num(d->last_loss), "adjusted", num(d->last_adjusted),
 	                                          "length_adjusted", num(d->last_length_adjusted))
 	                              : json_null());
+	json_t *causes = json_array(); /* every hypothesis at warn or above, strongest first */
+	for (int i = 0; i < RM_H_COUNT && d->rank[i].severity >= RM_SEV_WARN; i++)
+		json_array_append_new(causes, json_string(rm_hypothesis_name(d->rank[i].h)));
 	json_object_set_new(o, "verdict",
-	                    json_pack("{s:s, s:s, s:s, s:o}", "hypothesis", rm_hypothesis_name(d->rank[0].h),
-	                              "severity", rm_severity_name(d->rank[0].severity), "summary", line, "fix",
-	                              fixes));
+	                    json_pack("{s:s, s:s, s:o, s:s, s:o}", "hypothesis", rm_hypothesis_name(d->rank[0].h),
+	                              "severity", rm_severity_name(d->rank[0].severity), "causes", causes, "summary",
+	                              line, "fix", fixes));
 	json_object_set_new(o, "hypotheses", hyps);
 	json_object_set_new(o, "curve", curve);
 	json_object_set_new(o, "runs_test", runs_json(&d->runs));
@@ -371,7 +374,7 @@ static void add_row(struct rm_finding_row **rows, size_t *n, const char *det, en
 size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **rows)
 {
 	size_t n = 0;
-	char line[512];
+	char line[RM_VERDICT_LEN];
 	*rows = NULL;
 	rm_explain_verdict(d, line, sizeof(line));
 	add_row(rows, &n, "verdict", d->severity, d->first_step, d->last_step, d->rank[0].score, NAN,

@@ -144,12 +144,16 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 			snprintf(text, sizeof(text), "bucket %s", lab);
 		key(fp, sw, text);
 	}
-	static const struct {
+	/* the curve to watch is the one the text names: length-adjusted when
+	 * the resets were read on it */
+	const int by_len = d->resets_by_length && length_adjusted;
+	const struct {
 		const char *swatch, *text;
 	} marks[] = {
 	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#000' stroke-width='2'/>",
-	     "bucket-adjusted loss (the curve to watch)"},
-	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#555' stroke-dasharray='4 2'/>", "length-adjusted loss"},
+	     by_len ? "bucket-adjusted loss" : "bucket-adjusted loss (the curve to watch)"},
+	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#555' stroke-dasharray='4 2'/>",
+	     by_len ? "length-adjusted loss (the curve to watch)" : "length-adjusted loss"},
 	    {"<path d='M7 12l-5 -9h10z' fill='#000' stroke='#fff'/>",
 	     "loss reset (hover for step, loss, baseline and bucket)"},
 	    {"<rect width='14' height='14' fill='#fff3c4' stroke='#e0c060'/>",
@@ -307,13 +311,13 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 {
 	const struct rm_report_run *runs = r->runs;
 	size_t n = r->n;
-	char when[32], name[512], line[512];
+	char when[32], name[512], line[RM_VERDICT_LEN];
 	const char *fix[8];
 	rm_iso_time(r->generated, when, sizeof(when));
 	fputs("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>runmon report</title><style>"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:24px;max-width:960px}"
 	      "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
-	      ".critical{color:#b00020;font-weight:bold}.warn{color:#b26a00;font-weight:bold}.ok{color:#2e7d32}"
+	      ".critical{color:#b00020;font-weight:bold}.warn{color:#b26a00;font-weight:bold}.ok,.info{color:#2e7d32}"
 	      ".verdict{font-size:16px}section{margin-top:36px}"
 	      ".legend{font-size:12px;margin:2px 0 14px "
 	      "56px}.key{display:inline-block;margin-right:14px}"
@@ -389,10 +393,10 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 			        d->resets.spikes, d->resets.chi2_q, d->resets.cluster_by_bucket ? " (clustered)" : "",
 			        d->resets.ckpt_q, d->resets.checkpoint_cause ? " (aligned)" : "");
 		if (d->cost.ok) {
-			fprintf(fp, "<tr><td>padding</td><td>%.1f%% efficient; re-packed:", 100 * d->cost.efficiency);
-			for (int s = 0; s < RM_PACK_COUNT; s++)
-				fprintf(fp, "%s %s %.1f%%", s ? "," : "", rm_strategy_name((enum rm_strategy)s),
-				        100 * d->cost.strategy_eff[s]);
+			char words[384];
+			rm_price_words(&d->cost, words, sizeof(words));
+			fputs("<tr><td>padding</td><td>", fp);
+			rm_html_esc(fp, words);
 			fputs("</td></tr>\n", fp);
 		}
 		fputs("</table></section>\n", fp);
@@ -404,7 +408,7 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 
 void rm_render_report_md(FILE *fp, const struct rm_report *r)
 {
-	char when[32], name[512], line[512];
+	char when[32], name[512], line[RM_VERDICT_LEN];
 	const char *fix[8];
 	const struct rm_report_run *runs = r->runs;
 	size_t n = r->n, quiet = 0;
@@ -450,11 +454,11 @@ void rm_render_report_md(FILE *fp, const struct rm_report *r)
 		if (d->resets.ok)
 			fprintf(fp, "- loss resets: %zu spikes, by bucket q = %.2g, after saves q = %.2g\n",
 			        d->resets.spikes, d->resets.chi2_q, d->resets.ckpt_q);
-		if (d->cost.ok)
-			fprintf(fp,
-			        "- padding efficiency %.1f%%; interleaved %.1f%%, fitted %.1f%%, fully random %.1f%%\n",
-			        100 * d->cost.efficiency, 100 * d->cost.strategy_eff[RM_PACK_INTERLEAVED],
-			        100 * d->cost.strategy_eff[RM_PACK_FITTED], 100 * d->cost.strategy_eff[RM_PACK_RANDOM]);
+		if (d->cost.ok) {
+			char words[384];
+			rm_price_words(&d->cost, words, sizeof(words));
+			fprintf(fp, "- padding: %s\n", words);
+		}
 	}
 	if (quiet)
 		fprintf(fp, "\n%zu healthy run%s unchanged since the baseline %s not detailed here.\n", quiet,

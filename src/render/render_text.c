@@ -99,11 +99,11 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 
 static void verdict(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
 {
-	char line[512];
+	char line[RM_VERDICT_LEN];
 	const char *fix[8];
 	rm_explain_verdict(d, line, sizeof(line));
 	fputs("\nVERDICT  ", fp);
-	const char *label = d->severity >= RM_SEV_WARN ? rm_severity_name(d->severity) : "ok";
+	const char *label = rm_verdict_word(d->severity);
 	sev(fp, c, d->severity, label);
 	fprintf(fp, ": %s\n", line);
 	int nf = rm_explain_fix(d, fix, 8);
@@ -350,7 +350,7 @@ static void period_line(FILE *fp, const struct rm_resets_result *r)
 		        (long long)r->period_width - 1, r->period_cycles, r->period_q,
 		        r->periodic_cause && r->bucket_alias ? "  [periodic; the bucket clustering is its alias]"
 		        : r->periodic_cause                  ? "  [periodic]"
-		        : r->period_alias ? "  [the period of the batch order: the bucket explains it]"
+		        : r->period_alias ? "  [the period of the batch order, not a cause of its own]"
 		                          : "  [too few periods hit for a periodic cause]");
 }
 
@@ -384,8 +384,14 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 	}
 	fprintf(fp, "  %zu spike%s against per-bucket baselines (%zu at least twice their baseline)\n", r->spikes,
 	        r->spikes == 1 ? "" : "s", r->spikes_2x);
-	fprintf(fp, "  a global baseline flags %zu; %.0f%% of those vanish in the bucket-adjusted loss (%zu remain)\n",
-	        r->spikes_global, 100 * r->vanish_share, r->spikes_adjusted);
+	/* two counts of two curves, and the share of the first that the
+	 * adjustment removes: the second also holds spikes only it shows */
+	const char *curve = d->resets_by_length ? "length" : "bucket";
+	size_t gone = (size_t)llround(r->vanish_share * (double)r->spikes_global);
+	fprintf(fp,
+	        "  a global baseline flags %zu in the loss and %zu in the %s-adjusted loss; %zu of the loss's"
+	        " (%.0f%%) are gone once adjusted\n",
+	        r->spikes_global, r->spikes_adjusted, curve, gone, 100 * r->vanish_share);
 	if (r->spikes && r->k >= 2) {
 		fprintf(fp, "  by bucket: chi2(%.0f) = %.2f, q = %.2g, Cramer's V = %.3f%s\n", r->chi2_df, r->chi2,
 		        r->chi2_q, r->cramers_v, r->cluster_by_bucket ? "  [clustered]" : "");

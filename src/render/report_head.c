@@ -148,11 +148,6 @@ static void finding_list(FILE *fp, const struct rm_seen_finding *f, const size_t
 	}
 }
 
-static double batch_share(const struct rm_run_info *r)
-{
-	return r->steps ? (double)r->batch_steps / (double)r->steps : 0;
-}
-
 /* The curve a sparkline draws: the bucket-adjusted loss, or the loss
  * where the run has no adjusted curve. */
 static const double *spark_curve(const struct rm_diagnosis *d, double *lo, double *hi)
@@ -308,7 +303,7 @@ void rm_report_head_html(FILE *fp, const struct rm_report *r)
 		fputs("</td><td>", fp);
 		sparkline_svg(fp, d);
 		fprintf(fp, "</td><td>%lld</td><td>%.0f%%</td></tr>\n", (long long)run->info->last_step,
-		        100 * batch_share(run->info));
+		        100 * rm_run_batch_share(run->info));
 	}
 	if (r->n)
 		fputs("</table>\n", fp);

@@ -15,9 +15,15 @@
 void rm_html_esc(FILE *fp, const char *s);
 /* Text for Markdown: a backslash before characters that mean something. */
 void rm_md_esc(FILE *fp, const char *s);
-/* "ok" below warn, else the severity's name. */
+/* The verdict's word (rm_verdict_word), also the CSS class that colours it. */
 const char *rm_report_level(enum rm_severity s);
 void rm_iso_time(double t, char *buf, size_t n);
+
+/* The price of the fix in one sentence: today's measured padding efficiency,
+ * which interleaving keeps, and how re-packing the run's lengths with fitted
+ * boundaries or fully at random would move it, in points (differences on
+ * the re-pack's own scale, so today's figure is the measured one only). */
+void rm_price_words(const struct rm_padding_result *c, char *buf, size_t n);
 
 /* The summary line, what changed and the overview grouped by project. */
 void rm_report_head_html(FILE *fp, const struct rm_report *r);

@@ -45,9 +45,19 @@ void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n)
 		snprintf(buf, n, "%s", r->name);
 }
 
+void rm_price_words(const struct rm_padding_result *c, char *buf, size_t n)
+{
+	const double *e = c->strategy_eff;
+	snprintf(buf, n,
+	         "interleaving keeps today's batches and their padding efficiency (%.1f%%); re-packing this run's"
+	         " lengths, fitted boundaries would move it by %+.1f points, fully random batches by %+.1f points",
+	         100 * c->efficiency, 100 * (e[RM_PACK_FITTED] - e[RM_PACK_INTERLEAVED]),
+	         100 * (e[RM_PACK_RANDOM] - e[RM_PACK_INTERLEAVED]));
+}
+
 const char *rm_report_level(enum rm_severity s)
 {
-	return s >= RM_SEV_WARN ? rm_severity_name(s) : "ok";
+	return rm_verdict_word(s);
 }
 
 void rm_iso_time(double t, char *buf, size_t n)

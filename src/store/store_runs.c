@@ -64,13 +64,21 @@ int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key
 #define RUN_COMPOSITION                                                                                                \
 	"(SELECT composition FROM imports WHERE run_id = r.id AND composition IS NOT NULL ORDER BY id DESC LIMIT 1)"
 
+/* The loss steps whose interval (the previous loss step, this one] holds a
+ * batch row: each logged loss averages the steps since the last one, so a
+ * run logged every 10 steps with a batch row at every step is covered in
+ * full, and the share is at most 1 whatever the logging interval. */
+#define RUN_BATCH_STEPS                                                                                                \
+	"(SELECT COUNT(*) FROM (SELECT step, LAG(step) OVER (ORDER BY step) AS prev FROM steps WHERE run_id = r.id) w" \
+	" WHERE EXISTS (SELECT 1 FROM batches b WHERE b.run_id = r.id AND b.step <= w.step"                            \
+	" AND (w.prev IS NULL OR b.step > w.prev)))"
+
 static const char run_info_sql[] =
     "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"
     " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
     " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
     " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
-    " (SELECT COUNT(DISTINCT step) FROM batches WHERE run_id = r.id),"
-    " r.synced_at, " RUN_COMPOSITION " FROM runs r";
+    " " RUN_BATCH_STEPS ", r.synced_at, " RUN_COMPOSITION " FROM runs r";
 
 static void read_run_info(struct rm_dbq *s, struct rm_run_info *r)
 {

@@ -119,7 +119,7 @@ static void full_findings(struct rm_run_metrics *r, const struct rm_diagnosis *d
 	if (d->ladder.ok)
 		r->ladders = (double)d->ladder.count;
 	if (info->steps > 0)
-		r->composition = (double)info->batch_steps / (double)info->steps;
+		r->composition = rm_run_batch_share(info);
 	const struct rm_resets_result *re = &d->resets;
 	if (!re->ok)
 		return;

@@ -41,7 +41,7 @@ PY
 # The fix: interleaved batches of the same data are healthy (exit 0).
 "$runmon" --db "$db" simulate --strategy interleaved --steps 6000 --seed 3 --run inter >/dev/null
 [ "$(rc "$runmon" --db "$db" diagnose inter)" = 0 ] || fail "interleaved run: exit 0 expected"
-grep -q "^VERDICT  ok" "$tmp/out" || fail "ok verdict"
+grep -q "^VERDICT  info: healthy order" "$tmp/out" || fail "info verdict (a split in a healthy order)"
 # --fail-on info makes the information-level split fail the job.
 [ "$(rc "$runmon" --db "$db" diagnose inter --fail-on info)" = 1 ] || fail "--fail-on info"
 
@@ -228,5 +228,49 @@ python3 -c "import json, sys; o = json.load(open(sys.argv[1]))['order']; sys.exi
 [ "$(rc "$runmon" --db "$db" diagnose shuffled)" = 0 ] || fail "shuffled epochs: exit 0 expected: $(grep VERDICT "$tmp/out")"
 grep -q "^Order across epochs" "$tmp/out" || fail "order section on the shuffled run"
 if grep -q "repeats every epoch" "$tmp/out"; then fail "shuffled epochs called a fixed order"; fi
+
+# Two causes at once (issue 36): checkpoint saves that spike beside
+# homogeneous batching on 4 ranks with derived buckets. Both are in the
+# verdict and each has its fix; the resets' period, the megabatch's own,
+# is not called a cause.
+"$runmon" --db "$db" simulate --strategy hf-megabatch --steps 10000 --ranks 4 --no-bucket --spikes checkpoint \
+	--seed 7 --run two >/dev/null
+rc "$runmon" --db "$db" diagnose two --checkpoint-every 500 >/dev/null
+grep "^VERDICT" "$tmp/out" | grep -q "homogeneous batching.*; also loss resets follow checkpoint saves" \
+	|| fail "second cause lost: $(grep VERDICT "$tmp/out")"
+grep -q "check what a checkpoint save does to training" "$tmp/out" || fail "second cause has no fix"
+if grep "^VERDICT" "$tmp/out" | grep -q "recur every"; then fail "the order's period called a cause"; fi
+rc "$runmon" --db "$db" diagnose two --checkpoint-every 500 --json >/dev/null
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["verdict"]["causes"]; assert c == ["homogeneous batching", "checkpoint interference"], c' \
+	"$tmp/out" || fail "verdict.causes"
+rc "$runmon" --db "$db" diagnose two >/dev/null
+cp "$tmp/out" "$tmp/two.txt"
+rc "$runmon" --db "$db" diagnose two --json >/dev/null
+cp "$tmp/out" "$tmp/two.json"
+[ "$(rc "$runmon" --db "$db" report two -o "$tmp/two.html")" = 1 ] || fail "report of a critical run: exit 1"
+# One number per quantity across text, JSON and HTML: the verdict's word,
+# the measured padding efficiency (the price quotes it, never a re-pack's
+# "today"), the global spike counts; the share with composition is <= 100%.
+python3 - "$tmp/two.txt" "$tmp/two.json" "$tmp/two.html" <<'PY' || fail "text, JSON and HTML disagree"
+import json, re, sys
+text, d, html = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+word = re.search(r"^VERDICT  (\w+):", text, re.M).group(1)
+assert word == d["severity"] == "critical", (word, d["severity"])
+assert "<span class='critical'>critical</span>" in html
+eff = "%.1f%%" % (100 * d["cost"]["efficiency"])
+assert "padding efficiency %s (real tokens" % eff in text, eff
+assert "padding efficiency (%s)" % eff in text and "padding efficiency (%s)" % eff in html, eff
+for f in re.findall(r"padding efficiency \(?([0-9.]+)%", text + html):
+    assert f + "%" == eff, (f, eff)
+r = d["resets"]
+assert "flags %d in the loss and %d in the length-adjusted loss" % (r["spikes_global"], r["spikes_adjusted"]) in text
+PY
+"$runmon" --db "$db" simulate --strategy interleaved --steps 3000 --log-every 10 --seed 5 --out "$tmp/every10" >/dev/null
+"$runmon" --db "$db" import --run every10 "$tmp/every10/history.jsonl" "$tmp/every10/batches.jsonl" >/dev/null
+"$runmon" --db "$db" runs | grep "^every10 " | grep -q " 100% " || fail "share at log every 10: $("$runmon" --db "$db" runs | grep every10)"
+"$runmon" --db "$db" runs --json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin):
+    assert 0 <= r["batch_share"] <= 1, r' || fail "batch_share above 1"
 
 echo "e2e diagnose: all checks passed"

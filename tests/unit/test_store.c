@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runmon/cost.h"
 #include "runmon/store.h"
@@ -374,6 +375,58 @@ static void length_factors_are_bounded(void **state)
 	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM length_levels"), 0);
 }
 
+/* The share of steps with batch composition is at most 1 at every logging
+ * interval, the store's count and the in-memory one agree, and a run with
+ * batches for only its first half shows about a half. */
+static void batch_share_at_every_log_interval(void **state)
+{
+	(void)state;
+	for (int every = 1; every <= 40; every++) {
+		for (int half = 0; half < 2; half++) {
+			char name[32];
+			snprintf(name, sizeof(name), "share-%d-%d.db", every, half);
+			const char *db = tu_tmp_path(name);
+			struct rm_store *st;
+			struct rm_err err = {0};
+			struct rm_run_key rkey = {"file", "", "", "r"};
+			int64_t run, steps[400], bsteps[400 * 40];
+			size_t n = 0, nb = 0;
+			const int total = 400 * every / 4;
+			unlink(db);
+			assert_int_equal(rm_store_open(&st, db, &err), 0);
+			assert_int_equal(rm_store_run_ensure(st, &rkey, &run, &err), 0);
+			assert_int_equal(rm_store_begin(st, &err), 0);
+			for (int i = 0; i < total; i++) {
+				if (!half || i < total / 2) {
+					struct rm_batch b = {.step = i, .v = {4}, .have = 1};
+					assert_int_equal(rm_store_put_batch(st, run, &b, &err), 0);
+					bsteps[nb++] = i;
+				}
+				if (i % every == every - 1) { /* logged at the interval's last step */
+					struct rm_step s = {.step = i, .v = {1.0}, .have = 1};
+					assert_int_equal(rm_store_put_step(st, run, &s, &err), 0);
+					steps[n++] = i;
+				}
+			}
+			assert_int_equal(rm_store_commit(st, &err), 0);
+			struct rm_run_info *runs;
+			size_t nr;
+			assert_int_equal(rm_store_list_runs(st, &runs, &nr, &err), 0);
+			assert_int_equal(nr, 1);
+			assert_int_equal(runs[0].steps, (int64_t)n);
+			assert_int_equal(runs[0].batch_steps, rm_batch_steps_covered(steps, n, bsteps, nb));
+			double share = rm_run_batch_share(&runs[0]);
+			assert_true(share <= 1.0);
+			if (half)
+				assert_true(fabs(share - 0.5) <= 0.02);
+			else
+				assert_true(share == 1.0);
+			rm_run_info_free(runs, nr);
+			rm_store_close(st);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +440,7 @@ int main(void)
 	    cmocka_unit_test(nonfinite_values_are_told_apart),
 	    cmocka_unit_test(rollback_leaves_nothing),
 	    cmocka_unit_test(buckets_and_listing),
+	    cmocka_unit_test(batch_share_at_every_log_interval),
 	    cmocka_unit_test(find_runs_by_name),
 	    cmocka_unit_test(length_factors_are_bounded),
 	    cmocka_unit_test(sync_cursor_never_moves_back),
