@@ -51,10 +51,18 @@ struct rm_report_spec {
 	int fail_new;   /* fail when what is new since the baseline reaches fail_on_new */
 };
 
+/* What a written report found, for the exit status and the line that
+ * explains it. */
+struct rm_report_outcome {
+	int failed;        /* a fail rule of the spec hit */
+	size_t at_fail_on; /* runs at spec->fail_on or worse */
+	int new_hit;       /* something new since the baseline reached fail_on_new */
+	enum rm_severity worst;
+};
+
 /* Diagnoses runs ids[0..n), writes the report (spec), and keeps what it saw
- * as the next report's baseline (a read-only store says so through v).
- * *failed tells whether a fail rule of spec hit. */
+ * as the next report's baseline (a read-only store says so through v). */
 int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
-                    const struct rm_voice *v, int *failed, struct rm_err *err);
+                    const struct rm_voice *v, struct rm_report_outcome *out, struct rm_err *err);
 
 #endif

@@ -11,10 +11,10 @@
 #include "runmon/render.h"
 
 int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
-                    const struct rm_voice *v, int *failed, struct rm_err *err)
+                    const struct rm_voice *v, struct rm_report_outcome *out, struct rm_err *err)
 {
 	int code;
-	*failed = 0;
+	memset(out, 0, sizeof(*out));
 	struct rm_diagnosis *ds = rm_xcalloc(n ? n : 1, sizeof(*ds));
 	struct rm_run_info *infos = rm_xcalloc(n ? n : 1, sizeof(*infos));
 	struct rm_report_run *runs = rm_xcalloc(n ? n : 1, sizeof(*runs));
@@ -37,6 +37,7 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 		runs[done] = (struct rm_report_run){&ds[done], &infos[done], urls[done], NULL};
 		if (ds[done].severity > worst)
 			worst = ds[done].severity;
+		out->at_fail_on += ds[done].severity >= spec->fail_on;
 	}
 	/* What this report sees, and what the baseline saw of the same runs. */
 	rm_report_order(runs, n);
@@ -94,8 +95,9 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 		code = err->code;
 		goto out_seen;
 	}
-	*failed = (spec->fail_worst && worst >= spec->fail_on) ||
-	          (spec->fail_new && rm_changes_new_at(&changes, spec->fail_on_new));
+	out->worst = worst;
+	out->new_hit = spec->fail_new && rm_changes_new_at(&changes, spec->fail_on_new);
+	out->failed = (spec->fail_worst && worst >= spec->fail_on) || out->new_hit;
 out_seen:
 	rm_changes_release(&changes);
 	rm_seen_release(&seen);

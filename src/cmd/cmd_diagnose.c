@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "runmon/analyze.h"
@@ -170,13 +171,20 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_diagnosis d;
 	struct rm_run_info info;
 	int64_t run_id;
-	if ((code = rm_ctx_open_store(ctx, &st))) {
-		free(lens);
-		return code;
-	}
 	const char *spec = argv[optind];
 	char *url = NULL;
 	struct rm_run_path rp;
+	/* Only a run file to import or a W&B run to sync may start a database;
+	 * a name to look up never creates one (the file would hold nothing). */
+	int may_create = access(spec, F_OK) == 0;
+	if (!may_create && !offline && rm_run_path_parse(spec, &rp)) {
+		may_create = 1;
+		rm_run_path_release(&rp);
+	}
+	if ((code = rm_ctx_open_store_flags(ctx, &st, may_create ? 0 : RM_STORE_MUST_EXIST))) {
+		free(lens);
+		return code;
+	}
 	int is_log = read_wandb_log(st, spec, &run_id, &err);
 	if (!is_log && !offline && rm_run_path_parse(spec, &rp)) {
 		sync_first(st, &rp);

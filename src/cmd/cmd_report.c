@@ -1,12 +1,14 @@
 /*
  * cmd_report.c - `runmon report`: nightly health reports over stored runs.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "runmon/analyze.h"
@@ -29,7 +31,8 @@ static const char usage_text[] = "usage: runmon report [RUN...|--all] [options]\
                                  "  --since DURATION   with --all: runs imported or synced in the last\n"
                                  "                     DURATION (30m, 24h, 7d)\n"
                                  "  --format FMT       html, md or json (default: from -o's extension, else html)\n"
-                                 "  -o, --output FILE  write FILE (atomically; - is standard output)\n"
+                                 "  -o, --output FILE  write FILE (atomically; - is standard output; without\n"
+                                 "                     -o, HTML for a terminal goes to runmon-report-RUN.html)\n"
                                  "  --fail-on LEVEL    exit 1 when a run reaches info, warn (default) or critical\n"
                                  "  --fail-on-new LEVEL\n"
                                  "                     exit 1 only when something reached LEVEL since the\n"
@@ -43,6 +46,24 @@ static const char usage_text[] = "usage: runmon report [RUN...|--all] [options]\
                                  "Each report is kept in the database (its runs' severities, verdicts and\n"
                                  "findings) and opens with what changed since the baseline.\n"
                                  "SOURCE_DATE_EPOCH, when set, is used as the generation time.\n";
+
+/* Where the report went and why the exit is what it is: a cron job's log
+ * and a user at a terminal both see it (stderr; stdout may be the report). */
+static void tell_outcome(const struct rm_report_spec *spec, size_t n, const struct rm_report_outcome *got)
+{
+	if (spec->output && strcmp(spec->output, "-"))
+		fprintf(stderr, "report: wrote %s (%s, %zu run%s; worst: %s)\n", spec->output, spec->format, n,
+		        n == 1 ? "" : "s", rm_verdict_word(got->worst));
+	if (!got->failed)
+		return;
+	if (got->new_hit)
+		fprintf(stderr, "report: exit 1: something new since the baseline reached %s (--fail-on-new)\n",
+		        rm_severity_name(spec->fail_on_new));
+	if (spec->fail_worst && got->at_fail_on)
+		fprintf(stderr, "report: exit 1: %zu run%s at %s or worse (--fail-on %s)\n", got->at_fail_on,
+		        got->at_fail_on == 1 ? "" : "s", rm_severity_name(spec->fail_on),
+		        rm_severity_name(spec->fail_on));
+}
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
@@ -116,8 +137,21 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		format = "html";
 	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
 		return rm_cmd_usage_error(&cmd_report, "--format wants html, md or json");
-	if (all == (optind < argc))
+	if (all && optind < argc)
 		return rm_cmd_usage_error(&cmd_report, "name runs, or --all (not both)");
+	if (!all && optind >= argc)
+		return rm_cmd_usage_error(&cmd_report, "no run given: name runs, or --all");
+	/* HTML on a terminal is 100 KB of noise: it goes to a file named for
+	 * the run, in the current directory, and the line below says where. */
+	char named[300];
+	if (!strcmp(format, "html") && (!output || !strcmp(output, "-")) && isatty(STDOUT_FILENO)) {
+		snprintf(named, sizeof(named), "runmon-report%s%.200s.html", all || argc - optind > 1 ? "" : "-",
+		         all || argc - optind > 1 ? "" : argv[optind]);
+		for (char *p = named + strlen("runmon-report"); *p; p++)
+			if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_'))
+				*p = '-';
+		output = named;
+	}
 	if (baseline && since_report)
 		return rm_cmd_usage_error(&cmd_report,
 		                          "--baseline and --since-report both choose the baseline: give one");
@@ -154,7 +188,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 				return rm_exit_code(err.code);
 			}
 	}
-	int failed = 0;
+	struct rm_report_outcome got;
 	struct rm_report_spec spec = {.format = format,
 	                              .output = output,
 	                              .baseline = baseline,
@@ -164,11 +198,12 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	                              .fail_on_new = fail_on_new,
 	                              .fail_worst = fail_worst,
 	                              .fail_new = new_given};
-	if (rm_report_write(st, ids, n, &spec, &rm_cli_voice, &failed, &err)) {
+	if (rm_report_write(st, ids, n, &spec, &rm_cli_voice, &got, &err)) {
 		rm_error("%s", err.msg);
 		code = rm_exit_code(err.code);
 	} else {
-		code = failed ? RM_EXIT_FINDINGS : RM_EXIT_OK;
+		code = got.failed ? RM_EXIT_FINDINGS : RM_EXIT_OK;
+		tell_outcome(&spec, n, &got);
 	}
 	free(ids);
 	rm_store_close(st);

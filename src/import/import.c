@@ -225,9 +225,33 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 	return rc;
 }
 
+/* A page, an image, an archive or binary data is refused before any
+ * reader runs (exit 2), whatever --format says: no reader makes sense of it. */
+static int refuse_foreign(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
+{
+	uint8_t head[4096 + 512];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return RM_OK; /* the reader says why it cannot open it */
+	size_t n = fread(head, 1, sizeof(head), fp);
+	fclose(fp);
+	const char *kind = n >= RM_WLOG_HEADER && !memcmp(head, rm_wlog_magic, 6) ? NULL : rm_foreign_kind(head, n);
+	if (!kind)
+		return RM_OK;
+	const char *hint = !strcmp(kind, "a gzip archive")
+	                       ? "decompress it first: zcat FILE | runmon import --run NAME -"
+	                   : !strcmp(kind, "an SQLite database") ? "a database is given with --db"
+	                                                         : "runmon reads console logs, JSON lines, CSV, W&B run"
+	                                                           " files and trainer_state.json";
+	return rm_err_set(err, RM_E_INPUT, "%s: %s, not a training log; %s", rm_shown_path(opts, path), kind, hint);
+}
+
 static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                        struct rm_import_report *rep, struct rm_err *err)
 {
+	int rc = refuse_foreign(opts, path, err);
+	if (rc)
+		return rc;
 	const struct import_format *f =
 	    opts->format == RM_FMT_AUTO ? detect_file(opts, path, err) : format_of(opts->format);
 	if (!f && opts->format != RM_FMT_AUTO)

@@ -81,6 +81,9 @@ struct import_format {
 /* import_text.c: JSON lines and CSV, with their W&B, sidecar and
  * TensorBoard variants. */
 int rm_sniff_wandb_history(const struct sniff *s);
+/* What a file that is no training log is ("an HTML page", "a PNG image",
+ * "binary data"), from its first bytes; NULL for text (foreign.c). */
+const char *rm_foreign_kind(const uint8_t *head, size_t n);
 int rm_sniff_sidecar_jsonl(const struct sniff *s);
 int rm_sniff_jsonl(const struct sniff *s);
 int rm_sniff_tb_csv(const struct sniff *s);

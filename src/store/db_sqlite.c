@@ -14,8 +14,17 @@
 #include "runmon/store.h"
 #include "store_internal.h"
 
+/* A file that is no SQLite database at all gets a sentence of its own, not
+ * "cannot open in database 'x': file is not a database". */
+static int not_a_database(struct rm_db *db, struct rm_err *err)
+{
+	return rm_err_set(err, RM_E_STORE, "'%s' is not an SQLite database; give another --db", db->name);
+}
+
 int rm_litedb_fail(struct rm_db *db, struct rm_err *err, const char *what)
 {
+	if ((sqlite3_errcode(db->lite) & 0xff) == SQLITE_NOTADB)
+		return not_a_database(db, err);
 	return rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, db->name, sqlite3_errmsg(db->lite));
 }
 
@@ -24,6 +33,10 @@ int rm_litedb_exec(struct rm_db *db, const char *sql, struct rm_err *err, const 
 	char *msg = NULL;
 	if (sqlite3_exec(db->lite, sql, NULL, NULL, &msg) == SQLITE_OK)
 		return RM_OK;
+	if ((sqlite3_errcode(db->lite) & 0xff) == SQLITE_NOTADB) {
+		sqlite3_free(msg);
+		return not_a_database(db, err);
+	}
 	rm_err_set(err, RM_E_STORE, "%s in database '%s': %s", what, db->name, msg ? msg : sqlite3_errmsg(db->lite));
 	sqlite3_free(msg);
 	return RM_E_STORE;

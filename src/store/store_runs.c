@@ -67,11 +67,13 @@ int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key
 /* The loss steps whose interval (the previous loss step, this one] holds a
  * batch row: each logged loss averages the steps since the last one, so a
  * run logged every 10 steps with a batch row at every step is covered in
- * full, and the share is at most 1 whatever the logging interval. */
+ * full, and the share is at most 1 whatever the logging interval. The
+ * bounds are plain comparisons so that each probe is one range of the
+ * (run_id, step) key: an OR here made it quadratic. */
 #define RUN_BATCH_STEPS                                                                                                \
 	"(SELECT COUNT(*) FROM (SELECT step, LAG(step) OVER (ORDER BY step) AS prev FROM steps WHERE run_id = r.id) w" \
 	" WHERE EXISTS (SELECT 1 FROM batches b WHERE b.run_id = r.id AND b.step <= w.step"                            \
-	" AND (w.prev IS NULL OR b.step > w.prev)))"
+	" AND b.step > COALESCE(w.prev, -9223372036854775807)))"
 
 static const char run_info_sql[] =
     "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key,"

@@ -107,7 +107,7 @@ printf 'this is no longer a sqlite header.' | dd of=corrupt.db bs=1 seek=0 conv=
 sum=$(md5sum <corrupt.db)
 code=0
 "$runmon" --db corrupt.db import --run x small/history.jsonl >/dev/null 2>err || code=$?
-[ "$code" = 4 ] && grep -q "corrupt.db" err && grep -q "not a database" err || fail "corrupt: exit $code, $(cat err)"
+[ "$code" = 4 ] && grep -q "corrupt.db" err && grep -q "is not an SQLite database" err || fail "corrupt: exit $code, $(cat err)"
 [ "$(md5sum <corrupt.db)" = "$sum" ] || fail "corrupt: the file was changed"
 
 # 5. kill -9 inside an import, many times: the import is one transaction,

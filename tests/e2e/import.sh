@@ -142,5 +142,30 @@ set +e
 "$runmon" --db "$db" import --buckets 5,3 x >/dev/null 2>&1; [ $? = 2 ] || fail "bad buckets: exit 2"
 "$runmon" --db /nonexistent/dir/x.db import "$data/sidecar.jsonl" >/dev/null 2>&1; [ $? = 4 ] || fail "bad db path: exit 4"
 "$runmon" --db /nonexistent/dir/x.db runs >/dev/null 2>&1; [ $? = 2 ] || fail "runs on a missing database: exit 2"
+# Files that are no training log are refused at once, named by what they
+# are (exit 2), even with --format log; nothing is stored.
+printf '<!DOCTYPE html>\n<html><body><p>loss 0.5 step 3</p>\n<p>loss 0.4 step 4</p></body></html>\n' >"$tmp/page.html"
+printf '\211PNG\r\n\032\n\0\0\0\rIHDR' >"$tmp/pic.png"
+printf 'step 1 loss 2.0\nstep 2 loss 1.9\n' | gzip >"$tmp/train.log.gz"
+printf 'step 1 loss 2.0\0\0\0\1\2 step 2 loss 1.9\n' >"$tmp/blob.bin"
+before=$(sqlite3 "$db" "SELECT COUNT(*) FROM steps")
+for f in "page.html:an HTML page" "pic.png:a PNG image" "train.log.gz:a gzip archive" "blob.bin:binary data"; do
+	file=${f%%:*} kind=${f#*:}
+	for fmt in auto log; do
+		"$runmon" --db "$db" import --format $fmt "$tmp/$file" >/dev/null 2>"$tmp/err"; code=$?
+		[ $code = 2 ] && grep -q "$file: $kind, not a training log" "$tmp/err" \
+			|| fail "$file (--format $fmt): exit $code, $(cat "$tmp/err")"
+	done
+done
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM steps")" = "$before" ] || fail "a refused file stored steps"
+# A command that only reads never creates a database; a file that is no
+# database says so in one sentence.
+"$runmon" --db "$tmp/missing.db" diagnose foo >/dev/null 2>"$tmp/err"; code=$?
+[ $code = 2 ] && [ ! -e "$tmp/missing.db" ] || fail "diagnose created a database: exit $code, $(cat "$tmp/err")"
+echo "just text, long enough to be read as a header......................................" >"$tmp/text.db"
+for c in runs "diagnose x"; do
+	"$runmon" --db "$tmp/text.db" $c >/dev/null 2>"$tmp/err"
+	grep -q "'.*text.db' is not an SQLite database; give another --db" "$tmp/err" || fail "$c on a text file: $(cat "$tmp/err")"
+done
 set -e
 echo "e2e import: all checks passed"

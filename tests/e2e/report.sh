@@ -160,4 +160,22 @@ set -e
 [ $rc = 2 ] && grep -q "cannot tell the format from" "$tmp/err" || fail "-o x.txt: exit $rc"
 [ ! -e "$tmp/out/x.txt" ] || fail "-o x.txt wrote a file"
 "$runmon" --db "$db" report inter --format md -o "$tmp/out/x.txt" || fail "-o x.txt --format md"
+# What was written and why the exit is 1, on stderr; no run is its own
+# error; HTML meant for a terminal goes to a file named for the run.
+set +e
+"$runmon" --db "$db" report homog -o "$tmp/one.html" 2>"$tmp/err"; rc=$?
+set -e
+[ $rc = 1 ] || fail "report of a critical run: exit $rc"
+grep -q "^report: wrote $tmp/one.html (html, 1 run; worst: critical)" "$tmp/err" || fail "no 'wrote' line: $(cat "$tmp/err")"
+grep -q "^report: exit 1: 1 run at warn or worse (--fail-on warn)" "$tmp/err" || fail "exit 1 unexplained: $(cat "$tmp/err")"
+"$runmon" --db "$db" report inter -o "$tmp/two.html" 2>"$tmp/err" || fail "healthy report: exit $?"
+if grep -q "exit 1" "$tmp/err"; then fail "exit 1 told on a healthy report"; fi
+set +e
+"$runmon" --db "$db" report -o "$tmp/x.html" 2>"$tmp/err"; rc=$?
+set -e
+[ $rc = 2 ] && grep -q "no run given: name runs, or --all" "$tmp/err" || fail "no run: exit $rc, $(cat "$tmp/err")"
+(cd "$tmp" && script -qec "'$runmon' --db '$db' report inter" /dev/null >"$tmp/tty.out" 2>&1) || fail "report on a terminal: $(cat "$tmp/tty.out")"
+[ -s "$tmp/runmon-report-inter.html" ] || fail "no runmon-report-inter.html: $(cat "$tmp/tty.out")"
+grep -q "report: wrote runmon-report-inter.html" "$tmp/tty.out" || fail "terminal: $(cat "$tmp/tty.out")"
+if grep -q "<html" "$tmp/tty.out"; then fail "HTML written to the terminal"; fi
 echo "e2e report: all checks passed"

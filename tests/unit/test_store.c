@@ -176,7 +176,7 @@ static void not_a_database(void **state)
 	struct rm_err err;
 	assert_int_equal(rm_store_open(&st, db, &err), RM_E_STORE);
 	assert_non_null(strstr(err.msg, "junk.db"));
-	assert_non_null(strstr(err.msg, "not a database"));
+	assert_non_null(strstr(err.msg, "is not an SQLite database"));
 }
 
 static void upsert_replaces_and_is_idempotent(void **state)
