@@ -24,7 +24,7 @@ static const struct rm_cmd *const commands[] = {
 
 static void usage(FILE *fp)
 {
-	fputs("usage: runmon [--db PATH] COMMAND [ARGS]\n"
+	fputs("usage: runmon [--db PATH] [--quiet] COMMAND [ARGS]\n"
 	      "       runmon help COMMAND | --version\n\n"
 	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
 	      "batching (trimodal split, ladders, same-bucket runs, loss resets).\n\n"
@@ -34,7 +34,8 @@ static void usage(FILE *fp)
 		fprintf(fp, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\nOptions:\n"
 	      "  --db PATH   database file (env RUNMON_DB; default\n"
-	      "              $XDG_DATA_HOME/runmon/runmon.db or ~/.local/share/runmon/runmon.db)\n\n"
+	      "              $XDG_DATA_HOME/runmon/runmon.db or ~/.local/share/runmon/runmon.db)\n"
+	      "  --quiet     no progress line on stderr (it is drawn only on a terminal)\n\n"
 	      "Exit status: 0 done/healthy, 1 findings at the failing severity, 2 usage or\n"
 	      "input error, 3 network or server error, 4 database or file system error.\n",
 	      fp);
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
 			db = argv[++i];
 		} else if (!strncmp(argv[i], "--db=", 5)) {
 			db = argv[i] + 5;
+		} else if (!strcmp(argv[i], "--quiet")) {
+			rm_progress_set_quiet(1);
 		} else if (!strcmp(argv[i], "--version")) {
 			printf("runmon %s\n", RM_VERSION);
 			return finish(RM_EXIT_OK);

@@ -84,6 +84,29 @@ int rm_parse_utc(const char *s, double *t);
 /* Seconds on the monotonic clock, for intervals and deadlines. */
 double rm_monotonic(void);
 
+/* ==== progress ============================================================= */
+/*
+ * Long work tells how far it is (progress.c): one line on stderr redrawn
+ * in place at most five times a second, only on a terminal and without
+ * --quiet. One task at a time: start, report, end.
+ */
+void rm_progress_set_quiet(int quiet);
+/* Begins a task: "import train.log", counted in unit ("bytes", "runs"),
+ * total 0 when unknown. */
+void rm_progress_start(const char *what, const char *unit, double total);
+/* How far the task is; cheap when no task runs or no draw is due. */
+void rm_progress_at(double done);
+/* Whether a line is drawn at all (a terminal, no --quiet). */
+int rm_progress_enabled(void);
+/* Draws text as the task's line now (the caller paces it). */
+void rm_progress_text(const char *text);
+/* A passing word on the same line ("retrying 3/8 in 16 s: ..."). */
+void rm_progress_note(const char *fmt, ...) RM_PRINTF(1, 2);
+/* Erases the line before other output (warnings call it); the task goes on. */
+void rm_progress_clear(void);
+/* Ends the task and erases its line. */
+void rm_progress_end(void);
+
 /* path made absolute and, when it exists, free of symlinks: the key of a
  * position kept in the database, so a restart from elsewhere (or through
  * wandb/latest-run) finds it. Caller frees. */

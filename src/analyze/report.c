@@ -24,9 +24,12 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	enum rm_severity worst = RM_SEV_NONE;
 	size_t done = 0;
 	code = RM_OK;
+	rm_progress_start("report: diagnosing", "runs", (double)n);
 	for (; done < n; done++) {
+		rm_progress_at((double)done);
 		if (rm_analyze_run(st, ids[done], &o, &ds[done], &infos[done], err)) {
 			code = err->code;
+			rm_progress_end();
 			goto out;
 		}
 		/* Charts need the plot data only: drop the per-point arrays. */
@@ -39,6 +42,7 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 			worst = ds[done].severity;
 		out->at_fail_on += ds[done].severity >= spec->fail_on;
 	}
+	rm_progress_end();
 	/* What this report sees, and what the baseline saw of the same runs. */
 	rm_report_order(runs, n);
 	struct rm_seen seen = {0}, was = {0};

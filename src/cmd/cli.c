@@ -20,6 +20,7 @@ static void vmsg(const char *level, const char *fmt, va_list ap)
 {
 	char msg[2048];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rm_progress_clear();
 	fprintf(stderr, "runmon: %s: %s\n", level, rm_tx(msg));
 }
 
@@ -44,6 +45,7 @@ void rm_warning(const char *fmt, ...)
 static void cli_say(void *arg, enum rm_say_kind kind, const char *msg)
 {
 	(void)arg;
+	rm_progress_clear();
 	switch (kind) {
 	case RM_SAY_WARNING: fprintf(stderr, "runmon: warning: %s\n", rm_tx(msg)); break;
 	case RM_SAY_LINE:

@@ -190,8 +190,13 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		sync_first(st, &rp);
 		rm_run_path_release(&rp);
 	}
-	if (is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err)) ||
-	    rm_analyze_run(st, run_id, &o, &d, &info, &err)) {
+	char what[200];
+	snprintf(what, sizeof(what), "diagnose %s", spec);
+	rm_progress_start(what, NULL, 0);
+	int failed = is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err)) ||
+	             rm_analyze_run(st, run_id, &o, &d, &info, &err);
+	rm_progress_end();
+	if (failed) {
 		rm_error("%s", err.msg);
 		rm_store_close(st);
 		free(lens);

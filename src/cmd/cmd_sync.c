@@ -79,19 +79,20 @@ static void on_progress(void *arg, const struct rm_sync_progress *p)
 {
 	struct progress *pr = arg;
 	double t = rm_monotonic();
-	if (!pr->tty || t - pr->last < 0.25)
+	if (!rm_progress_enabled() || t - pr->last < 0.25)
 		return;
 	pr->last = t;
 	double rate = p->elapsed > 0 ? (double)p->rows / p->elapsed : 0;
-	fprintf(stderr, "\r%s: %lld", p->run, (long long)p->rows);
+	char line[256], state[64];
+	int k = snprintf(line, sizeof(line), "%lld", (long long)p->rows);
 	if (p->total > 0)
-		fprintf(stderr, " of %lld", (long long)p->total);
-	fprintf(stderr, " rows, %.0f rows/s", rate);
+		k += snprintf(line + k, sizeof(line) - (size_t)k, " of %lld", (long long)p->total);
+	k += snprintf(line + k, sizeof(line) - (size_t)k, " rows, %.0f rows/s", rate);
 	if (p->total > p->rows && rate > 0)
-		fprintf(stderr, ", ETA %.0f s", (double)(p->total - p->rows) / rate);
-	char state[64];
+		k += snprintf(line + k, sizeof(line) - (size_t)k, ", ETA %.0f s", (double)(p->total - p->rows) / rate);
 	flow_state(pr->http, state, sizeof(state));
-	fprintf(stderr, " (%s)   ", state);
+	snprintf(line + k, sizeof(line) - (size_t)k, " (%s)", state);
+	rm_progress_text(line);
 }
 
 /* --stats: what the client did and where the quota stands. */
@@ -157,9 +158,11 @@ static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, cons
 {
 	struct rm_sync_result res;
 	struct rm_err err;
+	char what[400];
+	snprintf(what, sizeof(what), "sync %s/%s/%s", e, p, id);
+	rm_progress_start(what, NULL, 0);
 	int rc = rm_sync_run(st, w, e, p, id, o, &res, &err);
-	if (pr->tty)
-		fputs("\r\033[K", stderr);
+	rm_progress_end();
 	if (rc) {
 		rm_error("%s", err.msg);
 		if (res.windows)

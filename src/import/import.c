@@ -364,7 +364,12 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 		return rc;
 	for (int i = 0; i < nfiles && !rc; i++) {
 		size_t first = rep->n;
+		struct stat sb;
+		char what[200];
+		snprintf(what, sizeof(what), "import %s", files[i]);
+		rm_progress_start(what, "B", !stat(files[i], &sb) && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0);
 		rc = import_file(st, opts, files[i], rep, err);
+		rm_progress_end();
 		if (!rc && rep->n - first > 1)
 			rc = drop_empty_series(st, rep, first, err);
 		for (size_t j = first; j < rep->n && !rc; j++)
@@ -375,7 +380,10 @@ int rm_import(struct rm_store *st, const struct rm_import_opts *opts, char *cons
 		rm_import_report_release(rep);
 		return rc;
 	}
-	return log_and_commit(st, rep, 0, err);
+	rm_progress_start("import: committing", NULL, 0);
+	rc = log_and_commit(st, rep, 0, err);
+	rm_progress_end();
+	return rc;
 }
 
 /* A file followed from its first byte has nothing to detect from yet: its

@@ -265,10 +265,13 @@ void rm_http_req_release(struct rm_http_req *r)
 	r->resp_len = r->cap = 0;
 }
 
-/* Queues r for another attempt after its backoff. */
-static void wait_retry(struct rm_http *h, struct rm_http_req *r)
+/* Queues r for another attempt after its backoff; a terminal is told
+ * (the why never holds the URL's secrets: it is curl's or the status's). */
+static void wait_retry(struct rm_http *h, struct rm_http_req *r, const char *why)
 {
-	r->due = rm_monotonic() + rm_http_backoff(&h->o, r->attempts, r->retry_after, rand01(h));
+	double wait = rm_http_backoff(&h->o, r->attempts, r->retry_after, rand01(h));
+	r->due = rm_monotonic() + wait;
+	rm_progress_note("retrying %d/%d in %.0f s: %s", r->attempts, h->o.retry_max, wait, why);
 	queue_waiting(h, r);
 }
 
@@ -284,7 +287,7 @@ static int retry(struct rm_http *h, struct rm_http_req *r, const char *why, doub
 	}
 	r->ok = 0;
 	r->retry_after = retry_after;
-	wait_retry(h, r);
+	wait_retry(h, r, why);
 	return 1;
 }
 

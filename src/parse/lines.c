@@ -51,6 +51,7 @@ static int fill(struct rm_lines *lr, struct rm_err *err)
 		lr->eof = 1;
 	}
 	lr->len += n;
+	rm_progress_at((double)(lr->buf_offset + lr->len)); /* a branch a chunk when no task runs */
 	return RM_OK;
 }
 

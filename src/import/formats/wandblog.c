@@ -399,9 +399,12 @@ static int read_log(struct rm_store *st, const struct rm_import_opts *opts, cons
 		pos->ino = (uint64_t)sb.st_ino;
 	}
 	uint64_t recno = pos->lineno;
-	while ((rc = rm_wlog_next(&w, &rec, &len, err)) == 1)
+	while ((rc = rm_wlog_next(&w, &rec, &len, err)) == 1) {
 		if ((rc = on_record(&wi, rec, len, ++recno, err)))
 			break;
+		if (!(recno & 1023))
+			rm_progress_at((double)w.pos);
+	}
 	if (!rc)
 		rc = finish(&wi, live, w.records, err);
 	if (!rc) {
