@@ -284,6 +284,9 @@ struct rm_curves {
 	double bucket_loss[RM_MAX_BUCKETS][RM_CURVE_BINS];
 	double bucket_adjusted[RM_MAX_BUCKETS][RM_CURVE_BINS];
 	double bucket_mean[RM_MAX_BUCKETS], bucket_adjusted_mean[RM_MAX_BUCKETS];
+	/* the range of the max_len of each bucket's batches, NaN unknown: a
+	 * legend gives a recorded bucket id its lengths */
+	double len_lo[RM_MAX_BUCKETS], len_hi[RM_MAX_BUCKETS];
 };
 
 #define RM_PLOT_POINTS 1500
@@ -298,7 +301,8 @@ struct rm_plot {
 	float loss[RM_PLOT_POINTS], adjusted[RM_PLOT_POINTS];
 	float length_adjusted[RM_PLOT_POINTS]; /* NaN when no length effect was fitted */
 	int8_t bucket[RM_PLOT_POINTS];         /* dense bucket index, -1 none */
-	float q[RM_MAX_BUCKETS][5];            /* 5, 25, 50, 75, 95th percentiles of the loss */
+	float q[RM_MAX_BUCKETS][5];            /* 5, 25, 50, 75, 95th percentiles of the loss, NaN none */
+	int q_dominant;                        /* q from each step's dominant bucket: no step held one alone */
 	int strip_n;
 	int8_t strip[RM_STRIP_CELLS]; /* dense bucket of evenly spaced batches */
 	int64_t strip_first, strip_last;

@@ -183,6 +183,31 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	d->healthy = d->severity <= RM_SEV_INFO;
 }
 
+/* Each bucket's observed max_len range, over all its batches. */
+static void length_ranges(const struct rm_series *s, struct rm_curves *c)
+{
+	int dense[256];
+	for (int i = 0; i < 256; i++)
+		dense[i] = -1;
+	for (int j = 0; j < c->k; j++) {
+		c->len_lo[j] = c->len_hi[j] = NAN;
+		if (c->bucket[j] >= 0 && c->bucket[j] < 256)
+			dense[c->bucket[j]] = j;
+	}
+	if (!s->max_len || !s->bucket)
+		return;
+	for (size_t t = 0; t < s->nb; t++) {
+		int b = s->bucket[t], j = b >= 0 && b < 256 ? dense[b] : -1;
+		double m = s->max_len[t];
+		if (j < 0 || !isfinite(m))
+			continue;
+		if (!(m >= c->len_lo[j]))
+			c->len_lo[j] = m;
+		if (!(m <= c->len_hi[j]))
+			c->len_hi[j] = m;
+	}
+}
+
 /* Binned means of the loss and the adjusted loss, overall and per bucket. */
 static void curves(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
                    struct rm_curves *c)
@@ -335,12 +360,20 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 		return;
 	lttb(p, sp->adjusted, len_adj, pl);
 	size_t stride = p->n > 20000 ? p->n / 20000 : 1, cap = p->n / stride + 1;
+	/* Steps of one bucket alone show its loss; where ranks or mixed batches
+	 * leave none, each step counts for its dominant bucket. */
+	size_t onehot = 0;
+	for (size_t j = 0; j < p->n; j += stride)
+		onehot += p->onehot[j] && p->dom[j] >= 0;
+	pl->q_dominant = onehot == 0;
 	for (int b = 0; b < p->k; b++) {
 		double *v = rm_xmalloc(cap * sizeof(double));
 		size_t m = 0;
 		for (size_t j = 0; j < p->n; j += stride)
-			if (p->dom[j] == b && p->onehot[j])
+			if (p->dom[j] == b && (p->onehot[j] || pl->q_dominant) && isfinite(p->y[j]))
 				v[m++] = p->y[j];
+		for (int q = 0; q < 5; q++)
+			pl->q[b][q] = NAN;
 		if (m) {
 			qsort(v, m, sizeof(double), cmp_dbl);
 			const double at[5] = {0.05, 0.25, 0.5, 0.75, 0.95};
@@ -350,9 +383,20 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 		free(v);
 	}
 	if (p->nb) {
+		/* Each cell is its batches' most frequent bucket: sampling one batch
+		 * a cell aliases with a periodic order (every cell the same phase). */
 		pl->strip_n = p->nb < RM_STRIP_CELLS ? (int)p->nb : RM_STRIP_CELLS;
-		for (int c = 0; c < pl->strip_n; c++)
-			pl->strip[c] = (int8_t)p->bseq[(size_t)c * p->nb / (size_t)pl->strip_n];
+		for (int c = 0; c < pl->strip_n; c++) {
+			size_t a = (size_t)c * p->nb / (size_t)pl->strip_n,
+			       z = (size_t)(c + 1) * p->nb / (size_t)pl->strip_n;
+			int count[RM_MAX_BUCKETS] = {0}, best = -1;
+			for (size_t t = a; t < z; t++) {
+				int b = p->bseq[t];
+				if (b >= 0 && b < RM_MAX_BUCKETS && (++count[b] > (best >= 0 ? count[best] : 0)))
+					best = b;
+			}
+			pl->strip[c] = (int8_t)best;
+		}
 		pl->strip_first = p->bstep[0];
 		pl->strip_last = p->bstep[p->nb - 1];
 	}
@@ -431,6 +475,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	use_rank_fits(s, d);
 	rm_detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
+	length_ranges(s, &d->curves);
 	plot(&p, &d->split, d->length.adjusted, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;

@@ -84,6 +84,20 @@ static int log_ticks(double lo, double hi, double *out)
 	return n;
 }
 
+/* A step tick as people read it: 20k, 1.5M, not 1500000. */
+static void step_label(double v, char *buf, size_t n)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		snprintf(buf, n, "%.4gG", v / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, n, "%.4gM", v / 1e6);
+	else if (a >= 1e4)
+		snprintf(buf, n, "%.4gk", v / 1e3);
+	else
+		snprintf(buf, n, "%.10g", v);
+}
+
 /* The frame with light gridlines and labelled round ticks on both axes
  * (steps below, the y quantity at the left, log-spaced when sc->log), and
  * the chart's title. No x ticks when x1 <= x0. */
@@ -110,7 +124,9 @@ static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const
 		for (int i = 0; i < n; i++) {
 			double x = sx((int64_t)t[i], x0, x1);
 			fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='10' y2='%d' stroke='#eee'/>", x, x, H - 30);
-			fprintf(fp, "<text x='%.1f' y='%d'>%.10g</text>", x, H - 18, t[i]);
+			char lab[24];
+			step_label(t[i], lab, sizeof(lab));
+			fprintf(fp, "<text x='%.1f' y='%d'>%s</text>", x, H - 18, lab);
 		}
 		fprintf(fp, "<text x='%d' y='%d'>step</text></g>", W - 24, H - 18);
 	}
@@ -127,23 +143,49 @@ static void key(FILE *fp, const char *swatch, const char *text)
 	fputs("</span>\n", fp);
 }
 
-/* The legend of a run's charts: each bucket's colour, with its length
- * range when buckets were derived from lengths, and each mark drawn. */
+/* A bucket's colour, by its id rather than its place in this run, so a
+ * bucket keeps its colour across runs and reports. */
+static const char *bucket_colour(const struct rm_diagnosis *d, int dense)
+{
+	if (dense < 0 || dense >= d->curves.k)
+		return "#999";
+	return palette[(unsigned)d->curves.bucket[dense] % 8];
+}
+
+/* The legend of a run's charts: the colour of each bucket a chart draws,
+ * with its lengths (derived buckets are their range; recorded ids get
+ * the observed max_len of their batches), and each mark drawn. */
 static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int length_adjusted, int spikes, int ladders,
                    int runs)
 {
-	char sw[160], text[160];
+	char sw[160], text[200];
+	int used[RM_MAX_BUCKETS] = {0}, unused = 0;
+	for (int i = 0; i < d->plot.n; i++)
+		if (d->plot.bucket[i] >= 0 && d->plot.bucket[i] < RM_MAX_BUCKETS)
+			used[d->plot.bucket[i]] = 1;
+	for (int c = 0; c < d->plot.strip_n; c++)
+		if (d->plot.strip[c] >= 0 && d->plot.strip[c] < RM_MAX_BUCKETS)
+			used[d->plot.strip[c]] = 1;
 	fputs("<div class='legend'>", fp);
 	for (int b = 0; b < d->curves.k; b++) {
-		snprintf(sw, sizeof(sw), "<circle cx='7' cy='7' r='5' fill='%s'/>", palette[b % 8]);
+		if (!used[b]) {
+			unused++;
+			continue;
+		}
+		snprintf(sw, sizeof(sw), "<circle cx='7' cy='7' r='5' fill='%s'/>", bucket_colour(d, b));
 		const char *lab = rm_bucket_label_short(d, d->curves.bucket[b]);
+		double lo = d->curves.len_lo[b], hi = d->curves.len_hi[b];
 		if (d->nderived > b + 1)
-			snprintf(text, sizeof(text), "bucket %s: max_len in (%lld, %lld] tokens", lab,
-			         (long long)d->derived_bound[b], (long long)d->derived_bound[b + 1]);
+			snprintf(text, sizeof(text), "%s tokens (max_len)", lab);
+		else if (isfinite(lo) && isfinite(hi))
+			snprintf(text, sizeof(text), "bucket %s: max_len %.0f..%.0f tokens", lab, lo, hi);
 		else
 			snprintf(text, sizeof(text), "bucket %s", lab);
 		key(fp, sw, text);
 	}
+	if (unused)
+		fprintf(fp, "<span class='key'>(%d more bucket%s, no point of theirs drawn)</span>\n", unused,
+		        unused == 1 ? "" : "s");
 	/* the curve to watch is the one the text names: length-adjusted when
 	 * the resets were read on it */
 	const int by_len = d->resets_by_length && length_adjusted;
@@ -206,7 +248,7 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 	               : "loss by bucket (dots) and bucket-adjusted loss (line)");
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "<circle cx='%.1f' cy='%.1f' r='1.4' fill='%s'/>", sx(p->step[i], x0, x1),
-		        sy(p->loss[i], &sc), p->bucket[i] >= 0 ? palette[p->bucket[i] % 8] : "#999");
+		        sy(p->loss[i], &sc), bucket_colour(d, p->bucket[i]));
 	fputs("<polyline class='adjusted' fill='none' stroke='#000' stroke-width='1' points='", fp);
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], &sc));
@@ -243,18 +285,25 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 	if (k == 0)
 		return;
 	double lo = INFINITY, hi = -INFINITY;
-	for (int b = 0; b < k; b++) {
-		lo = fmin(lo, p->q[b][0]);
-		hi = fmax(hi, p->q[b][4]);
-	}
+	for (int b = 0; b < k; b++)
+		if (isfinite(p->q[b][0]) && isfinite(p->q[b][4])) {
+			lo = fmin(lo, p->q[b][0]);
+			hi = fmax(hi, p->q[b][4]);
+		}
+	if (!(hi >= lo))
+		return; /* no bucket has a loss point of its own */
 	struct scale sc = scale_of(lo, hi);
 	fprintf(fp, "<svg class='chart buckets' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
 	fputs("<title>loss per bucket</title>", fp);
-	axes(fp, &sc, 0, 0, "loss", "loss per bucket: 5-95% whiskers, 25-75% box, median line");
+	axes(fp, &sc, 0, 0, "loss",
+	     p->q_dominant ? "loss per bucket (each step by its dominant bucket): 5-95% whiskers, 25-75% box, median"
+	                   : "loss per bucket: 5-95% whiskers, 25-75% box, median line");
 	double slot = (double)(W - PAD - 10) / k;
 	for (int b = 0; b < k; b++) {
 		double x = PAD + slot * (b + 0.5), w = fmin(slot * 0.5, 60);
-		const char *c = palette[b % 8];
+		const char *c = bucket_colour(d, b);
+		if (!isfinite(p->q[b][0]))
+			continue;
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s'/>", x, x, sy(p->q[b][0], &sc),
 		        sy(p->q[b][4], &sc), c);
 		fprintf(
@@ -263,8 +312,14 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		    x - w / 2, sy(p->q[b][3], &sc), w, fmax(sy(p->q[b][1], &sc) - sy(p->q[b][3], &sc), 1), c, c);
 		fprintf(fp, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x - w / 2, x + w / 2,
 		        sy(p->q[b][2], &sc), sy(p->q[b][2], &sc));
-		fprintf(fp, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>bucket ", x, H - 20);
-		rm_html_esc(fp, rm_bucket_label_short(d, d->curves.bucket[b]));
+		/* a derived label is its range; labels too wide for their slot
+		 * (about 6 px a character) take two staggered rows */
+		const char *lab = rm_bucket_label_short(d, d->curves.bucket[b]);
+		const char *pre = d->nderived > b + 1 ? "" : "bucket ";
+		int stagger = slot < 6.0 * (double)(strlen(pre) + strlen(lab)) && (b & 1);
+		fprintf(fp, "<text x='%.1f' y='%d' font-size='10' text-anchor='middle'>%s", x, H - (stagger ? 15 : 27),
+		        pre);
+		rm_html_esc(fp, lab);
 		fputs("</text>", fp);
 	}
 	fputs("</svg>\n", fp);
@@ -281,7 +336,7 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 	double cw = (double)(W - PAD - 10) / p->strip_n;
 	for (int c = 0; c < p->strip_n; c++)
 		fprintf(fp, "<rect x='%.2f' y='8' width='%.2f' height='26' fill='%s'/>", PAD + cw * c, cw + 0.05,
-		        p->strip[c] >= 0 ? palette[p->strip[c] % 8] : "#999");
+		        bucket_colour(d, p->strip[c]));
 	/* the longest same-bucket runs, outlined where they fall */
 	int64_t a = p->strip_first, z = p->strip_last;
 	for (int i = 0; i < d->runs.nworst; i++) {
@@ -322,6 +377,7 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 	      ".legend{font-size:12px;margin:2px 0 14px "
 	      "56px}.key{display:inline-block;margin-right:14px}"
 	      ".key svg{vertical-align:middle}.summary{font-size:16px;font-weight:bold}"
+	      "svg.chart{max-width:100%;height:auto}table{max-width:100%}td,th{overflow-wrap:anywhere}"
 	      ".change-new td:nth-child(2),.change-risen td:nth-child(2){font-weight:bold}"
 	      "</style></head><body>\n<h1>runmon report</h1>\n",
 	      fp);

@@ -75,4 +75,54 @@ if [ $# -ge 2 ]; then # the README's: the top of the report, at 60%
 	timeout 120 "$browser" $flags --window-size=1000,1500 --force-device-scale-factor=0.6 --screenshot="$2" \
 		"file://$tmp/r.html" >/dev/null 2>&1 || fail "screenshot failed"
 fi
-echo "browser: report with changes rendered, 5 runs with 3 charts each, no console errors"
+# The charts hold on every kind of run (issue 36), checked in the markup
+# and, for the width, as Chromium lays the page out at 800 px: one rank
+# with recorded ids, 4 ranks with derived buckets, mixed batches, 2M steps,
+# no composition at all.
+db=$tmp/c.db
+"$runmon" --db "$db" simulate --strategy chunked --steps 6000 --seed 3 --run ids >/dev/null
+"$runmon" --db "$db" simulate --strategy hf-megabatch --steps 6000 --ranks 4 --no-bucket --seed 7 --run ranks4 >/dev/null
+"$runmon" --db "$db" simulate --strategy mixed --steps 6000 --seed 3 --run mixed >/dev/null
+"$runmon" --db "$db" simulate --strategy chunked --steps 2000000 --seed 3 --run two-million >/dev/null
+"$runmon" simulate --strategy chunked --steps 3000 --seed 3 --out "$tmp/nocomp" >/dev/null
+"$runmon" --db "$db" import --run nocomp "$tmp/nocomp/history.jsonl" >/dev/null
+for run in ids ranks4 mixed two-million nocomp; do
+	"$runmon" --db "$db" report "$run" -o "$tmp/$run.html" 2>/dev/null || [ $? = 1 ] || fail "report $run"
+	python3 - "$tmp/$run.html" "$run" <<'PY' || fail "charts of $run"
+import re, sys
+h, run = open(sys.argv[1]).read(), sys.argv[2]
+charts = dict((m.group(1), h[m.start():h.find("</svg>", m.start())])
+              for m in re.finditer(r"<svg class='chart (\w+)'", h))
+legend = h[h.find("<div class='legend'>"):]
+legend = legend[:legend.find("</div>")]
+keys = set(re.findall(r"<circle cx='7' cy='7' r='5' fill='(#\w+)'/>", legend))
+if run == "nocomp":
+    assert "buckets" not in charts and "strip" not in charts and not keys, (list(charts), keys)
+    sys.exit(0)
+box = charts["buckets"]
+ticks = re.findall(r"<g class='yticks'[^>]*>(.*?)</g>", box)[0]
+assert ticks.count("<text") >= 2, "box plot without y ticks"
+heights = [float(x) for x in re.findall(r"<rect x='[0-9.]+' y='[0-9.]+' width='[0-9.]+' height='([0-9.]+)' fill='#", box)]
+assert heights and max(heights) > 3, ("flat boxes", heights)
+used = set(re.findall(r"<circle cx='[0-9.]+' cy='[0-9.]+' r='1.4' fill='(#\w+)'/>", charts["loss"]))
+used |= set(re.findall(r"<rect x='[0-9.]+' y='8' width='[0-9.]+' height='26' fill='(#\w+)'/>", charts["strip"]))
+used.discard("#999")
+assert keys == used, ("legend colours are not the colours drawn", keys, used)
+if run in ("ids", "two-million"):  # streaks of one bucket: the strip shows them
+    assert len(set(re.findall(r"height='26' fill='(#\w+)'", charts["strip"]))) >= 3, "strip of one colour"
+if run == "ids":
+    assert re.search(r"bucket \d+: max_len \d+\.\.\d+ tokens", legend), "recorded ids without their lengths"
+if run == "ranks4":
+    assert "tokens (max_len)" in legend and "max_len in" not in legend, legend
+if run == "two-million":
+    assert re.search(r">[0-9.]+M<", charts["loss"]) and not re.search(r">\d{7}<", charts["loss"]), "ticks not in M"
+PY
+	sed 's|</body>|<script>document.body.setAttribute("data-sw", document.documentElement.scrollWidth)</script></body>|' \
+		"$tmp/$run.html" >"$tmp/w-$run.html"
+	timeout 120 "$browser" $flags --window-size=800,1000 --dump-dom "file://$tmp/w-$run.html" >"$tmp/w.dom" 2>/dev/null \
+		|| fail "chromium at 800 px: $run"
+	sw=$(sed -n 's/.*data-sw="\([0-9]*\)".*/\1/p' "$tmp/w.dom" | head -1)
+	echo "$run: scroll width $sw at 800 px" >&2
+	[ -n "$sw" ] && [ "$sw" -le 800 ] || fail "$run overflows an 800 px window: scroll width ${sw:-unknown}"
+done
+echo "browser: report with changes rendered, 5 runs with 3 charts each, no console errors; charts hold on 5 kinds of run at 800 px"
