@@ -93,7 +93,8 @@ struct rm_outbox_msg *rm_outbox_stop(struct rm_outbox *b);
 void rm_outbox_msg_free(struct rm_outbox_msg *m);
 
 struct rm_channel {
-	char name[64]; /* in the alert log: kind and a hash of the URL, never the URL */
+	char name[64];   /* in the alert log: kind and a hash of the URL, never the URL */
+	char shown[160]; /* in messages: kind and the URL's scheme and host, its path hidden */
 	enum rm_channel_kind kind;
 	struct rm_http *http;
 	int own_http;
@@ -113,6 +114,7 @@ struct rm_alerter {
 	int max_per_hour;
 	struct rm_voice voice;
 	volatile sig_atomic_t *cancel; /* a signal handler's flag, or NULL */
+	int failed;                    /* a delivery failed: a --once run says so in its exit status */
 };
 
 void rm_alerter_init(struct rm_alerter *a, struct rm_store *st, int max_per_hour, const struct rm_voice *voice);

@@ -239,6 +239,12 @@ char *rm_alert_wandb_body(const struct rm_alert *a)
 
 void rm_alert_line(const struct rm_alert *a, char *buf, size_t n)
 {
-	snprintf(buf, n, "ALERT %s %s %s: %s", rm_severity_name(a->severity), rm_tx(a->run), a->alertname,
+	/* the time first, as a log line: a cron mail or a journal shows when */
+	char when[32] = "-";
+	time_t t = (time_t)a->starts_at;
+	struct tm tm;
+	if (a->starts_at > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, n, "%s ALERT %s %s %s: %s", when, rm_severity_name(a->severity), rm_tx(a->run), a->alertname,
 	         rm_tx(a->summary));
 }

@@ -20,6 +20,21 @@ static void url_hash(const char *kind, const char *url, char *out, size_t n)
 	snprintf(out, n, "%s:%s", kind, fp);
 }
 
+/* "webhook https://hooks.example.com/…": where a channel goes, for
+ * messages. A webhook's path and query often are its secret (Slack's
+ * are), and userinfo is a password: only the scheme, host and port show. */
+static void url_shown(const char *kind, const char *url, char *out, size_t n)
+{
+	const char *host = strstr(url, "://");
+	host = host ? host + 3 : url;
+	size_t end = strcspn(host, "/?#"), at = end;
+	while (at > 0 && host[at - 1] != '@')
+		at--;
+	int scheme = (int)(host - url);
+	snprintf(out, n, "%s %.*s%.*s%s", kind, scheme, url, (int)(end - at), host + at,
+	         host[end] ? "/\xe2\x80\xa6" : "");
+}
+
 /* A flood guard: has the channel had max messages in the last hour? */
 static int flooded(const struct rm_channel *ch, int max)
 {
@@ -34,9 +49,11 @@ static void log_done(struct rm_alerter *wt, struct rm_channel *ch, struct rm_out
 {
 	struct rm_err err;
 	for (struct rm_outbox_msg *m = done; m; m = m->next) {
-		if (!m->ok)
+		if (!m->ok) {
 			rm_say(&wt->voice, RM_SAY_WARNING, "alert delivery to %s failed, will retry next tick: %s",
-			       ch->name, m->why);
+			       ch->shown, m->why);
+			wt->failed = 1;
+		}
 		for (int i = 0; i < m->n; i++)
 			if (rm_store_log_alert(wt->st, m->fp[i], ch->name, rm_severity_name(m->sev[i]),
 			                       m->ok ? "sent" : "failed", &err))
@@ -63,7 +80,7 @@ static int queue(struct rm_alerter *wt, struct rm_channel *ch, const struct rm_a
 	rm_outbox_msg_free(m);
 	if (!ch->full)
 		rm_say(&wt->voice, RM_SAY_WARNING,
-		       "%d alert messages to %s are waiting on it; the rest wait their turn", RM_OUTBOX_MAX, ch->name);
+		       "%d alert messages to %s are waiting on it; the rest wait their turn", RM_OUTBOX_MAX, ch->shown);
 	ch->full = 1;
 	return -1;
 }
@@ -96,7 +113,7 @@ void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 			if (!ch->held)
 				rm_say(&wt->voice, RM_SAY_WARNING,
 				       "more than %d alert messages in an hour to %s; holding the rest",
-				       wt->max_per_hour, ch->name);
+				       wt->max_per_hour, ch->shown);
 			ch->held = 1;
 			continue;
 		}
@@ -129,9 +146,11 @@ void rm_alerter_send(struct rm_alerter *wt, const struct rm_alert *al, int n)
 			ok = rm_alert_post(ch->http, body, 0, why, sizeof(why)) == 0;
 			free(body);
 		}
-		if (!ok)
+		if (!ok) {
 			rm_say(&wt->voice, RM_SAY_WARNING, "alert delivery to %s failed, will retry next tick: %s",
-			       ch->name, why);
+			       ch->shown, why);
+			wt->failed = 1;
+		}
 		for (int i = 0; i < nf; i++)
 			if (rm_store_log_alert(wt->st, fresh[i].fingerprint, ch->name,
 			                       rm_severity_name(fresh[i].severity), ok ? "sent" : "failed", &err))
@@ -155,15 +174,20 @@ void rm_alerter_add(struct rm_alerter *a, enum rm_channel_kind kind, const char 
 	memset(ch, 0, sizeof(*ch));
 	ch->kind = kind;
 	switch (kind) {
-	case RM_CHANNEL_STDOUT: snprintf(ch->name, sizeof(ch->name), "stdout"); break;
+	case RM_CHANNEL_STDOUT:
+		snprintf(ch->name, sizeof(ch->name), "stdout");
+		snprintf(ch->shown, sizeof(ch->shown), "stdout");
+		break;
 	case RM_CHANNEL_WANDB:
 		snprintf(ch->name, sizeof(ch->name), "wandb");
+		snprintf(ch->shown, sizeof(ch->shown), "W&B alerts");
 		ch->http = borrowed;
 		break;
 	case RM_CHANNEL_WEBHOOK:
 	case RM_CHANNEL_SLACK: {
 		struct rm_http_opts o = *ho;
 		url_hash(kind == RM_CHANNEL_WEBHOOK ? "webhook" : "slack", url, ch->name, sizeof(ch->name));
+		url_shown(kind == RM_CHANNEL_WEBHOOK ? "webhook" : "Slack webhook", url, ch->shown, sizeof(ch->shown));
 		o.url = url;
 		ch->http = rm_http_new(&o);
 		ch->own_http = 1;

@@ -32,7 +32,8 @@ static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
                                  "SIGINT/SIGTERM: the current write completes, and watch exits 0.\n"
                                  "\n"
                                  "Options:\n"
-                                 "  --once               one tick, then exit (for cron)\n"
+                                 "  --once               one tick, then exit (for cron); exit 3 when an alert\n"
+                                 "                       delivery failed (it is retried on the next run)\n"
                                  "  --every DURATION     time between ticks (default 60s)\n"
                                  "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines, CSV (FILE\n"
                                  "                       ending .csv) or a console log (.log, .txt, .out)\n"
@@ -270,7 +271,12 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	free(bounds);
 	for (int i = 0; i < wt->nside; i++)
 		free(wt->side[i].path);
-	rm_alerter_release(&wt->alerts);
+	rm_alerter_release(&wt->alerts); /* delivers what is queued first */
+	if (o.wt.once && wt->alerts.failed && code == RM_EXIT_OK) {
+		/* cron sees it: the failed messages are logged and go out next run */
+		rm_error("an alert delivery failed (it is retried on the next run)");
+		code = RM_EXIT_NET;
+	}
 	rm_wandb_close(wt->w);
 	rm_store_close(wt->st);
 	rm_metrics_server_stop(wt->server);

@@ -306,6 +306,27 @@ static void print_stats(const struct rm_watch *wt, double *cpu, int n)
 	rm_say(&wt->voice, RM_SAY_INFO, "%s", line);
 }
 
+/* A long-running watch says at its start what it watches and where its
+ * alerts go: a restart with nothing new is otherwise silent. */
+static void say_watching(const struct rm_watch *wt, char *const *specs, int nspecs)
+{
+	char line[1024];
+	size_t k = (size_t)snprintf(line, sizeof(line), "watch: every %gs,", wt->every);
+	for (int i = 0; i < nspecs && i < 3 && k < sizeof(line); i++)
+		k += (size_t)snprintf(line + k, sizeof(line) - k, "%s %s", i ? "," : "", specs[i]);
+	if (nspecs > 3 && k < sizeof(line))
+		k += (size_t)snprintf(line + k, sizeof(line) - k, " and %d more", nspecs - 3);
+	if (wt->wandb_dir && k < sizeof(line))
+		k += (size_t)snprintf(line + k, sizeof(line) - k, "%s runs appearing under %s", nspecs ? " and" : "",
+		                      wt->wandb_dir);
+	if (k < sizeof(line))
+		k += (size_t)snprintf(line + k, sizeof(line) - k, "; alerts at %s or above to",
+		                      rm_severity_name(wt->min));
+	for (int c = 0; c < wt->alerts.nch && k < sizeof(line); c++)
+		k += (size_t)snprintf(line + k, sizeof(line) - k, "%s %s", c ? "," : "", wt->alerts.ch[c].shown);
+	rm_say(&wt->voice, RM_SAY_INFO, "%s", line);
+}
+
 int rm_watch_run(struct rm_watch *wt, char *const *specs, int nspecs)
 {
 	struct rm_err err;
@@ -314,6 +335,8 @@ int rm_watch_run(struct rm_watch *wt, char *const *specs, int nspecs)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rm_alerter_set_cancel(&wt->alerts, &stop); /* a delivery in flight ends with the watch */
+	if (!wt->once)
+		say_watching(wt, specs, nspecs);
 	int nruns = nspecs, nticks = 0, cap = 64;
 	struct rm_watched *runs = rm_xcalloc((size_t)nruns, sizeof(*runs));
 	double *cpu = rm_xmalloc((size_t)cap * sizeof(*cpu));

@@ -79,7 +79,7 @@ size=$(wc -c <full.wandb)
 half=$((size / 2 + 123))
 head -c "$half" full.wandb >"$live/run-zz99.wandb"
 "$runmon" --db w.db watch --once --wandb-dir wandb2 >out1 || fail "watch tick 1"
-grep -q "^ALERT critical zz99 RunmonHomogeneousBatching" out1 || fail "no alert on the live run: $(cat out1)"
+grep -q "^[0-9T:-]*Z ALERT critical zz99 RunmonHomogeneousBatching" out1 || fail "no alert on the live run: $(cat out1)"
 n1=$(q w.db "SELECT COUNT(*) FROM steps")
 off=$(q w.db "SELECT offset FROM tails")
 [ "$n1" -gt 2000 ] && [ "$n1" -lt 4000 ] && [ "$off" -le "$half" ] || fail "tick 1: $n1 steps, offset $off of $half"
@@ -128,7 +128,7 @@ done
 for _ in $(seq $((60 * ${RUNMON_TEST_SLOW:-1}))); do grep -q RunmonResetsByBucket t2 && break; sleep 0.1; done
 kill -TERM $watcher
 wait $watcher || fail "watch exit status"
-grep -q "^ALERT [a-z]* acme/llm/tt22 RunmonResetsByBucket: loss resets cluster in bucket 5" t2 ||
+grep -q "^[0-9T:-]*Z ALERT [a-z]* acme/llm/tt22 RunmonResetsByBucket: loss resets cluster in bucket 5" t2 ||
 	fail "no alert from the window: $(cat t2)"
 [ "$(q t.db "SELECT COUNT(*) FROM steps")" = 32000 ] || fail "turn: steps"
 [ "$(q t.db "SELECT COUNT(*) FROM findings WHERE severity <> 'info'")" = 0 ] ||

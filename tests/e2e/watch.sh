@@ -22,8 +22,8 @@ db=$tmp/w.db
 receiver am 0; am=$hook
 receiver slack 0; slack=$hook
 "$runmon" --db "$db" watch --once --offline --webhook "$am" --slack-webhook "$slack" homog inter >"$tmp/out"
-grep -q "^ALERT critical homog RunmonHomogeneousBatching: homogeneous batching" "$tmp/out" || fail "stdout: $(cat "$tmp/out")"
-grep -q "^ALERT critical homog RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/out" || fail "resets alert"
+grep -q "^[0-9T:-]*Z ALERT critical homog RunmonHomogeneousBatching: homogeneous batching" "$tmp/out" || fail "stdout: $(cat "$tmp/out")"
+grep -q "^[0-9T:-]*Z ALERT critical homog RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/out" || fail "resets alert"
 if grep -q " inter " "$tmp/out"; then fail "a healthy run alerted"; fi
 python3 - "$tmp/am.log" "$tmp/slack.log" <<'PY' || fail "payloads"
 import json, re, sys
@@ -54,8 +54,18 @@ receiver flaky 2
 [ "$(wc -l <"$tmp/flaky.log")" = 1 ] || fail "no delivery after retries"
 # 4. One that keeps failing: recorded as failed, sent on a later tick.
 receiver down 1000
-"$runmon" --db "$db" watch --once --offline --retry-max 1 --retry-wait 0.1 --webhook "$hook" homog >/dev/null 2>"$tmp/err"
-grep -q "alert delivery to webhook:[0-9a-f]* failed, will retry next tick" "$tmp/err" || fail "failure warning"
+set +e
+"$runmon" --db "$db" watch --once --offline --retry-max 1 --retry-wait 0.1 --webhook "$hook/secret-path?token=s3cr3t" homog \
+	>/dev/null 2>"$tmp/err"
+code=$?
+set -e
+# --once exits 3 so cron sees it; the webhook is named by scheme and host,
+# its path (often its secret) hidden.
+[ $code = 3 ] || fail "--once with a failed delivery: exit $code"
+grep -q "alert delivery to webhook http://127.0.0.1:[0-9]*/.* failed, will retry next tick" "$tmp/err" \
+	|| fail "failure warning: $(cat "$tmp/err")"
+grep -q "an alert delivery failed (it is retried on the next run)" "$tmp/err" || fail "exit 3 unexplained"
+if grep -q "s3cr3t\|secret-path" "$tmp/err"; then fail "the webhook's path in a message"; fi
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM alerts WHERE status = 'failed'")" -ge 1 ] || fail "failure recorded"
 
 # 5. W&B alerts on a synced run; the run is finished, so watch stops by itself.
@@ -65,7 +75,7 @@ pids="$pids $!"
 wait_file "$tmp/fake.port"
 WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/fake.port")" timeout 60 \
 	"$runmon" --db "$db" watch --every 1 --wandb-alert acme/llm/r1 >"$tmp/out3" || fail "watch of a finished run"
-grep -q "^ALERT [a-z]* acme/llm/r1 RunmonHomogeneousBatching" "$tmp/out3" || fail "W&B run alert: $(cat "$tmp/out3")"
+grep -q "^[0-9T:-]*Z ALERT [a-z]* acme/llm/r1 RunmonHomogeneousBatching" "$tmp/out3" || fail "W&B run alert: $(cat "$tmp/out3")"
 grep -q '^mutation NotifyScriptableRunAlert.*"runName":"r1".*"severity":"\(WARN\|ERROR\)".*"waitDuration":300000' \
 	"$tmp/fake.log" || fail "W&B mutation: $(grep mutation "$tmp/fake.log")"
 
@@ -76,10 +86,10 @@ pids="$pids $!"
 wait_file "$tmp/grow.port"
 export WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/grow.port")"
 "$runmon" --db "$db" watch --once acme/llm/r2 >"$tmp/g1"
-grep -q "^ALERT critical acme/llm/r2 RunmonHomogeneousBatching" "$tmp/g1" || fail "first tick: $(cat "$tmp/g1")"
+grep -q "^[0-9T:-]*Z ALERT critical acme/llm/r2 RunmonHomogeneousBatching" "$tmp/g1" || fail "first tick: $(cat "$tmp/g1")"
 if grep -q RunmonResetsByBucket "$tmp/g1"; then fail "resets alert before the resets"; fi
 timeout 60 "$runmon" --db "$db" watch --every 1 acme/llm/r2 >"$tmp/g2" || fail "watch of a growing run"
-grep -q "^ALERT critical acme/llm/r2 RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/g2" ||
+grep -q "^[0-9T:-]*Z ALERT critical acme/llm/r2 RunmonResetsByBucket: loss resets cluster in bucket 5" "$tmp/g2" ||
 	fail "no resets alert mid-run: $(cat "$tmp/g2")"
 if grep -q RunmonHomogeneousBatching "$tmp/g2"; then fail "verdict alerted twice"; fi
 unset WANDB_API_KEY WANDB_BASE_URL
@@ -112,7 +122,7 @@ side=$tmp/side.jsonl
 head -n 2000 "$tmp/sim/batches.jsonl" >"$side"
 tail -n +2001 "$tmp/sim/batches.jsonl" | head -c 300 >>"$side"
 "$runmon" --db "$db" watch --once --offline --batches "side=$side" side >"$tmp/s2"
-grep -q "^ALERT critical side RunmonHomogeneousBatching" "$tmp/s2" || fail "sidecar tick: $(cat "$tmp/s2")"
+grep -q "^[0-9T:-]*Z ALERT critical side RunmonHomogeneousBatching" "$tmp/s2" || fail "sidecar tick: $(cat "$tmp/s2")"
 [ "$(sqlite3 "$db" "SELECT lineno FROM tails")" = 2002 ] || fail "position after a half-written line"
 tail -n +2001 "$tmp/sim/batches.jsonl" | tail -c +301 >>"$side"
 "$runmon" --db "$db" watch --once --offline --batches "side=$side" side >"$tmp/s3"
@@ -177,7 +187,7 @@ head -c 10 "$tmp/batches.csv" >"$csv"
 head -n 2001 "$tmp/batches.csv" >"$csv"
 tail -n +2002 "$tmp/batches.csv" | head -c 300 >>"$csv"
 "$runmon" --db "$db" watch --once --offline --batches "sidecsv=$csv" sidecsv >"$tmp/c2"
-grep -q "^ALERT critical sidecsv RunmonHomogeneousBatching" "$tmp/c2" || fail "csv sidecar tick: $(cat "$tmp/c2")"
+grep -q "^[0-9T:-]*Z ALERT critical sidecsv RunmonHomogeneousBatching" "$tmp/c2" || fail "csv sidecar tick: $(cat "$tmp/c2")"
 [ "$(sqlite3 "$db" "SELECT lineno FROM tails WHERE path LIKE '%side.csv'")" = "$(wc -l <"$csv")" ] || fail "csv position"
 tail -n +2002 "$tmp/batches.csv" | tail -c +301 >>"$csv"
 "$runmon" --db "$db" watch --once --offline --batches "sidecsv=$csv" sidecsv >"$tmp/c3"
@@ -206,7 +216,7 @@ log=$tmp/train.log
 head -n 2002 "$tmp/console.txt" >"$log"
 tail -n +2003 "$tmp/console.txt" | head -c 40 >>"$log"
 "$runmon" --db "$db" watch --once --offline --batches "console=$log" console >"$tmp/g1"
-grep -q "^ALERT critical console RunmonHomogeneousBatching" "$tmp/g1" || fail "console log tick: $(cat "$tmp/g1")"
+grep -q "^[0-9T:-]*Z ALERT critical console RunmonHomogeneousBatching" "$tmp/g1" || fail "console log tick: $(cat "$tmp/g1")"
 [ "$(sqlite3 "$db" "SELECT lineno FROM tails WHERE path LIKE '%train.log'")" = 2002 ] || fail "console log position"
 tail -n +2003 "$tmp/console.txt" | tail -c +41 >>"$log"
 "$runmon" --db "$db" watch --once --offline --batches "console=$log" console >"$tmp/g2"
@@ -228,7 +238,7 @@ sleep 2
 for _ in $(seq $((600 * ${RUNMON_TEST_SLOW:-1}))); do grep -q RunmonHomogeneousBatching "$tmp/l1" && break; sleep 0.1; done
 kill -TERM $watcher
 wait $watcher || fail "watch exit status"
-grep -q "^ALERT critical late RunmonHomogeneousBatching" "$tmp/l1" || fail "external import not noticed"
+grep -q "^[0-9T:-]*Z ALERT critical late RunmonHomogeneousBatching" "$tmp/l1" || fail "external import not noticed"
 grep -q "^watch: [0-9]* ticks; first [0-9.]* ms CPU; later ticks median" "$tmp/l1.err" || fail "--stats: $(cat "$tmp/l1.err")"
 
 # 9. A flood: with one message an hour allowed, the second run's alerts wait,
@@ -236,9 +246,9 @@ grep -q "^watch: [0-9]* ticks; first [0-9.]* ms CPU; later ticks median" "$tmp/l
 receiver rate 0
 "$runmon" --db "$db" watch --once --offline --max-per-hour 1 --webhook "$hook" homog side >/dev/null 2>"$tmp/rate.err"
 [ "$(wc -l <"$tmp/rate.log")" = 1 ] || fail "rate limit: $(wc -l <"$tmp/rate.log") messages"
-grep -q "more than 1 alert messages in an hour to webhook:[0-9a-f]*; holding the rest" "$tmp/rate.err" ||
+grep -q "more than 1 alert messages in an hour to webhook http://127.0.0.1:[0-9]*/.*; holding the rest" "$tmp/rate.err" ||
 	fail "no flood warning: $(cat "$tmp/rate.err")"
-ch=$(grep -o 'webhook:[0-9a-f]*' "$tmp/rate.err")
+ch=$(sqlite3 "$db" "SELECT channel FROM alerts WHERE channel LIKE 'webhook:%' ORDER BY id DESC LIMIT 1")
 [ "$(sqlite3 "$db" "SELECT COUNT(DISTINCT fingerprint) FROM alerts WHERE channel = '$ch'")" = 2 ] ||
 	fail "held alerts were logged"
 
@@ -307,6 +317,9 @@ watcher=$!
 pids="$pids $watcher"
 for _ in $(seq $((100 * ${RUNMON_TEST_SLOW:-1}))); do [ -s "$tmp/good.log" ] && break; sleep 0.1; done
 [ -s "$tmp/good.log" ] || fail "the good webhook waited behind the stalled one: $(cat "$tmp/st.err")"
+# A long-running watch says what it watches and where alerts go.
+grep -q "^watch: every 0.3s, homog; alerts at warn or above to stdout, webhook http://127.0.0.1:[0-9]*/.*, webhook http" \
+	"$tmp/st.err" || fail "no 'watching' line: $(cat "$tmp/st.err")"
 mbase=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/metrics$|\1|p' "$tmp/st.err")
 [ "$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 "$mbase/-/ready")" = 200 ] || fail "not ready behind a stalled webhook"
 for _ in $(seq $((100 * ${RUNMON_TEST_SLOW:-1}))); do [ "$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 "$mbase/-/ready")" = 200 ] && break; sleep 0.1; done
