@@ -158,6 +158,11 @@ const char *rm_tx(const char *s);
  * hash of the whole label, so labels that share a long start stay apart
  * (JSON, Prometheus and the store keep labels whole). Returns buf. */
 const char *rm_label_short(const char *label, size_t width, char *buf, size_t n);
+/* Writes text to out with each line longer than width columns (UTF-8
+ * characters; colour escapes take none) broken at blanks, the rest of a
+ * line under its text ("  3. ", "VERDICT  " hang); a word wider than the
+ * line stays whole. width < 40 leaves lines as they are. */
+void rm_wrap(FILE *out, const char *text, size_t len, size_t width);
 
 /* v for a message, into buf: a whole number as all its digits (2^60 is
  * 1152921504606846976, not 1.15292150460685e+18), else %.15g. Returns buf. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +134,18 @@ int rm_use_color(void)
 {
 	const char *nc = getenv("NO_COLOR");
 	return isatty(STDOUT_FILENO) && !(nc && *nc);
+}
+
+size_t rm_terminal_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	long v = c ? strtol(c, NULL, 10) : 0;
+	if (v > 0)
+		return (size_t)v;
+	struct winsize ws;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
 
 /* mkdir -p for the default database's directory. */

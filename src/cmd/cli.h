@@ -60,5 +60,7 @@ int rm_parse_bounds(const char *s, int64_t **out, int *n);
 char *rm_cli_default_db(void);
 /* Colour on stdout: a terminal, and NO_COLOR unset or empty. */
 int rm_use_color(void);
+/* stdout's terminal width in columns: COLUMNS, else the terminal's, else 80. */
+size_t rm_terminal_width(void);
 
 #endif

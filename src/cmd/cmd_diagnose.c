@@ -210,6 +210,16 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		putchar('\n');
 		json_decref(doc);
+	} else if (isatty(STDOUT_FILENO)) { /* prose wraps at the terminal's width */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		if (mem) {
+			rm_render_text(mem, &d, &rc);
+			fclose(mem);
+			rm_wrap(stdout, text, len, rm_terminal_width());
+			free(text);
+		}
 	} else {
 		rm_render_text(stdout, &d, &rc);
 	}

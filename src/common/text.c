@@ -137,3 +137,83 @@ const char *rm_label_short(const char *label, size_t width, char *buf, size_t n)
 	snprintf(buf, n, "%.*s~%06x", (int)i, label, (unsigned)(h & 0xffffff));
 	return buf;
 }
+
+/* Columns a span of text takes: UTF-8 characters, colour escapes none. */
+static size_t columns(const char *s, size_t n)
+{
+	size_t cols = 0;
+	for (size_t i = 0; i < n;) {
+		if (s[i] == '\033' && i + 1 < n && s[i + 1] == '[') {
+			i += 2;
+			while (i < n && !(s[i] >= '@' && s[i] <= '~'))
+				i++;
+			i++;
+			continue;
+		}
+		size_t c = rm_utf8_len((const unsigned char *)s + i, n - i);
+		i += c ? c : 1;
+		cols++;
+	}
+	return cols;
+}
+
+/* The indent of a wrapped line's continuation: under the text after the
+ * leading blanks and a "1. " or "VERDICT  " marker. */
+static size_t hanging(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && s[i] == ' ')
+		i++;
+	size_t d = i;
+	while (d < n && s[d] >= '0' && s[d] <= '9')
+		d++;
+	if (d > i && d + 1 < n && s[d] == '.' && s[d + 1] == ' ')
+		return d + 2;
+	if (n - i > 9 && !memcmp(s + i, "VERDICT  ", 9))
+		return i + 9;
+	return i;
+}
+
+static void wrap_line(FILE *out, const char *s, size_t n, size_t width)
+{
+	size_t indent = hanging(s, n), lead = 0;
+	if (indent + 20 > width) /* too deep to wrap usefully */
+		indent = 0;
+	while (columns(s, n) + lead > width) {
+		/* the last blank that keeps the piece within width */
+		size_t cut = 0;
+		for (size_t i = 1; i < n; i++)
+			if (s[i] == ' ' && i > (lead ? 0 : indent) && columns(s, i) + lead <= width)
+				cut = i;
+			else if (columns(s, i) + lead > width)
+				break;
+		for (size_t i = lead ? 1 : indent + 1; !cut && i < n; i++)
+			if (s[i] == ' ')
+				cut = i; /* a word wider than the line: whole, on a line of its own */
+		if (!cut)
+			break;
+		fprintf(out, "%*s%.*s\n", (int)lead, "", (int)cut, s);
+		while (cut < n && s[cut] == ' ')
+			cut++;
+		s += cut;
+		n -= cut;
+		lead = indent;
+	}
+	fprintf(out, "%*s%.*s\n", (int)lead, "", (int)n, s);
+}
+
+void rm_wrap(FILE *out, const char *text, size_t len, size_t width)
+{
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t n = nl ? (size_t)(nl - text) : len;
+		if (width >= 40)
+			wrap_line(out, text, n, width);
+		else
+			fprintf(out, "%.*s\n", (int)n, text);
+		if (!nl)
+			break;
+		text += n + 1;
+		len -= n + 1;
+	}
+}

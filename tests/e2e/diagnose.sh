@@ -273,4 +273,17 @@ import json, sys
 for r in json.load(sys.stdin):
     assert 0 <= r["batch_share"] <= 1, r' || fail "batch_share above 1"
 
+# On an 80-column terminal the text wraps (prose hangs under its text); to
+# a file every line stays whole, as scripts read it.
+(cd "$tmp" && COLUMNS=80 script -qec "'$runmon' --db '$db' diagnose two" /dev/null >"$tmp/tty.txt" </dev/null) || true
+python3 - "$tmp/tty.txt" <<'PY' || fail "terminal text wider than 80 columns"
+import re, sys
+text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], encoding="utf-8").read()).replace("\r", "")
+wide = [l for l in text.split("\n") if len(l) > 80]
+assert "VERDICT" in text and not wide, wide[:3]
+assert re.search(r"^VERDICT .*\n {9}\S", text, re.M), "no hanging indent under the verdict"
+PY
+"$runmon" --db "$db" diagnose two >"$tmp/file.txt" || true
+grep -q "^VERDICT .*; also loss resets follow checkpoint saves" "$tmp/file.txt" || fail "text to a file was wrapped"
+
 echo "e2e diagnose: all checks passed"

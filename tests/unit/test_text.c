@@ -101,18 +101,40 @@ static void label_short_keeps_labels_apart(void **state)
 	assert_int_equal(rm_utf8_len((const unsigned char *)a, 2), 2);
 }
 
+/* Long lines break at blanks within the width, the rest hangs under the
+ * text after a "3. " marker; colour escapes and UTF-8 take their columns. */
+static void wrap_breaks_at_blanks_and_hangs(void **state)
+{
+	(void)state;
+	const char in[] = "  3. \033[1mone\033[0m two three four five six seven eight nine ten eleven twelve"
+	                  " \xe2\x96\x88\xe2\x96\x88 thirteen\nshort\n";
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+	rm_wrap(fp, in, sizeof(in) - 1, 40);
+	fclose(fp);
+	assert_string_equal(out, "  3. \033[1mone\033[0m two three four five six seven\n"
+	                         "     eight nine ten eleven twelve \xe2\x96\x88\xe2\x96\x88\n"
+	                         "     thirteen\n"
+	                         "short\n");
+	free(out);
+	/* a word wider than the line stays whole; below 40 columns nothing wraps */
+	fp = open_memstream(&out, &len);
+	rm_wrap(fp, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b\n", 52, 40);
+	rm_wrap(fp, "x y z x y z x y z x y z\n", 24, 10);
+	fclose(fp);
+	assert_string_equal(out, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nb\nx y z x y z x y z x y z\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(tx_leaves_plain_text_alone),
-	    cmocka_unit_test(tx_escapes_c0_controls_and_del),
-	    cmocka_unit_test(tx_escapes_c1_controls),
-	    cmocka_unit_test(tx_escapes_malformed_bytes),
-	    cmocka_unit_test(tx_buffers_rotate),
-	    cmocka_unit_test(label_short_keeps_labels_apart),
-	    cmocka_unit_test(utf8_len_follows_rfc3629),
-	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),
-	    cmocka_unit_test(utf8_copy_cuts_at_a_character),
+	    cmocka_unit_test(tx_leaves_plain_text_alone),     cmocka_unit_test(wrap_breaks_at_blanks_and_hangs),
+	    cmocka_unit_test(tx_escapes_c0_controls_and_del), cmocka_unit_test(tx_escapes_c1_controls),
+	    cmocka_unit_test(tx_escapes_malformed_bytes),     cmocka_unit_test(tx_buffers_rotate),
+	    cmocka_unit_test(label_short_keeps_labels_apart), cmocka_unit_test(utf8_len_follows_rfc3629),
+	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),    cmocka_unit_test(utf8_copy_cuts_at_a_character),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
