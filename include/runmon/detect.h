@@ -291,6 +291,8 @@ struct rm_curves {
 
 #define RM_PLOT_POINTS 1500
 #define RM_STRIP_CELLS 600
+#define RM_STRIP_RANKS 8   /* ranks drawn one row each */
+#define RM_RANK_STEPS  240 /* steps of the ranks' window */
 
 /* What a chart needs: the loss downsampled by largest-triangle-three-
  * buckets (so spikes survive), the bucket-adjusted value and bucket of each
@@ -306,6 +308,12 @@ struct rm_plot {
 	int strip_n;
 	int8_t strip[RM_STRIP_CELLS]; /* dense bucket of evenly spaced batches */
 	int64_t strip_first, strip_last;
+	/* With several ranks, each rank's bucket (the first RM_STRIP_RANKS
+	 * ranks) at each step of a window: lockstep reads as columns of one
+	 * colour, a rank's streaks as stretches along its row. */
+	int rank_rows, rank_cells, ranks;
+	int64_t rank_first, rank_last;
+	int8_t rank_strip[RM_STRIP_RANKS][RM_RANK_STEPS];
 };
 
 /* Only a full diagnosis replaces a run's stored findings: a partial one

@@ -13,6 +13,7 @@
  * p^L (1 + (n-L)(1-p)): the expected number of runs of length >= L.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +32,34 @@ void rm_runs_moments(const size_t *c, int k, double *mean, double *var)
 	*var = n > 1 ? (s2 * (s2 + n * (n + 1)) - 2 * n * s3 - n * n * n) / (n * n * (n - 1)) : 0;
 }
 
+/* Equal runs are many under megabatch orders (every streak a megabatch
+ * long): the first ones found would all be at the start, so ties go by a
+ * hash of where the run starts, which spreads the listed ones over the run
+ * and stays the same from one diagnosis to the next. */
+static uint64_t span_key(const struct rm_run_span *x)
+{
+	uint64_t z = (uint64_t)x->first_step * 0x9E3779B97F4A7C15u + (uint64_t)(x->rank + 1);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
 static int cmp_span(const void *a, const void *b)
 {
 	const struct rm_run_span *x = a, *y = b;
-	return (x->length < y->length) - (x->length > y->length);
+	if (x->length != y->length)
+		return (x->length < y->length) - (x->length > y->length);
+	uint64_t kx = span_key(x), ky = span_key(y);
+	return (kx > ky) - (kx < ky);
+}
+
+/* The list as shown: longest first, equal ones in step order. */
+static int cmp_shown(const void *a, const void *b)
+{
+	const struct rm_run_span *x = a, *y = b;
+	if (x->length != y->length)
+		return (x->length < y->length) - (x->length > y->length);
+	return (x->first_step > y->first_step) - (x->first_step < y->first_step);
 }
 
 /* Where one slot's current run stands. */
@@ -55,7 +80,7 @@ static void close_run(struct rm_runs_result *r, const struct rank_run *q, const 
 	if (q->len > pb->longest)
 		pb->longest = q->len;
 	struct rm_run_span span = {id[q->prev], q->first, q->last, q->len, q->rank};
-	if (*ntop < RM_MAX_LIST || q->len > top[*ntop - 1].length) {
+	if (*ntop < RM_MAX_LIST || cmp_span(&span, &top[*ntop - 1]) < 0) {
 		top[*ntop < RM_MAX_LIST ? (*ntop)++ : *ntop - 1] = span;
 		qsort(top, (size_t)*ntop, sizeof(*top), cmp_span);
 	}
@@ -147,6 +172,7 @@ void rm_detect_runs_ranked(const struct rm_series *s, const struct rm_detect_opt
 		double lambda = pow(p, L) * (1 + (per_slot - L) * (1 - p)) * (double)(r->sequences ? r->sequences : 1);
 		pb->p_longest = -expm1(-lambda);
 	}
+	qsort(top, (size_t)ntop, sizeof(*top), cmp_shown);
 	memcpy(r->worst, top, (size_t)ntop * sizeof(*top));
 	r->nworst = ntop;
 	r->flagged = r->z <= o->runs_z;

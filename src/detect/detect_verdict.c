@@ -350,10 +350,49 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Each rank's bucket at each step of a window of RM_RANK_STEPS steps that
+ * opens shortly before the longest same-bucket run (a rank's micro-batches
+ * of a step: their most frequent bucket). Steps, not aggregated cells:
+ * lockstep is a per-step fact, which averaging over steps would hide. */
+static void rank_strip(const struct rm_prepared *p, int64_t from, struct rm_plot *pl)
+{
+	pl->ranks = p->nranks;
+	pl->rank_rows = p->nranks < RM_STRIP_RANKS ? p->nranks : RM_STRIP_RANKS;
+	memset(pl->rank_strip, -1, sizeof(pl->rank_strip));
+	size_t t = 0;
+	while (t < p->nb && p->bstep[t] < from)
+		t++;
+	if (t + RM_RANK_STEPS * (size_t)p->nranks > p->nb) /* near the end: the last window instead */
+		t = p->nb > RM_RANK_STEPS * (size_t)p->nranks ? p->nb - RM_RANK_STEPS * (size_t)p->nranks : 0;
+	while (t > 0 && p->bstep[t - 1] == p->bstep[t])
+		t--;
+	int count[RM_STRIP_RANKS][RM_MAX_BUCKETS], cell = 0;
+	memset(count, 0, sizeof(count));
+	pl->rank_first = p->bstep[t];
+	for (; t < p->nb && cell < RM_RANK_STEPS; t++) {
+		int r = p->brank[t], b = p->bseq[t];
+		if (r >= 0 && r < pl->rank_rows && b >= 0 && b < RM_MAX_BUCKETS)
+			count[r][b]++;
+		if (t + 1 < p->nb && p->bstep[t + 1] == p->bstep[t])
+			continue;
+		for (r = 0; r < pl->rank_rows; r++) {
+			int best = -1;
+			for (b = 0; b < p->k; b++)
+				if (count[r][b] > (best >= 0 ? count[r][best] : 0))
+					best = b;
+			pl->rank_strip[r][cell] = (int8_t)best;
+		}
+		memset(count, 0, sizeof(count));
+		pl->rank_last = p->bstep[t];
+		cell++;
+	}
+	pl->rank_cells = cell;
+}
+
 /* Per-bucket quantiles from at most 20000 evenly spaced points, and the
- * bucket strip. */
+ * bucket strips. */
 static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
-                 struct rm_plot *pl)
+                 const struct rm_runs_result *runs, struct rm_plot *pl)
 {
 	memset(pl, 0, sizeof(*pl));
 	if (p->n == 0)
@@ -399,6 +438,8 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 		}
 		pl->strip_first = p->bstep[0];
 		pl->strip_last = p->bstep[p->nb - 1];
+		if (p->brank && p->nranks > 1)
+			rank_strip(p, runs->nworst ? runs->worst[0].first_step - RM_RANK_STEPS / 8 : 0, pl);
 	}
 }
 
@@ -476,7 +517,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	rm_detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	length_ranges(s, &d->curves);
-	plot(&p, &d->split, d->length.adjusted, &d->plot);
+	plot(&p, &d->split, d->length.adjusted, &d->runs, &d->plot);
 	d->first_step = p.n ? p.step[0] : -1;
 	d->last_step = p.n ? p.step[p.n - 1] : -1;
 	d->last_loss = d->last_adjusted = d->last_length_adjusted = NAN;

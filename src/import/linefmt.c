@@ -47,8 +47,11 @@ char *rm_run_name_for(const struct rm_import_opts *opts, const char *path)
 	if (dot && dot != base)
 		*dot = '\0';
 	/* Generic file names say nothing: use the directory, skipping W&B's
-	 * files/ and Hugging Face's checkpoint-N/. */
-	if (!strcmp(base, "wandb-history") || !strcmp(base, "trainer_state") || !strcmp(base, "history")) {
+	 * files/ and Hugging Face's checkpoint-N/. A sidecar's names are
+	 * generic too, so a history and its sidecar in one directory (simulate
+	 * --out, the recorder's files beside trainer_state.json) are one run. */
+	if (!strcmp(base, "wandb-history") || !strcmp(base, "trainer_state") || !strcmp(base, "history") ||
+	    !strcmp(base, "batches") || !strncmp(base, "runmon-batches", 14)) {
 		for (int i = n - 2; i >= 0; i--) {
 			if (!strcmp(parts[i], "files") || !strncmp(parts[i], "checkpoint-", 11) ||
 			    !strcmp(parts[i], ".") || !strcmp(parts[i], ".."))

@@ -166,6 +166,10 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	for (int c = 0; c < d->plot.strip_n; c++)
 		if (d->plot.strip[c] >= 0 && d->plot.strip[c] < RM_MAX_BUCKETS)
 			used[d->plot.strip[c]] = 1;
+	for (int r = 0; r < d->plot.rank_rows; r++)
+		for (int c = 0; c < d->plot.rank_cells; c++)
+			if (d->plot.rank_strip[r][c] >= 0 && d->plot.rank_strip[r][c] < RM_MAX_BUCKETS)
+				used[d->plot.rank_strip[r][c]] = 1;
 	fputs("<div class='legend'>", fp);
 	for (int b = 0; b < d->curves.k; b++) {
 		if (!used[b]) {
@@ -357,7 +361,38 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 	        "<text x='%d' y='50' font-size='11'>step %lld</text><text x='%d' y='50' font-size='11' "
 	        "text-anchor='end'>step %lld: bucket of each batch</text></svg>\n",
 	        PAD, (long long)p->strip_first, W - 10, (long long)p->strip_last);
-	legend(fp, d, 0, 0, 0, 0, d->runs.nworst > 0);
+}
+
+/* One row per rank, one cell per step of a window: columns of one colour
+ * across the rows are ranks in lockstep, long stretches along a row are
+ * one rank's streaks. */
+static void rank_chart(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_plot *p = &d->plot;
+	if (p->rank_rows == 0)
+		return;
+	const int row = 14, top = 6, h = top + row * p->rank_rows + 22;
+	fprintf(fp, "<svg class='chart ranks' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, h, W, h);
+	fputs("<title>bucket of each rank's batches</title>", fp);
+	double cw = (double)(W - PAD - 10) / p->rank_cells;
+	for (int r = 0; r < p->rank_rows; r++) {
+		int y = top + row * r;
+		fprintf(fp, "<g class='rank'><text x='%d' y='%d' font-size='10' text-anchor='end'>rank %d</text>",
+		        PAD - 4, y + row - 4, r);
+		for (int c = 0; c < p->rank_cells; c++)
+			if (p->rank_strip[r][c] >= 0)
+				fprintf(fp, "<rect x='%.2f' y='%d' width='%.2f' height='%d' fill='%s'/>", PAD + cw * c,
+				        y, cw + 0.05, row - 2, bucket_colour(d, p->rank_strip[r][c]));
+		fputs("</g>", fp);
+	}
+	fprintf(fp,
+	        "<text x='%d' y='%d' font-size='11'>step %lld</text><text x='%d' y='%d' font-size='11' "
+	        "text-anchor='end'>step %lld: bucket of each rank's batch, step by step (one colour down a column: "
+	        "ranks in lockstep)",
+	        PAD, h - 6, (long long)p->rank_first, W - 10, h - 6, (long long)p->rank_last);
+	if (p->ranks > p->rank_rows)
+		fprintf(fp, " (ranks 0 to %d of %d)", p->rank_rows - 1, p->ranks);
+	fputs("</text></svg>\n", fp);
 }
 
 /* ---- HTML ------------------------------------------------------------ */
@@ -418,6 +453,9 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 		loss_chart(fp, d);
 		box_chart(fp, d);
 		strip_chart(fp, d);
+		rank_chart(fp, d);
+		if (d->plot.strip_n)
+			legend(fp, d, 0, 0, 0, 0, d->runs.nworst > 0);
 		fputs("<h3>Evidence</h3><table class='evidence'><tr><th>detector</th><th>finding</th></tr>\n", fp);
 		if (d->runs.ok)
 			fprintf(fp,
@@ -425,9 +463,9 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 			        "%.2f%s</td></tr>\n",
 			        d->runs.runs, d->runs.expected, d->runs.z, d->runs.flagged ? " (flagged)" : "");
 		if (d->split.ok)
-			fprintf(fp, "<tr><td>loss split</td><td>eta&sup2; = %.3f, %d mode%s%s</td></tr>\n",
-			        d->split.eta2, d->split.modes, d->split.modes == 1 ? "" : "s",
-			        d->split.trimodal ? " (trimodal)" : "");
+			fprintf(fp, "<tr><td>loss split</td><td>%s = %.3f, %d mode%s%s</td></tr>\n",
+			        d->split.mixed ? "R&sup2;" : "eta&sup2;", d->split.eta2, d->split.modes,
+			        d->split.modes == 1 ? "" : "s", d->split.trimodal ? " (trimodal)" : "");
 		if (d->length.ok)
 			fprintf(fp,
 			        "<tr><td>loss and length</td><td>R&sup2; = %.3f [%.3f, %.3f], slope %.3f; length"

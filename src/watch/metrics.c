@@ -28,7 +28,7 @@ struct rm_run_metrics {
 	char *entity, *project, *name, *display;
 	/* From the latest full diagnosis; NaN: not measured. */
 	double severity, hyp_severity[RM_H_COUNT];
-	double runs_z, eta2, modes, ladders, cluster, cluster_q, composition;
+	double runs_z, eta2, modes, ladders, cluster, cluster_q, composition, padding;
 	uint64_t resets; /* counters: the most any diagnosis found */
 	int nbuckets;
 	char *bucket[RM_MAX_BUCKETS]; /* labels whole: a label value is never cut */
@@ -49,7 +49,8 @@ struct rm_metrics {
 
 static void run_clear_findings(struct rm_run_metrics *r)
 {
-	r->severity = r->runs_z = r->eta2 = r->modes = r->ladders = r->cluster = r->cluster_q = r->composition = NAN;
+	r->severity = r->runs_z = r->eta2 = r->modes = r->ladders = r->cluster = r->cluster_q = r->composition =
+	    r->padding = NAN;
 	for (int h = 0; h < RM_H_COUNT; h++)
 		r->hyp_severity[h] = NAN;
 }
@@ -120,6 +121,8 @@ static void full_findings(struct rm_run_metrics *r, const struct rm_diagnosis *d
 		r->ladders = (double)d->ladder.count;
 	if (info->steps > 0)
 		r->composition = rm_run_batch_share(info);
+	if (d->cost.ok)
+		r->padding = d->cost.efficiency;
 	const struct rm_resets_result *re = &d->resets;
 	if (!re->ok)
 		return;
@@ -382,6 +385,9 @@ char *rm_metrics_render(const struct rm_metrics *m, size_t *len)
 	per_run(out, m, "runmon_batch_composition_ratio", "gauge",
 	        "Share of the run's steps with a recorded batch composition (bucket or lengths).",
 	        RUN_FIELD(composition));
+	per_run(out, m, "runmon_padding_efficiency_ratio", "gauge",
+	        "Real tokens over padded tokens in the run's recorded batches (what interleaving keeps).",
+	        RUN_FIELD(padding));
 	per_run(out, m, "runmon_last_step", "gauge", "The last step with a finite loss.", RUN_FIELD(last_step));
 	per_run(out, m, "runmon_loss", "gauge", "The loss at the last step.", RUN_FIELD(loss));
 	per_run(out, m, "runmon_loss_adjusted", "gauge",

@@ -3,8 +3,10 @@
 # two nights, so it opens with what changed. Asserts the rendered DOM: the
 # summary line, the changes table (new, risen, resolved runs), the overview
 # with a sparkline per run, every run's section with its three charts; no
-# console errors; and a screenshot. Usage: browser.sh RUNMON [PNG]
-# (with PNG: the screenshot is copied there, as the README's is made).
+# console errors; and a screenshot. Usage: browser.sh RUNMON [DIR]
+# (with DIR: the README's screenshots are written there, report.png and
+# report-CASE.png for each kind of run below: tests/e2e/browser.sh
+# build/runmon tests/data).
 set -eu
 runmon=$1
 . "$(dirname "$0")/common.sh"
@@ -72,7 +74,7 @@ timeout 120 "$browser" $flags --window-size=1000,1600 --screenshot="$tmp/shot.pn
 [ "$(head -c 8 "$tmp/shot.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "no PNG"
 [ "$(wc -c <"$tmp/shot.png")" -gt 20000 ] || fail "screenshot too small to hold the charts"
 if [ $# -ge 2 ]; then # the README's: the top of the report, at 60%
-	timeout 120 "$browser" $flags --window-size=1000,1500 --force-device-scale-factor=0.6 --screenshot="$2" \
+	timeout 120 "$browser" $flags --window-size=1000,1500 --force-device-scale-factor=0.6 --screenshot="$2/report.png" \
 		"file://$tmp/r.html" >/dev/null 2>&1 || fail "screenshot failed"
 fi
 # The charts hold on every kind of run (issue 36), checked in the markup
@@ -106,6 +108,11 @@ heights = [float(x) for x in re.findall(r"<rect x='[0-9.]+' y='[0-9.]+' width='[
 assert heights and max(heights) > 3, ("flat boxes", heights)
 used = set(re.findall(r"<circle cx='[0-9.]+' cy='[0-9.]+' r='1.4' fill='(#\w+)'/>", charts["loss"]))
 used |= set(re.findall(r"<rect x='[0-9.]+' y='8' width='[0-9.]+' height='26' fill='(#\w+)'/>", charts["strip"]))
+ranks = charts.get("ranks", "")
+used |= set(re.findall(r"<rect x='[0-9.]+' y='[0-9]+' width='[0-9.]+' height='12' fill='(#\w+)'/>", ranks))
+# the longest runs are outlined where they fall, not piled at the start
+outlines = [float(x) for x in re.findall(r"<rect class='run' x='([0-9.]+)'", charts["strip"])]
+assert all(56 <= x <= 890 for x in outlines), ("run outlines off the strip", outlines)
 used.discard("#999")
 assert keys == used, ("legend colours are not the colours drawn", keys, used)
 if run in ("ids", "two-million"):  # streaks of one bucket: the strip shows them
@@ -114,6 +121,12 @@ if run == "ids":
     assert re.search(r"bucket \d+: max_len \d+\.\.\d+ tokens", legend), "recorded ids without their lengths"
 if run == "ranks4":
     assert "tokens (max_len)" in legend and "max_len in" not in legend, legend
+    rows = re.findall(r"<g class='rank'>(.*?)</g>", ranks)
+    assert len(rows) == 4 and all(r.count("<rect") >= 200 for r in rows), "no row per rank"
+    assert "ranks in lockstep" in h, "the verdict's ranks"
+    assert len(outlines) == 8 and max(outlines) - min(outlines) > 300, ("run outlines piled up", outlines)
+else:
+    assert not ranks, "a ranks chart for one rank"
 if run == "two-million":
     assert re.search(r">[0-9.]+M<", charts["loss"]) and not re.search(r">\d{7}<", charts["loss"]), "ticks not in M"
 PY
@@ -124,5 +137,16 @@ PY
 	sw=$(sed -n 's/.*data-sw="\([0-9]*\)".*/\1/p' "$tmp/w.dom" | head -1)
 	echo "$run: scroll width $sw at 800 px" >&2
 	[ -n "$sw" ] && [ "$sw" -le 800 ] || fail "$run overflows an 800 px window: scroll width ${sw:-unknown}"
+	# the run's section alone, at 800 px, as the README shows each kind
+	python3 - "$tmp/$run.html" >"$tmp/s-$run.html" <<'PY'
+import sys
+h = open(sys.argv[1]).read()
+a, z = h.find("<section"), h.find("<h3>Evidence")
+print(h[:h.find("<body>") + 6] + h[a:z] + "</section></body></html>")
+PY
+	timeout 120 "$browser" $flags --window-size=800,1300 --force-device-scale-factor=0.6 \
+		--screenshot="$tmp/s-$run.png" "file://$tmp/s-$run.html" >/dev/null 2>&1 || fail "screenshot of $run"
+	[ "$(wc -c <"$tmp/s-$run.png")" -gt 10000 ] || fail "screenshot of $run too small to hold its charts"
+	if [ $# -ge 2 ]; then cp "$tmp/s-$run.png" "$2/report-$run.png"; fi
 done
 echo "browser: report with changes rendered, 5 runs with 3 charts each, no console errors; charts hold on 5 kinds of run at 800 px"

@@ -265,6 +265,43 @@ for f in re.findall(r"padding efficiency \(?([0-9.]+)%", text + html):
 r = d["resets"]
 assert "flags %d in the loss and %d in the length-adjusted loss" % (r["spikes_global"], r["spikes_adjusted"]) in text
 PY
+# ... and the metrics a watch serves for the same run (the fourth view).
+"$runmon" --db "$db" runs --json >"$tmp/two-runs.json"
+"$runmon" --db "$db" watch --offline --every 60 --metrics 127.0.0.1:0 two >/dev/null 2>"$tmp/w.err" &
+watcher=$!
+pids="$pids $watcher"
+for _ in $(seq 300); do
+	base=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/metrics$|\1|p' "$tmp/w.err")
+	[ -n "$base" ] && curl -sf --max-time 5 "$base/metrics" >"$tmp/two.prom" 2>/dev/null \
+		&& grep -q '^runmon_verdict_severity{' "$tmp/two.prom" && break
+	sleep 0.1
+done
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
+grep -q '^runmon_verdict_severity{' "$tmp/two.prom" 2>/dev/null || fail "no metrics from the watch: $(cat "$tmp/w.err")"
+python3 - "$tmp/two.txt" "$tmp/two.json" "$tmp/two.html" "$tmp/two.prom" "$tmp/two-runs.json" <<'PY' \
+	|| fail "text, JSON, HTML and metrics disagree"
+import json, re, sys
+text, d, html, prom = (open(f).read() for f in sys.argv[1:5])
+d = json.loads(d)
+share = [r for r in json.load(open(sys.argv[5])) if r["run"] == "two"][0]["batch_share"]
+m = {k: float(v) for k, v in re.findall(r'^(runmon_\w+)\{[^}]*run="two"\} (\S+)$', prom, re.M)}
+def close(a, b):  # the exposition writes 10 significant digits
+    return abs(a - b) <= 1e-8 * max(1.0, abs(b))
+sev = ["none", "info", "warn", "critical"]
+assert sev[int(m["runmon_verdict_severity"])] == d["severity"], (m["runmon_verdict_severity"], d["severity"])
+z, eta = d["runs_test"]["z"], d["split"]["eta2"]
+assert close(m["runmon_runs_test_z"], z) and "z = %.2f" % z in text and "z = %.2f" % z in html, z
+assert close(m["runmon_loss_bucket_eta_squared"], eta), (m, eta)
+name = "R" if d["split"]["mixed"] else "eta"
+assert "%s^2 = %.3f" % (name, eta) in text and "%s&sup2; = %.3f" % (name, eta) in html, (name, eta)
+eff = d["cost"]["efficiency"]
+assert close(m["runmon_padding_efficiency_ratio"], eff) and "(%.1f%%)" % (100 * eff) in html, eff
+assert 0 < share <= 1 and close(m["runmon_batch_composition_ratio"], share), share
+assert "<td>%.0f%%</td></tr>" % (100 * share) in html, share
+assert m["runmon_loss_resets_total"] == d["resets"]["spikes"], (m, d["resets"]["spikes"])
+assert m["runmon_last_step"] == d["latest"]["step"]
+PY
 "$runmon" --db "$db" simulate --strategy interleaved --steps 3000 --log-every 10 --seed 5 --out "$tmp/every10" >/dev/null
 "$runmon" --db "$db" import --run every10 "$tmp/every10/history.jsonl" "$tmp/every10/batches.jsonl" >/dev/null
 "$runmon" --db "$db" runs | grep "^every10 " | grep -q " 100% " || fail "share at log every 10: $("$runmon" --db "$db" runs | grep every10)"

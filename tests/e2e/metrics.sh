@@ -181,6 +181,8 @@ for f in glob.glob(sys.argv[1] + "/d-*.json"):
     r = [r for r in listed if r["run"] in (name, "%s/%s/%s" % (ent, proj, name))]
     assert len(r) == 1, name
     eq("runmon_batch_composition_ratio", r[0]["batch_share"])
+    if d["cost"]["ok"]:
+        eq("runmon_padding_efficiency_ratio", d["cost"]["efficiency"])
     eq("runmon_run_finished", 0)
     checked += 1
 assert checked == 2, checked

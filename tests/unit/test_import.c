@@ -697,6 +697,9 @@ static void run_names_from_paths(void **state)
 	    {"out/my-model/checkpoint-500/trainer_state.json", "my-model"},
 	    {"logs/run_7.jsonl", "run_7"},
 	    {"batches.csv", "batches"},
+	    {"sim/batches.jsonl", "sim"},
+	    {"out/my-model/runmon-batches-rank3.jsonl", "my-model"},
+	    {"./runmon-batches-rank0.jsonl", "runmon-batches-rank0"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *name = rm_run_name_for(&o, cases[i][0]);

@@ -97,11 +97,18 @@ static void unmeasured_values_are_left_out(void **state)
 	text = render(m);
 	lacks(text, "runmon_runs_test_z");
 	lacks(text, "runmon_loss_length_adjusted{");
+	lacks(text, "runmon_padding_efficiency_ratio{"); /* no cost measured */
 	has(text, "runmon_loss_bucket_eta_squared{entity=\"e\",project=\"p\",run=\"r\"} 0.25\n");
 	has(text, "runmon_batch_composition_ratio{entity=\"e\",project=\"p\",run=\"r\"} 0.75\n");
 	has(text,
 	    "runmon_hypothesis_severity{entity=\"e\",project=\"p\",run=\"r\",hypothesis=\"homogeneous_batching\"} 3\n");
 	has(text, "runmon_bucket_loss_resets_total{entity=\"e\",project=\"p\",run=\"r\",bucket=\"long\\\"er\"} 8\n");
+	free(text);
+	d.cost.ok = 1;
+	d.cost.efficiency = 0.875;
+	rm_metrics_diagnosed(r, &d, &info, 1, 101);
+	text = render(m);
+	has(text, "runmon_padding_efficiency_ratio{entity=\"e\",project=\"p\",run=\"r\"} 0.875\n");
 	free(text);
 	rm_metrics_free(m);
 }
