@@ -20,17 +20,27 @@ static const struct rm_cmd *const commands[] = {
     &cmd_import, &cmd_runs,     &cmd_sync, &cmd_diagnose, &cmd_report,
     &cmd_watch,  &cmd_simulate, &cmd_demo, &cmd_buckets,  &cmd_copy,
 };
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
+static const struct rm_cmd_list all_commands = {commands, sizeof(commands) / sizeof(commands[0])};
+
+static const struct rm_cmd *command_named(const char *name)
+{
+	for (size_t i = 0; i < ncommands; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
 
 static void usage(FILE *fp)
 {
 	fputs("usage: runmon [--db PATH] [--quiet] COMMAND [ARGS]\n"
-	      "       runmon help COMMAND | --version\n\n"
+	      "       runmon help [COMMAND] | --version\n"
+	      "       runmon help --man [COMMAND] | --completion bash | --json\n\n"
 	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
 	      "batching (trimodal split, ladders, same-bucket runs, loss resets).\n\n"
 	      "Commands:\n",
 	      fp);
-	for (size_t i = 0; i < NCOMMANDS; i++)
+	for (size_t i = 0; i < ncommands; i++)
 		fprintf(fp, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\nOptions:\n"
 	      "  --db PATH   database file (env RUNMON_DB; default\n"
@@ -41,12 +51,48 @@ static void usage(FILE *fp)
 	      fp);
 }
 
-static const struct rm_cmd *find_command(const char *name)
+/* "unknown command 'diagnos'; did you mean 'diagnose'?" in one line. */
+static int unknown_command(const char *name)
 {
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i]->name, name))
-			return commands[i];
-	return NULL;
+	const char *names[16];
+	for (size_t i = 0; i < ncommands; i++)
+		names[i] = commands[i]->name;
+	const char *near = rm_nearest(name, names, ncommands);
+	if (near)
+		fprintf(stderr, "runmon: error: unknown command '%s'; did you mean '%s'?\n", rm_tx(name), near);
+	else
+		fprintf(stderr, "runmon: error: unknown command '%s' (runmon --help lists them)\n", rm_tx(name));
+	return RM_EXIT_USAGE;
+}
+
+/* runmon help [COMMAND], and what is made from the command tables: man
+ * pages, bash completion, the tables as JSON. */
+static int help(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : NULL;
+	if (what && !strcmp(what, "--json"))
+		return rm_tables_json(stdout, &all_commands) ? RM_EXIT_STORE : RM_EXIT_OK;
+	if (what && !strcmp(what, "--completion")) {
+		if (argc < 3 || strcmp(argv[2], "bash")) {
+			fprintf(stderr, "runmon: error: help --completion wants a shell: bash\n");
+			return RM_EXIT_USAGE;
+		}
+		rm_completion_bash(stdout, &all_commands);
+		return RM_EXIT_OK;
+	}
+	if (what && !strcmp(what, "--man")) {
+		const struct rm_cmd *c = argc > 2 ? command_named(argv[2]) : NULL;
+		if (argc > 2 && !c)
+			return unknown_command(argv[2]);
+		rm_man_write(stdout, c, &all_commands, RM_VERSION);
+		return RM_EXIT_OK;
+	}
+	if (!what) {
+		usage(stdout);
+		return RM_EXIT_OK;
+	}
+	const struct rm_cmd *c = command_named(what);
+	return c ? rm_cmd_help(c) : unknown_command(what);
 }
 
 /* A failed write to stdout (a full disk, a closed pipe) is an error. */
@@ -89,8 +135,22 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return finish(RM_EXIT_OK);
 		} else {
-			fprintf(stderr, "runmon: error: unknown option '%s'\n", argv[i]);
-			usage(stderr);
+			/* an option of the command written before it: say where it goes */
+			const char *near = NULL;
+			for (size_t c = 0; !near && c < ncommands; c++)
+				for (const struct rm_opt *o = commands[c]->opts; o->name; o++)
+					if (!strncmp(argv[i], "--", 2) && !strcmp(argv[i] + 2, o->name)) {
+						near = commands[c]->name;
+						break;
+					}
+			if (near)
+				fprintf(stderr,
+				        "runmon: error: '%s' before the command: a command's options go after it"
+				        " (runmon %s %s, say)\n",
+				        rm_tx(argv[i]), near, rm_tx(argv[i]));
+			else
+				fprintf(stderr, "runmon: error: unknown option '%s' (runmon --help lists them)\n",
+				        rm_tx(argv[i]));
 			return RM_EXIT_USAGE;
 		}
 	}
@@ -98,24 +158,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return RM_EXIT_USAGE;
 	}
-	if (!strcmp(argv[i], "help")) {
-		const struct rm_cmd *c = i + 1 < argc ? find_command(argv[i + 1]) : NULL;
-		if (i + 1 < argc && !c) {
-			fprintf(stderr, "runmon: error: unknown command '%s'\n", argv[i + 1]);
-			return RM_EXIT_USAGE;
-		}
-		if (c)
-			rm_cmd_help(c);
-		else
-			usage(stdout);
-		return finish(RM_EXIT_OK);
-	}
-	const struct rm_cmd *cmd = find_command(argv[i]);
-	if (!cmd) {
-		fprintf(stderr, "runmon: error: unknown command '%s'\n", argv[i]);
-		usage(stderr);
-		return RM_EXIT_USAGE;
-	}
+	if (!strcmp(argv[i], "help"))
+		return finish(help(argc - i, argv + i));
+	const struct rm_cmd *cmd = command_named(argv[i]);
+	if (!cmd)
+		return unknown_command(argv[i]);
 	if (!db)
 		db = db_default = rm_cli_default_db();
 	ctx.db_path = db;

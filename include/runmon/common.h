@@ -163,6 +163,12 @@ const char *rm_label_short(const char *label, size_t width, char *buf, size_t n)
  * line under its text ("  3. ", "VERDICT  " hang); a word wider than the
  * line stays whole. width < 40 leaves lines as they are. */
 void rm_wrap(FILE *out, const char *text, size_t len, size_t width);
+/* The candidate a mistyped word most likely meant: the one it begins
+ * (when only one does), else the nearest by edit distance (insertions,
+ * deletions, substitutions and swaps of neighbours) within a third of
+ * its length, at least 1 and at most 3; NULL when none is that near or
+ * two tie. */
+const char *rm_nearest(const char *word, const char *const *cands, size_t n);
 
 /* v for a message, into buf: a whole number as all its digits (2^60 is
  * 1152921504606846976, not 1.15292150460685e+18), else %.15g. Returns buf. */

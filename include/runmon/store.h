@@ -160,6 +160,9 @@ struct rm_store_series {
 /* Finds a run by "ENTITY/PROJECT/ID", by local name, or by a unique
  * display name. RM_E_NOTFOUND names the database when there is none. */
 int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err);
+/* The run's first step logged at unix time t or later (its steps' ts);
+ * RM_E_INPUT when the run logs no times or none that late. */
+int rm_store_step_at(struct rm_store *st, int64_t run_id, double t, int64_t *step, struct rm_err *err);
 
 /* Derives buckets from n batches' max_len for a run without bucket ids
  * (cost.h's rm_bucket_map_derive); returns 1 when it did. */

@@ -59,12 +59,6 @@ static void cli_say(void *arg, enum rm_say_kind kind, const char *msg)
 
 const struct rm_voice rm_cli_voice = {cli_say, NULL};
 
-int rm_cmd_help(const struct rm_cmd *cmd)
-{
-	fputs(cmd->usage, stdout);
-	return RM_EXIT_OK;
-}
-
 int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -103,6 +97,28 @@ int rm_parse_duration(const char *s, double *secs)
 			return 0;
 		}
 	return -1;
+}
+
+int rm_parse_since(const char *s, struct rm_since *out)
+{
+	size_t n = strlen(s);
+	memset(out, 0, sizeof(*out));
+	if (n && strspn(s, "0123456789") == n) {
+		out->kind = RM_SINCE_STEP;
+		return rm_parse_int(s, 0, &out->step);
+	}
+	out->kind = RM_SINCE_AT;
+	if (!rm_parse_utc(s, &out->secs))
+		return 0;
+	out->kind = RM_SINCE_AGO; /* a duration needs its unit: a bare number is a step */
+	if (!n || strchr("0123456789.", s[n - 1]) || rm_parse_duration(s, &out->secs))
+		return -1;
+	return 0;
+}
+
+double rm_since_time(const struct rm_since *s, double now)
+{
+	return s->kind == RM_SINCE_AT ? s->secs : now - s->secs;
 }
 
 int rm_parse_bounds(const char *s, int64_t **out, int *n)

@@ -12,12 +12,7 @@ struct rm_ctx {
 	const char *db_path; /* --db, RUNMON_DB, or the default */
 };
 
-struct rm_cmd {
-	const char *name;
-	const char *summary;                                   /* one line for `runmon --help` */
-	const char *usage;                                     /* full text for `runmon help CMD` and `CMD --help` */
-	int (*run)(int argc, char **argv, struct rm_ctx *ctx); /* returns an exit code */
-};
+#include "cmd/opts.h"
 
 extern const struct rm_cmd cmd_import;
 extern const struct rm_cmd cmd_runs;
@@ -42,7 +37,7 @@ int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st);
 /* The same with rm_store_open_flags' flags (RM_STORE_MUST_EXIST). */
 int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned flags);
 
-/* Prints usage to stdout (asked for) and returns 0. */
+/* Prints the command's help to stdout (asked for) and returns 0. */
 int rm_cmd_help(const struct rm_cmd *cmd);
 /* Prints the error and a pointer to --help; returns RM_EXIT_USAGE. */
 int rm_cmd_usage_error(const struct rm_cmd *cmd, const char *fmt, ...) RM_PRINTF(2, 3);
@@ -52,6 +47,21 @@ int rm_parse_int(const char *s, int64_t min, int64_t *out);
 /* Parses a duration: a number (seconds) with an optional unit, ms, s, m,
  * h or d ("500ms", "2s", "5m", "24h", "7d", "90"); returns 0 on success. */
 int rm_parse_duration(const char *s, double *secs);
+/* --since, one meaning wherever it is: a whole number is a step; a
+ * number with a unit (500ms, 2s, 5m, 24h, 7d) is that long before now; a
+ * date or UTC time (2026-12-01, 2026-12-01T06:00:00Z) is that moment.
+ * Returns 0 with the kind and its value (a step, seconds, a unix time). */
+enum rm_since_kind { RM_SINCE_STEP, RM_SINCE_AGO, RM_SINCE_AT };
+struct rm_since {
+	enum rm_since_kind kind;
+	int64_t step;
+	double secs; /* RM_SINCE_AGO: seconds; RM_SINCE_AT: unix time */
+};
+int rm_parse_since(const char *s, struct rm_since *out);
+/* The moment a time --since names, given what now is. */
+double rm_since_time(const struct rm_since *s, double now);
+#define RM_SINCE_KINDS "a step (12000), a duration (24h, 7d) or a date (2026-12-01[T06:00:00Z])"
+
 /* Parses "0,770,1216,...": 2 to RM_MAX_BUCKETS + 1 increasing lengths
  * into a new array (caller frees); returns 0 on success. */
 int rm_parse_bounds(const char *s, int64_t **out, int *n);

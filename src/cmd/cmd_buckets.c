@@ -2,7 +2,6 @@
  * cmd_buckets.c - `runmon buckets`: bucket boundaries fitted to a length
  * distribution, with the padding they cost.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,31 +11,38 @@
 #include "runmon/cost.h"
 #include "runmon/parse.h"
 
-static const char usage_text[] = "usage: runmon buckets [options] DATASET|LENGTHS\n"
-                                 "\n"
-                                 "Fits K bucket boundaries to a distribution of sequence lengths so that the\n"
-                                 "padding is smallest (exact dynamic programming over the distinct lengths), and\n"
-                                 "prints them with the padding efficiency per bucket and overall, beside\n"
-                                 "equal-width and quantile boundaries.\n"
-                                 "DATASET is a Hugging Face dataset saved with save_to_disk (its folder, or a\n"
-                                 "DatasetDict's), or one Arrow file: the lengths come from an integer column\n"
-                                 "(seq_len, length, lengths, num_tokens or n_tokens) or else from the offsets of\n"
-                                 "input_ids, without reading a token. LENGTHS is one integer per line, a batch\n"
-                                 "sidecar (JSON lines with \"lens\"; rows without are left out), or a CSV file\n"
-                                 "with a header (--column).\n"
-                                 "Padding model: each bucket pads to its longest length; with\n"
-                                 "--tokens-per-batch, also the efficiency of real batches of that budget.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --k N                 buckets (default 6)\n"
-                                 "  --max-len N           longest length (for equal-width; default the longest seen)\n"
-                                 "  --tokens-per-batch N  token budget of a batch (default 65536)\n"
-                                 "  --column NAME         the column of lengths: a dataset's integer or list column,\n"
-                                 "                        a CSV column (default seq_len, length, len)\n"
-                                 "  --list-column NAME    a dataset's list column whose lengths to take (default\n"
-                                 "                        input_ids, when no length column is there)\n"
-                                 "  --split NAME          a DatasetDict's split (default train)\n"
-                                 "  --json                machine-readable output\n";
+static const char about[] = "Fits K bucket boundaries to a distribution of sequence lengths so that the\n"
+                            "padding is smallest (exact dynamic programming over the distinct lengths), and\n"
+                            "prints them with the padding efficiency per bucket and overall, beside\n"
+                            "equal-width and quantile boundaries.\n"
+                            "DATASET is a Hugging Face dataset saved with save_to_disk (its folder, or a\n"
+                            "DatasetDict's), or one Arrow file: the lengths come from an integer column\n"
+                            "(seq_len, length, lengths, num_tokens or n_tokens) or else from the offsets of\n"
+                            "input_ids, without reading a token. LENGTHS is one integer per line, a batch\n"
+                            "sidecar (JSON lines with \"lens\"; rows without are left out), or a CSV file\n"
+                            "with a header (--column).\n"
+                            "Padding model: each bucket pads to its longest length; with\n"
+                            "--tokens-per-batch, also the efficiency of real batches of that budget.";
+
+static const struct rm_opt options[] = {
+    {"k", 'k', "N", RM_ARG_COUNT, "buckets", "6", NULL, 0},
+    {"max-len", 'm', "N", RM_ARG_COUNT, "longest length (for equal-width; default the longest seen)", NULL, NULL, 0},
+    {"tokens-per-batch", 't', "N", RM_ARG_COUNT, "token budget of a batch", "65536", NULL, 0},
+    {"column", 'c', "NAME", RM_ARG_TEXT, "the column of lengths: a dataset's integer or list column, a CSV column",
+     "seq_len, length, len", NULL, 0},
+    {"list-column", 'l', "NAME", RM_ARG_TEXT, "a dataset's list column whose lengths to take",
+     "input_ids, when no length column is there", NULL, 0},
+    {"split", 's', "NAME", RM_ARG_TEXT, "a DatasetDict's split", "train", NULL, 0},
+    {"json", 'j', NULL, RM_ARG_NONE, "machine-readable output", NULL, NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon buckets lengths.txt",
+    "runmon buckets --k 8 --tokens-per-batch 16384 data/train/",
+    "runmon buckets --column seq_len --json lengths.csv",
+    NULL,
+};
 
 static void print_bounds(const struct rm_bucketing *b, char *buf, size_t n)
 {
@@ -72,42 +78,32 @@ static json_t *source_json(const struct rm_length_source *src)
 
 static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"k", required_argument, NULL, 'k'},
-	    {"max-len", required_argument, NULL, 'm'},
-	    {"tokens-per-batch", required_argument, NULL, 't'},
-	    {"column", required_argument, NULL, 'c'},
-	    {"list-column", required_argument, NULL, 'l'},
-	    {"split", required_argument, NULL, 's'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	int64_t k = 6, max_len = 0, budget = 65536;
 	struct rm_arrow_opts ao = {NULL, NULL, NULL};
 	int c, json = 0;
 	(void)ctx;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_buckets, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'k':
-			if (rm_parse_int(optarg, 1, &k) || k > 64)
+			if (rm_parse_int(op.arg, 1, &k) || k > 64)
 				return rm_cmd_usage_error(&cmd_buckets, "--k wants 1..64");
 			break;
 		case 'm':
-			if (rm_parse_int(optarg, 1, &max_len))
+			if (rm_parse_int(op.arg, 1, &max_len))
 				return rm_cmd_usage_error(&cmd_buckets, "--max-len wants a length");
 			break;
 		case 't':
-			if (rm_parse_int(optarg, 1, &budget))
+			if (rm_parse_int(op.arg, 1, &budget))
 				return rm_cmd_usage_error(&cmd_buckets, "--tokens-per-batch wants a token count");
 			break;
-		case 'c': ao.column = optarg; break;
-		case 'l': ao.list_column = optarg; break;
-		case 's': ao.split = optarg; break;
+		case 'c': ao.column = op.arg; break;
+		case 'l': ao.list_column = op.arg; break;
+		case 's': ao.split = op.arg; break;
 		case 'j': json = 1; break;
 		case 'h': return rm_cmd_help(&cmd_buckets);
-		default: return rm_cmd_usage_error(&cmd_buckets, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
 	/* Equal-width boundaries max_len * i / k must rise at every step. */
@@ -118,17 +114,17 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_cmd_usage_error(&cmd_buckets, "--tokens-per-batch wants at most 2^40");
 	if (ao.column && ao.list_column)
 		return rm_cmd_usage_error(&cmd_buckets, "--column or --list-column, not both");
-	if (optind != argc - 1)
+	if (op.ind != argc - 1)
 		return rm_cmd_usage_error(&cmd_buckets, "one DATASET or LENGTHS file, please");
 	int64_t *lens;
 	size_t n;
 	struct rm_err err;
 	struct rm_length_source src;
-	if (rm_lengths_read(argv[optind], &ao, &lens, &n, &src, &err)) {
+	if (rm_lengths_read(argv[op.ind], &ao, &lens, &n, &src, &err)) {
 		rm_error("%s", err.msg);
 		return rm_exit_code(err.code);
 	}
-	rm_length_source_note(&src, argv[optind], n, stderr);
+	rm_length_source_note(&src, argv[op.ind], n, stderr);
 	struct rm_lengths d;
 	struct rm_bucketing fit, ew, q;
 	rm_lengths_from(&d, lens, n);
@@ -179,5 +175,15 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 	return RM_EXIT_OK;
 }
 
-const struct rm_cmd cmd_buckets = {"buckets", "fit bucket boundaries to a length distribution (least padding)",
-                                   usage_text, run_buckets};
+const struct rm_cmd cmd_buckets = {
+    .name = "buckets",
+    .summary = "fit bucket boundaries to a length distribution (least padding)",
+    .synopsis = "[options] DATASET|LENGTHS",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 fitted, 2 usage error or unreadable lengths, 4 file system error.",
+    .no_store = 1,
+    .run = run_buckets,
+};

@@ -2,7 +2,6 @@
  * cmd_demo.c - `runmon demo`: the same data batched two ways, diagnosed
  * side by side. No W&B account and no files needed.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cmd/cli.h"
@@ -10,18 +9,23 @@
 #include "runmon/render.h"
 #include "runmon/sim.h"
 
-static const char usage_text[] = "usage: runmon demo [--steps N] [--seed N] [--db PATH]\n"
-                                 "\n"
-                                 "Simulates one dataset batched two ways and diagnoses both side by side:\n"
-                                 "  demo-homogeneous  streaks of one bucket at a time, with loss resets in the\n"
-                                 "                    longest bucket (what teams run into)\n"
-                                 "  demo-interleaved  the fix: buckets interleaved in proportion to their size\n"
-                                 "Both runs stay in the database for `runmon diagnose`.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --steps N    steps per run (default 20000)\n"
-                                 "  --seed N     random seed (default 1)\n"
-                                 "  --db PATH    database file\n";
+static const char about[] = "Simulates one dataset batched two ways and diagnoses both side by side:\n"
+                            "  demo-homogeneous  streaks of one bucket at a time, with loss resets in the\n"
+                            "                    longest bucket (what teams run into)\n"
+                            "  demo-interleaved  the fix: buckets interleaved in proportion to their size\n"
+                            "Both runs stay in the database for `runmon diagnose`.";
+
+static const struct rm_opt options[] = {
+    {"steps", 'n', "N", RM_ARG_COUNT, "steps per run", "20000", NULL, 0},
+    {"seed", 's', "N", RM_ARG_COUNT, "random seed", "1", NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon demo",
+    "runmon --db /tmp/demo.db demo --steps 5000",
+    NULL,
+};
 
 struct side {
 	const char *name;
@@ -37,34 +41,28 @@ static void row(const char *label, const char *a, const char *b)
 
 static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"steps", required_argument, NULL, 'n'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct side sides[2] = {{.name = "demo-homogeneous"}, {.name = "demo-interleaved"}};
 	int64_t steps = 20000, seed = 1;
 	int c, code;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_demo, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'n':
-			if (rm_parse_int(optarg, 1000, &steps) || steps > 10000000)
+			if (rm_parse_int(op.arg, 1000, &steps) || steps > 10000000)
 				return rm_cmd_usage_error(&cmd_demo, "--steps wants 1000..10000000");
 			break;
 		case 's':
-			if (rm_parse_int(optarg, 0, &seed))
+			if (rm_parse_int(op.arg, 0, &seed))
 				return rm_cmd_usage_error(&cmd_demo, "--seed wants a non-negative integer");
 			break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_demo);
-		default: return rm_cmd_usage_error(&cmd_demo, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
-	if (optind < argc)
-		return rm_cmd_usage_error(&cmd_demo, "unexpected argument '%s'", argv[optind]);
+	if (op.ind < argc)
+		return rm_cmd_usage_error(&cmd_demo, "unexpected argument '%s'", argv[op.ind]);
 	struct rm_store *st;
 	struct rm_err err;
 	if ((code = rm_ctx_open_store(ctx, &st)))
@@ -133,5 +131,14 @@ out:
 	return code;
 }
 
-const struct rm_cmd cmd_demo = {"demo", "simulate homogeneous vs interleaved batching and diagnose both", usage_text,
-                                run_demo};
+const struct rm_cmd cmd_demo = {
+    .name = "demo",
+    .summary = "simulate homogeneous vs interleaved batching and diagnose both",
+    .synopsis = "[--steps N] [--seed N] [--db PATH]",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 done, 2 usage error, 4 database error.",
+    .run = run_demo,
+};

@@ -1,11 +1,11 @@
 /*
  * cmd_diagnose.c - `runmon diagnose`: verdict, evidence and fix for a run.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cli.h"
@@ -15,35 +15,43 @@
 #include "runmon/render.h"
 #include "runmon/wandb.h"
 
-static const char usage_text[] = "usage: runmon diagnose RUN [options]\n"
-                                 "\n"
-                                 "Runs the detectors on a stored run and prints the verdict first, then the\n"
-                                 "evidence: same-bucket runs, the loss split by bucket (with the bucket-adjusted\n"
-                                 "loss), ladders and length ramps, and loss resets with their likely cause.\n"
-                                 "RUN is ENTITY/PROJECT/ID, a local run name, a unique display name, or a W&B\n"
-                                 "run directory (or its run-ID.wandb file), read up to its last complete record.\n"
-                                 "A full diagnosis replaces the run's findings in the database; one with\n"
-                                 "--since is printed only.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --since STEP            diagnose steps >= STEP only (findings not stored)\n"
-                                 "  --json                  print the diagnosis as JSON (schema runmon.diagnosis/3)\n"
-                                 "  --offline               do not sync a W&B run (ENTITY/PROJECT/ID) first\n"
-                                 "  --fail-on LEVEL         exit 1 when the verdict reaches info, warn (default)\n"
-                                 "                          or critical\n"
-                                 "  --checkpoint-every N    steps between checkpoint saves (default: save_steps\n"
-                                 "                          or similar in the run config)\n"
-                                 "  --steps-per-epoch N     epoch length (default: the config, else the epoch column)\n"
-                                 "  --ladder-interval N     loss points per reported interval (default: automatic)\n"
-                                 "  --seed N                seed of the permutation test (default fixed)\n"
-                                 "  --lengths-from PATH     re-pack the training data's real lengths for the\n"
-                                 "                          padding figures: a saved dataset, an Arrow file or a\n"
-                                 "                          lengths file (as `buckets` reads them)\n"
-                                 "  --lengths-column NAME   its column of lengths (default as `buckets`)\n"
-                                 "  --db PATH               database file\n"
-                                 "\n"
-                                 "Exit status: 0 below the failing level, 1 at or above it, 2 usage error or\n"
-                                 "unknown run, 4 database error.\n";
+static const char about[] = "Runs the detectors on a stored run and prints the verdict first, then the\n"
+                            "evidence: same-bucket runs, the loss split by bucket (with the bucket-adjusted\n"
+                            "loss), ladders and length ramps, and loss resets with their likely cause.\n"
+                            "RUN is ENTITY/PROJECT/ID, a local run name, a unique display name, or a W&B\n"
+                            "run directory (or its run-ID.wandb file), read up to its last complete record.\n"
+                            "A full diagnosis replaces the run's findings in the database; one with\n"
+                            "--since is printed only.";
+
+static const struct rm_opt options[] = {
+    {"since", 's', "WHEN", RM_ARG_WHEN,
+     "diagnose only the steps since WHEN: a step (12000), a duration ago (24h), or a date (2026-12-01) by the steps'"
+     " logged times; the findings are printed, not stored",
+     NULL, NULL, 0},
+    {"json", 'j', NULL, RM_ARG_NONE, "print the diagnosis as JSON (schema runmon.diagnosis/3)", NULL, NULL, 0},
+    {"offline", 'o', NULL, RM_ARG_NONE, "do not sync a W&B run (ENTITY/PROJECT/ID) first", NULL, NULL, 0},
+    {"fail-on", 'f', "LEVEL", RM_ARG_CHOICE, "exit 1 when the verdict reaches info, warn (default) or critical", NULL,
+     "info warn critical", 0},
+    {"checkpoint-every", 'c', "N", RM_ARG_COUNT, "steps between checkpoint saves",
+     "save_steps or similar in the run config", NULL, 0},
+    {"steps-per-epoch", 'e', "N", RM_ARG_COUNT, "epoch length", "the config, else the epoch column", NULL, 0},
+    {"ladder-interval", 'l', "N", RM_ARG_COUNT, "loss points per reported interval", "automatic", NULL, 0},
+    {"seed", 'S', "N", RM_ARG_COUNT, "seed of the permutation test", "fixed", NULL, 0},
+    {"lengths-from", 'L', "PATH", RM_ARG_PATH,
+     "re-pack the training data's real lengths for the padding figures: a saved dataset, an Arrow file or a lengths "
+     "file (as `buckets` reads them)",
+     NULL, NULL, 0},
+    {"lengths-column", 'C', "NAME", RM_ARG_TEXT, "its column of lengths", "as `buckets`", NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon diagnose demo-homogeneous",
+    "runmon diagnose acme/llm/ab12cd34 --json",
+    "runmon diagnose wandb/latest-run --offline",
+    "runmon diagnose my-run --checkpoint-every 500 --fail-on critical",
+    NULL,
+};
 
 /* Brings a W&B run up to date; a failure is only a warning. */
 static void sync_first(struct rm_store *st, const struct rm_run_path *rp)
@@ -91,69 +99,60 @@ static int read_wandb_log(struct rm_store *st, const char *spec, int64_t *run_id
 
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"since", required_argument, NULL, 's'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"offline", no_argument, NULL, 'o'},
-	    {"fail-on", required_argument, NULL, 'f'},
-	    {"checkpoint-every", required_argument, NULL, 'c'},
-	    {"steps-per-epoch", required_argument, NULL, 'e'},
-	    {"ladder-interval", required_argument, NULL, 'l'},
-	    {"seed", required_argument, NULL, 'S'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"lengths-from", required_argument, NULL, 'L'},
-	    {"lengths-column", required_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct rm_analyze_opts o;
 	enum rm_severity fail_on = RM_SEV_WARN;
 	int c, json = 0, offline = 0, code;
+	struct rm_since since = {RM_SINCE_STEP, 0, 0};
+	const char *since_arg = NULL;
 	int64_t v;
 	struct rm_arrow_opts lo = {NULL, NULL, NULL};
 	const char *lengths_from = NULL;
 	rm_analyze_opts_default(&o);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_diagnose, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 's':
-			if (rm_parse_int(optarg, 0, &o.since))
-				return rm_cmd_usage_error(&cmd_diagnose, "--since wants a step number, not '%s'",
-				                          optarg);
+			if (rm_parse_since(op.arg, &since))
+				return rm_cmd_usage_error(&cmd_diagnose, "--since wants %s, not '%s'", RM_SINCE_KINDS,
+				                          op.arg);
+			since_arg = op.arg;
+			if (since.kind == RM_SINCE_STEP)
+				o.since = since.step;
 			break;
 		case 'j': json = 1; break;
 		case 'o': offline = 1; break;
 		case 'f':
-			if (rm_severity_parse(optarg, &fail_on))
+			if (rm_severity_parse(op.arg, &fail_on))
 				return rm_cmd_usage_error(&cmd_diagnose, "--fail-on wants info, warn or critical");
 			break;
 		case 'c':
-			if (rm_parse_int(optarg, 2, &o.checkpoint_every))
+			if (rm_parse_int(op.arg, 2, &o.checkpoint_every))
 				return rm_cmd_usage_error(&cmd_diagnose, "--checkpoint-every wants a step count >= 2");
 			break;
 		case 'e':
-			if (rm_parse_int(optarg, 1, &o.steps_per_epoch))
+			if (rm_parse_int(op.arg, 1, &o.steps_per_epoch))
 				return rm_cmd_usage_error(&cmd_diagnose, "--steps-per-epoch wants a step count");
 			break;
 		case 'l':
-			if (rm_parse_int(optarg, 1, &v) || v > 100000)
+			if (rm_parse_int(op.arg, 1, &v) || v > 100000)
 				return rm_cmd_usage_error(&cmd_diagnose, "--ladder-interval wants 1..100000");
 			o.detect.ladder_interval = (int)v;
 			break;
 		case 'S':
-			if (rm_parse_int(optarg, 0, &v))
+			if (rm_parse_int(op.arg, 0, &v))
 				return rm_cmd_usage_error(&cmd_diagnose, "--seed wants a non-negative integer");
 			o.detect.seed = (uint64_t)v;
 			break;
-		case 'D': ctx->db_path = optarg; break;
-		case 'L': lengths_from = optarg; break;
-		case 'C': lo.column = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
+		case 'L': lengths_from = op.arg; break;
+		case 'C': lo.column = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_diagnose);
-		default: return rm_cmd_usage_error(&cmd_diagnose, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
-	if (optind != argc - 1)
-		return rm_cmd_usage_error(&cmd_diagnose, optind >= argc ? "no run given" : "one run at a time");
+	if (op.ind != argc - 1)
+		return rm_cmd_usage_error(&cmd_diagnose, op.ind >= argc ? "no run given" : "one run at a time");
 	if (lo.column && !lengths_from)
 		return rm_cmd_usage_error(&cmd_diagnose, "--lengths-column goes with --lengths-from");
 	struct rm_store *st;
@@ -171,7 +170,7 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_diagnosis d;
 	struct rm_run_info info;
 	int64_t run_id;
-	const char *spec = argv[optind];
+	const char *spec = argv[op.ind];
 	char *url = NULL;
 	struct rm_run_path rp;
 	/* Only a run file to import or a W&B run to sync may start a database;
@@ -193,8 +192,15 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	char what[200];
 	snprintf(what, sizeof(what), "diagnose %s", spec);
 	rm_progress_start(what, NULL, 0);
-	int failed = is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err)) ||
-	             rm_analyze_run(st, run_id, &o, &d, &info, &err);
+	int failed = is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err));
+	if (!failed && since.kind != RM_SINCE_STEP &&
+	    rm_store_step_at(st, run_id, rm_since_time(&since, (double)time(NULL)), &o.since, &err)) {
+		char msg[sizeof(err.msg)];
+		snprintf(msg, sizeof(msg), "%s", err.msg);
+		rm_err_set(&err, RM_E_USAGE, "--since %s: %s", since_arg, msg);
+		failed = 1;
+	}
+	failed = failed || rm_analyze_run(st, run_id, &o, &d, &info, &err);
 	rm_progress_end();
 	if (failed) {
 		rm_error("%s", err.msg);
@@ -231,5 +237,14 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	return code;
 }
 
-const struct rm_cmd cmd_diagnose = {"diagnose", "find homogeneous batching in a run and say what to do", usage_text,
-                                    run_diagnose};
+const struct rm_cmd cmd_diagnose = {
+    .name = "diagnose",
+    .summary = "find homogeneous batching in a run and say what to do",
+    .synopsis = "RUN [options]",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 below the failing level, 1 at or above it, 2 usage error or unknown run, 4 database error.",
+    .run = run_diagnose,
+};

@@ -2,7 +2,6 @@
  * cmd_import.c - `runmon import`: load history files and batch sidecars.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +11,7 @@
 #include "runmon/common.h"
 #include "runmon/import.h"
 
-static const char usage_text[] =
-    "usage: runmon import [options] FILE...\n"
-    "\n"
+static const char about[] =
     "Imports per-step losses and batch composition into the database. Formats are\n"
     "detected from the first line (a console log from its first records):\n"
     "  wandb-history     W&B wandb-history.jsonl rows (\"_step\", nested keys, NaN)\n"
@@ -29,31 +26,44 @@ static const char usage_text[] =
     "                    other lines (banners, config, tracebacks) are skipped\n"
     "A later row replaces an earlier one of the same step; restarts of the step\n"
     "counter are reported. All files are imported in one transaction: on a bad\n"
-    "line nothing is stored (unless --skip-bad).\n"
-    "\n"
-    "Options:\n"
-    "  --run NAME          run to import into (default: from the file name;\n"
-    "                      ENTITY/PROJECT/ID attaches to a W&B run)\n"
-    "  --format FMT        force a format (one of the names above, or auto)\n"
-    "  --loss-key KEY      loss key (default: loss, train/loss, train_loss, ...)\n"
-    "  --step-key KEY      step key (default: _step, step, global_step, ...)\n"
-    "  --batch-prefix P    prefix of batch keys in history rows (default batch/)\n"
-    "  --length-key KEY    key holding each batch's mean length in tokens\n"
-    "                      (default: mean_len, tokens_per_sample, or tokens / n)\n"
-    "  --count-key KEY     key holding each batch's sequence count\n"
-    "                      (default: n, nsentences, bsz, n_sequences)\n"
-    "  --buckets B0,B1,..  bucket boundaries in tokens; bucket i holds max_len in\n"
-    "                      (Bi, Bi+1]; used when a row has no bucket\n"
-    "  --pattern P         read a console log's lines with a pattern of named\n"
-    "                      fields, 'step:{step} loss:{loss} toks:{tokens}'; lines\n"
-    "                      it does not match hold no record (implies --format log)\n"
-    "  --log-every N       a console log without steps (HF Trainer dicts): N steps\n"
-    "                      between records (logging_steps; default 1)\n"
-    "  --skip-bad          skip malformed lines, report how many and where\n"
-    "  --explain           write nothing; show how each file is read: the format\n"
-    "                      and why, the first records field by field, the lines\n"
-    "                      that hold no record by kind with an example of each\n"
-    "  --db PATH           database file\n";
+    "line nothing is stored (unless --skip-bad).";
+
+static const struct rm_opt options[] = {
+    {"run", 'r', "NAME", RM_ARG_TEXT, "run to import into",
+     "from the file name; ENTITY/PROJECT/ID attaches to a W&B run", NULL, 0},
+    {"format", 'f', "FMT", RM_ARG_CHOICE, "force a format (one of the names above, or auto)", NULL,
+     "auto wandb-history jsonl csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv log wandb", 0},
+    {"loss-key", 'l', "KEY", RM_ARG_TEXT, "loss key", "loss, train/loss, train_loss, ...", NULL, 0},
+    {"step-key", 's', "KEY", RM_ARG_TEXT, "step key", "_step, step, global_step, ...", NULL, 0},
+    {"batch-prefix", 'p', "P", RM_ARG_TEXT, "prefix of batch keys in history rows", "batch/", NULL, 0},
+    {"length-key", 'L', "KEY", RM_ARG_TEXT, "key holding each batch's mean length in tokens",
+     "mean_len, tokens_per_sample, or tokens / n", NULL, 0},
+    {"count-key", 'C', "KEY", RM_ARG_TEXT, "key holding each batch's sequence count", "n, nsentences, bsz, n_sequences",
+     NULL, 0},
+    {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT,
+     "bucket boundaries in tokens; bucket i holds max_len in (Bi, Bi+1]; used when a row has no bucket", NULL, NULL, 0},
+    {"skip-bad", 'k', NULL, RM_ARG_NONE, "skip malformed lines, report how many and where", NULL, NULL, 0},
+    {"log-every", 'E', "N", RM_ARG_COUNT,
+     "a console log without steps (HF Trainer dicts): N steps between records (logging_steps; default 1)", NULL, NULL,
+     0},
+    {"pattern", 'P', "P", RM_ARG_TEXT,
+     "read a console log's lines with a pattern of named fields, 'step:{step} loss:{loss} toks:{tokens}'; lines it "
+     "does not match hold no record (implies --format log)",
+     NULL, NULL, 0},
+    {"explain", 'X', NULL, RM_ARG_NONE,
+     "write nothing; show how each file is read: the format and why, the first records field by field, the lines that "
+     "hold no record by kind with an example of each",
+     NULL, NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon import wandb/run-20261129_101500-ab12cd34/files/wandb-history.jsonl",
+    "runmon import --run my-run history.jsonl batches.jsonl",
+    "runmon import --explain train.log",
+    "runmon import --run nmt --pattern 'step {step} | loss {loss}' train.log",
+    NULL,
+};
 
 static void print_result(const struct rm_import_result *r)
 {
@@ -159,79 +169,61 @@ static void scratch_remove(const char *dir)
 
 static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"run", required_argument, NULL, 'r'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"loss-key", required_argument, NULL, 'l'},
-	    {"step-key", required_argument, NULL, 's'},
-	    {"batch-prefix", required_argument, NULL, 'p'},
-	    {"length-key", required_argument, NULL, 'L'},
-	    {"count-key", required_argument, NULL, 'C'},
-	    {"buckets", required_argument, NULL, 'b'},
-	    {"skip-bad", no_argument, NULL, 'k'},
-	    {"log-every", required_argument, NULL, 'E'},
-	    {"pattern", required_argument, NULL, 'P'},
-	    {"explain", no_argument, NULL, 'X'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct rm_import_opts opts = {0};
 	int64_t *bounds = NULL;
 	int c, code;
-	optind = 1;
-	int li = -1;
-	while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_import, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		/* --loss-key '' must not silently mean "detect": say so. */
-		if (optarg && !*optarg && c != 'D') {
+		if (op.arg && !*op.arg && c != 'D') {
 			free(bounds);
-			return rm_cmd_usage_error(&cmd_import, "--%s wants a value, not an empty string",
-			                          longopts[li].name);
+			return rm_cmd_usage_error(&cmd_import, "--%s wants a value, not an empty string", op.name);
 		}
 		switch (c) {
-		case 'r': opts.run_name = optarg; break;
+		case 'r': opts.run_name = op.arg; break;
 		case 'f':
-			if (rm_format_parse(optarg, &opts.format))
-				return rm_cmd_usage_error(&cmd_import, "unknown format '%s'", optarg);
+			if (rm_format_parse(op.arg, &opts.format))
+				return rm_cmd_usage_error(&cmd_import, "unknown format '%s'", op.arg);
 			break;
-		case 'l': opts.loss_key = optarg; break;
-		case 's': opts.step_key = optarg; break;
-		case 'p': opts.batch_prefix = optarg; break;
-		case 'L': opts.length_key = optarg; break;
-		case 'C': opts.count_key = optarg; break;
+		case 'l': opts.loss_key = op.arg; break;
+		case 's': opts.step_key = op.arg; break;
+		case 'p': opts.batch_prefix = op.arg; break;
+		case 'L': opts.length_key = op.arg; break;
+		case 'C': opts.count_key = op.arg; break;
 		case 'b':
 			free(bounds);
-			if (rm_parse_bounds(optarg, &bounds, &opts.nbounds))
+			if (rm_parse_bounds(op.arg, &bounds, &opts.nbounds))
 				return rm_cmd_usage_error(&cmd_import,
 				                          "--buckets wants 2 to 33 increasing lengths, like"
 				                          " 0,770,1216,8192 (got '%s')",
-				                          optarg);
+				                          op.arg);
 			opts.bounds = bounds;
 			break;
 		case 'k': opts.skip_bad = 1; break;
 		case 'X': opts.explain = stdout; break;
 		case 'P': {
 			char why[128];
-			if (rm_log_pattern_check(optarg, why, sizeof(why))) {
+			if (rm_log_pattern_check(op.arg, why, sizeof(why))) {
 				free(bounds);
-				return rm_cmd_usage_error(&cmd_import, "--pattern '%s': %s", optarg, why);
+				return rm_cmd_usage_error(&cmd_import, "--pattern '%s': %s", op.arg, why);
 			}
-			opts.pattern = optarg;
+			opts.pattern = op.arg;
 			break;
 		}
 		case 'E':
-			if (rm_parse_int(optarg, 1, &opts.log_every) || opts.log_every > 1000000000) {
+			if (rm_parse_int(op.arg, 1, &opts.log_every) || opts.log_every > 1000000000) {
 				free(bounds);
 				return rm_cmd_usage_error(&cmd_import,
 				                          "--log-every wants a whole number of steps >= 1");
 			}
 			break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': free(bounds); return rm_cmd_help(&cmd_import);
-		default: free(bounds); return rm_cmd_usage_error(&cmd_import, "bad option");
+		default: free(bounds); return RM_EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
+	if (op.ind >= argc) {
 		free(bounds);
 		return rm_cmd_usage_error(&cmd_import, "no file to import");
 	}
@@ -250,7 +242,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		goto out;
 	if ((code = rm_ctx_open_store(ctx, &st)))
 		goto out;
-	if (rm_import(st, &opts, argv + optind, argc - optind, &rep, &err)) {
+	if (rm_import(st, &opts, argv + op.ind, argc - op.ind, &rep, &err)) {
 		rm_error("%s", err.msg);
 		/* One transaction: whatever failed, the database is as it was. */
 		fprintf(stderr, "runmon: nothing was imported%s\n",
@@ -272,4 +264,14 @@ out:
 	return code;
 }
 
-const struct rm_cmd cmd_import = {"import", "import history files and batch sidecars", usage_text, run_import};
+const struct rm_cmd cmd_import = {
+    .name = "import",
+    .summary = "import history files and batch sidecars",
+    .synopsis = "[options] FILE...",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 imported, 2 usage error or bad input (nothing is imported), 4 database or file system error.",
+    .run = run_import,
+};

@@ -3,7 +3,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,36 +15,47 @@
 #include "runmon/common.h"
 #include "runmon/wandb.h"
 
-static const char usage_text[] = "usage: runmon report [RUN...|--all] [options]\n"
-                                 "\n"
-                                 "Diagnoses runs and writes one report: a self-contained HTML file (inline SVG,\n"
-                                 "no scripts), Markdown for chat or a pull request, or JSON (the diagnosis\n"
-                                 "schema, for several runs). Per run: the verdict and fix, the loss coloured by\n"
-                                 "bucket with the bucket-adjusted curve over it, ladders and spikes marked,\n"
-                                 "per-bucket loss distributions, the bucket of each batch, and the evidence.\n"
-                                 "Findings are stored as by diagnose. Reports read the database: run `runmon\n"
-                                 "sync` first for W&B runs.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --all              every run (with --since: those updated recently)\n"
-                                 "  --since DURATION   with --all: runs imported or synced in the last\n"
-                                 "                     DURATION (30m, 24h, 7d)\n"
-                                 "  --format FMT       html, md or json (default: from -o's extension, else html)\n"
-                                 "  -o, --output FILE  write FILE (atomically; - is standard output; without\n"
-                                 "                     -o, HTML for a terminal goes to runmon-report-RUN.html)\n"
-                                 "  --fail-on LEVEL    exit 1 when a run reaches info, warn (default) or critical\n"
-                                 "  --fail-on-new LEVEL\n"
-                                 "                     exit 1 only when something reached LEVEL since the\n"
-                                 "                     baseline: a new or risen run, a finding that appeared\n"
-                                 "  --since-report WHEN compare with the latest report at least WHEN old\n"
-                                 "                     (a duration: 20h, 7d; or a time: 2026-12-01,\n"
-                                 "                     2026-12-01T06:00:00Z); default: the latest report\n"
-                                 "  --baseline FILE    compare with a JSON report written earlier\n"
-                                 "  --db PATH          database file\n"
-                                 "\n"
-                                 "Each report is kept in the database (its runs' severities, verdicts and\n"
-                                 "findings) and opens with what changed since the baseline.\n"
-                                 "SOURCE_DATE_EPOCH, when set, is used as the generation time.\n";
+static const char about[] = "Diagnoses runs and writes one report: a self-contained HTML file (inline SVG,\n"
+                            "no scripts), Markdown for chat or a pull request, or JSON (the diagnosis\n"
+                            "schema, for several runs). Per run: the verdict and fix, the loss coloured by\n"
+                            "bucket with the bucket-adjusted curve over it, ladders and spikes marked,\n"
+                            "per-bucket loss distributions, the bucket of each batch, and the evidence.\n"
+                            "Findings are stored as by diagnose. Reports read the database: run `runmon\n"
+                            "sync` first for W&B runs.";
+
+static const char notes[] = "Each report is kept in the database (its runs' severities, verdicts and\n"
+                            "findings) and opens with what changed since the baseline.\n"
+                            "SOURCE_DATE_EPOCH, when set, is used as the generation time.";
+
+static const struct rm_opt options[] = {
+    {"all", 'a', NULL, RM_ARG_NONE, "every run (with --since: those updated recently)", NULL, NULL, 0},
+    {"since", 's', "WHEN", RM_ARG_WHEN,
+     "with --all: runs imported or synced since WHEN, a duration ago (30m, 24h, 7d) or a date (2026-12-01)", NULL, NULL,
+     0},
+    {"format", 'f', "FMT", RM_ARG_CHOICE, "html, md or json", "from -o's extension, else html", "html md json", 0},
+    {"output", 'o', "FILE", RM_ARG_PATH,
+     "write FILE (atomically; - is standard output; without -o, HTML for a terminal goes to runmon-report-RUN.html)",
+     NULL, NULL, 'o'},
+    {"fail-on", 'F', "LEVEL", RM_ARG_CHOICE, "exit 1 when a run reaches info, warn (default) or critical", NULL,
+     "info warn critical", 0},
+    {"fail-on-new", 'N', "LEVEL", RM_ARG_CHOICE,
+     "exit 1 only when something reached LEVEL since the baseline: a new or risen run, a finding that appeared", NULL,
+     "info warn critical", 0},
+    {"since-report", 'S', "WHEN", RM_ARG_WHEN,
+     "compare with the latest report at least WHEN old (a duration: 20h, 7d; or a time: 2026-12-01, "
+     "2026-12-01T06:00:00Z)",
+     "the latest report", NULL, 0},
+    {"baseline", 'B', "FILE", RM_ARG_PATH, "compare with a JSON report written earlier", NULL, NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon report --all -o report.html",
+    "runmon report --all --since 24h --format md -o digest.md",
+    "runmon report demo-homogeneous demo-interleaved -o two.html",
+    "runmon report --all --fail-on-new warn -o /dev/null",
+    NULL,
+};
 
 /* Where the report went and why the exit is what it is: a cron job's log
  * and a user at a terminal both see it (stderr; stdout may be the report). */
@@ -67,56 +77,50 @@ static void tell_outcome(const struct rm_report_spec *spec, size_t n, const stru
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"all", no_argument, NULL, 'a'},
-	    {"since", required_argument, NULL, 's'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"fail-on", required_argument, NULL, 'F'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"fail-on-new", required_argument, NULL, 'N'},
-	    {"since-report", required_argument, NULL, 'S'},
-	    {"baseline", required_argument, NULL, 'B'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	int c, all = 0, code, fail_on_given = 0, new_given = 0;
-	double since = -1, report_age = 0, report_at = -1;
+	double report_age = 0, report_at = -1;
+	struct rm_since since;
+	int has_since = 0;
 	const char *format = NULL, *output = NULL, *baseline = NULL, *since_report = NULL;
 	enum rm_severity fail_on = RM_SEV_WARN, fail_on_new = RM_SEV_WARN;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_report, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'a': all = 1; break;
 		case 's':
-			if (rm_parse_duration(optarg, &since))
+			if (rm_parse_since(op.arg, &since) || since.kind == RM_SINCE_STEP)
 				return rm_cmd_usage_error(
-				    &cmd_report, "--since wants a duration like 30m, 24h or 7d, not '%s'", optarg);
+				    &cmd_report,
+				    "--since wants a duration (30m, 24h, 7d) or a date (2026-12-01), not"
+				    " '%s'%s",
+				    op.arg, since.kind == RM_SINCE_STEP ? ": a report has no steps" : "");
+			has_since = 1;
 			break;
-		case 'f': format = optarg; break;
-		case 'o': output = optarg; break;
+		case 'f': format = op.arg; break;
+		case 'o': output = op.arg; break;
 		case 'F':
 			fail_on_given = 1;
-			if (rm_severity_parse(optarg, &fail_on))
+			if (rm_severity_parse(op.arg, &fail_on))
 				return rm_cmd_usage_error(&cmd_report, "--fail-on wants info, warn or critical");
 			break;
 		case 'N':
-			if (rm_severity_parse(optarg, &fail_on_new))
+			if (rm_severity_parse(op.arg, &fail_on_new))
 				return rm_cmd_usage_error(&cmd_report, "--fail-on-new wants info, warn or critical");
 			new_given = 1;
 			break;
 		case 'S':
-			since_report = optarg;
-			if (rm_parse_duration(optarg, &report_age) && rm_parse_utc(optarg, &report_at))
+			since_report = op.arg;
+			if (rm_parse_duration(op.arg, &report_age) && rm_parse_utc(op.arg, &report_at))
 				return rm_cmd_usage_error(&cmd_report,
 				                          "--since-report wants a duration (20h, 7d) or a UTC time "
 				                          "(2026-12-01, 2026-12-01T06:00:00Z), not '%s'",
-				                          optarg);
+				                          op.arg);
 			break;
-		case 'B': baseline = optarg; break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'B': baseline = op.arg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_report);
-		default: return rm_cmd_usage_error(&cmd_report, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
 	if (!format && output && strcmp(output, "-")) {
@@ -137,16 +141,16 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		format = "html";
 	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
 		return rm_cmd_usage_error(&cmd_report, "--format wants html, md or json");
-	if (all && optind < argc)
+	if (all && op.ind < argc)
 		return rm_cmd_usage_error(&cmd_report, "name runs, or --all (not both)");
-	if (!all && optind >= argc)
+	if (!all && op.ind >= argc)
 		return rm_cmd_usage_error(&cmd_report, "no run given: name runs, or --all");
 	/* HTML on a terminal is 100 KB of noise: it goes to a file named for
 	 * the run, in the current directory, and the line below says where. */
 	char named[300];
 	if (!strcmp(format, "html") && (!output || !strcmp(output, "-")) && isatty(STDOUT_FILENO)) {
-		snprintf(named, sizeof(named), "runmon-report%s%.200s.html", all || argc - optind > 1 ? "" : "-",
-		         all || argc - optind > 1 ? "" : argv[optind]);
+		snprintf(named, sizeof(named), "runmon-report%s%.200s.html", all || argc - op.ind > 1 ? "" : "-",
+		         all || argc - op.ind > 1 ? "" : argv[op.ind]);
 		for (char *p = named + strlen("runmon-report"); *p; p++)
 			if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_'))
 				*p = '-';
@@ -175,12 +179,12 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		}
 		ids = rm_xmalloc((ln ? ln : 1) * sizeof(int64_t));
 		for (size_t i = 0; i < ln; i++)
-			if (since < 0 || list[i].synced_at >= now - since)
+			if (!has_since || list[i].synced_at >= rm_since_time(&since, now))
 				ids[n++] = list[i].id;
 		rm_run_info_free(list, ln);
 	} else {
-		ids = rm_xmalloc((size_t)(argc - optind) * sizeof(int64_t));
-		for (int i = optind; i < argc; i++)
+		ids = rm_xmalloc((size_t)(argc - op.ind) * sizeof(int64_t));
+		for (int i = op.ind; i < argc; i++)
 			if (rm_store_find_run(st, argv[i], &ids[n++], &err)) {
 				rm_error("%s", err.msg);
 				free(ids);
@@ -210,5 +214,15 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	return code;
 }
 
-const struct rm_cmd cmd_report = {"report", "write an HTML, Markdown or JSON health report of runs", usage_text,
-                                  run_report};
+const struct rm_cmd cmd_report = {
+    .name = "report",
+    .summary = "write an HTML, Markdown or JSON health report of runs",
+    .synopsis = "[RUN...|--all] [options]",
+    .about = about,
+    .opts = options,
+    .notes = notes,
+    .examples = examples,
+    .exit_status = "0 no run at the failing level, 1 a run at or above it (or, with --fail-on-new, something new "
+                   "there), 2 usage error or unknown run, 4 database or file system error.",
+    .run = run_report,
+};

@@ -1,7 +1,6 @@
 /*
  * cmd_runs.c - `runmon runs`: what the database holds, one line per run.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,14 +9,19 @@
 #include "cmd/cli.h"
 #include "runmon/common.h"
 
-static const char usage_text[] = "usage: runmon runs [--json]\n"
-                                 "\n"
-                                 "Lists the runs in the database: steps stored, step range, the share of steps\n"
-                                 "with batch composition, the loss key and when it was last imported or synced.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --json      one JSON object per run in an array\n"
-                                 "  --db PATH   database file\n";
+static const char about[] = "Lists the runs in the database: steps stored, step range, the share of steps\n"
+                            "with batch composition, the loss key and when it was last imported or synced.";
+
+static const struct rm_opt options[] = {
+    {"json", 'j', NULL, RM_ARG_NONE, "one JSON object per run in an array", NULL, NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon runs",
+    "runmon runs --json",
+    NULL,
+};
 
 /* The name people use for a run: entity/project/id for W&B runs. */
 static void run_path(const struct rm_run_info *r, char *buf, size_t n)
@@ -93,24 +97,19 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 
 static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	int c, json = 0, code;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_runs, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_runs);
-		default: return rm_cmd_usage_error(&cmd_runs, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
-	if (optind < argc)
-		return rm_cmd_usage_error(&cmd_runs, "unexpected argument '%s'", argv[optind]);
+	if (op.ind < argc)
+		return rm_cmd_usage_error(&cmd_runs, "unexpected argument '%s'", argv[op.ind]);
 	struct rm_store *st;
 	struct rm_run_info *runs;
 	size_t n;
@@ -131,4 +130,14 @@ static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 	return RM_EXIT_OK;
 }
 
-const struct rm_cmd cmd_runs = {"runs", "list the runs in the database", usage_text, run_runs};
+const struct rm_cmd cmd_runs = {
+    .name = "runs",
+    .summary = "list the runs in the database",
+    .synopsis = "[--json]",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 listed, 2 usage error or no database yet, 4 database error.",
+    .run = run_runs,
+};

@@ -1,7 +1,6 @@
 /*
  * cmd_simulate.c - `runmon simulate`: a training run with known ground truth.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,46 +10,57 @@
 #include "runmon/parse.h"
 #include "runmon/sim.h"
 
-static const char usage_text[] =
-    "usage: runmon simulate [options]\n"
-    "\n"
-    "Simulates a length-bucketed training run: per-step batch composition under a\n"
-    "batching strategy and a loss with per-bucket levels (short ~0.55, medium ~1.1,\n"
-    "long 1.6-2.2), a decaying trend that drops at each epoch, and noise. The run\n"
-    "goes into the database (or, with --out, to history.jsonl + batches.jsonl).\n"
-    "\n"
-    "Options:\n"
-    "  --strategy S        sorted, chunked (default), bucketed-random, interleaved,\n"
-    "                      mixed or hf-megabatch\n"
-    "  --steps N           steps (default 20000)\n"
-    "  --seed N            random seed (default 1)\n"
-    "  --buckets B0,B1,..  bucket boundaries (default 0,770,1216,1728,2432,3296,8192;\n"
-    "                      with --lengths-from, 6 fitted to its lengths)\n"
-    "  --lengths-from PATH draw sequence lengths from a real distribution: a saved\n"
-    "                      dataset or Arrow file, or a lengths file (as `buckets`)\n"
-    "  --lengths-column NAME  its column of lengths (default as `buckets`)\n"
-    "  --log-every K       report the mean loss every K steps (default 1)\n"
-    "  --spikes KIND       none (default), bucket (resets in the longest bucket) or\n"
-    "                      checkpoint (resets right after each save)\n"
-    "  --save-every N      checkpoint interval in steps (default 500)\n"
-    "  --steps-per-epoch N epoch length (default steps/3)\n"
-    "  --run NAME          run name in the database (default sim-STRATEGY)\n"
-    "  --out DIR           write files to DIR instead of the database\n"
-    "  --no-bucket         record lengths only, no bucket id (as most trainers do)\n"
-    "  --lens              record each batch's own lengths (a sidecar's \"lens\") instead\n"
-    "                      of its statistics, as the Python recorder does\n"
-    "  --cumulative        record only cumulative counters on the loss rows\n"
-    "                      (elapsed_tokens, elapsed_examples): no per-batch\n"
-    "                      composition; with --out, no batches.jsonl\n"
-    "  --ranks R           data-parallel ranks, each with its own batch per step\n"
-    "                      (default 1); the step's loss is the mean over them\n"
-    "  --rank-mode M       how ranks draw batches: lockstep (every rank the step's\n"
-    "                      bucket), sharded (one global order dealt in turn;\n"
-    "                      default) or independent (a sampler per rank, each at\n"
-    "                      its own phase; bucketed strategies only)\n"
-    "  --micro M           micro-batches per rank and step (gradient accumulation,\n"
-    "                      default 1)\n"
-    "  --db PATH           database file\n";
+static const char about[] = "Simulates a length-bucketed training run: per-step batch composition under a\n"
+                            "batching strategy and a loss with per-bucket levels (short ~0.55, medium ~1.1,\n"
+                            "long 1.6-2.2), a decaying trend that drops at each epoch, and noise. The run\n"
+                            "goes into the database (or, with --out, to history.jsonl + batches.jsonl).";
+
+static const struct rm_opt options[] = {
+    {"strategy", 'S', "S", RM_ARG_CHOICE,
+     "sorted, chunked (default), bucketed-random, interleaved, mixed or hf-megabatch", NULL,
+     "sorted chunked bucketed-random interleaved mixed hf-megabatch", 0},
+    {"steps", 'n', "N", RM_ARG_COUNT, "steps", "20000", NULL, 0},
+    {"seed", 's', "N", RM_ARG_COUNT, "random seed", "1", NULL, 0},
+    {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT, "bucket boundaries",
+     "0,770,1216,1728,2432,3296,8192; with --lengths-from, 6 fitted to its lengths", NULL, 0},
+    {"log-every", 'k', "K", RM_ARG_COUNT, "report the mean loss every K steps", "1", NULL, 0},
+    {"spikes", 'p', "KIND", RM_ARG_CHOICE,
+     "none (default), bucket (resets in the longest bucket) or checkpoint (resets right after each save)", NULL,
+     "none bucket checkpoint", 0},
+    {"save-every", 'v', "N", RM_ARG_COUNT, "checkpoint interval in steps", "500", NULL, 0},
+    {"steps-per-epoch", 'e', "N", RM_ARG_COUNT, "epoch length", "steps/3", NULL, 0},
+    {"run", 'r', "NAME", RM_ARG_TEXT, "run name in the database", "sim-STRATEGY", NULL, 0},
+    {"out", 'o', "DIR", RM_ARG_PATH, "write files to DIR instead of the database", NULL, NULL, 0},
+    {"no-bucket", 'N', NULL, RM_ARG_NONE, "record lengths only, no bucket id (as most trainers do)", NULL, NULL, 0},
+    {"cumulative", 'U', NULL, RM_ARG_NONE,
+     "record only cumulative counters on the loss rows (elapsed_tokens, elapsed_examples): no per-batch composition; "
+     "with --out, no batches.jsonl",
+     NULL, NULL, 0},
+    {"lens", 'l', NULL, RM_ARG_NONE,
+     "record each batch's own lengths (a sidecar's \"lens\") instead of its statistics, as the Python recorder does",
+     NULL, NULL, 0},
+    {"lengths-from", 'L', "PATH", RM_ARG_PATH,
+     "draw sequence lengths from a real distribution: a saved dataset or Arrow file, or a lengths file (as `buckets`)",
+     NULL, NULL, 0},
+    {"lengths-column", 'C', "NAME", RM_ARG_TEXT, "its column of lengths", "as `buckets`", NULL, 0},
+    {"ranks", 'R', "R", RM_ARG_COUNT,
+     "data-parallel ranks, each with its own batch per step (default 1); the step's loss is the mean over them", NULL,
+     NULL, 0},
+    {"rank-mode", 'M', "M", RM_ARG_CHOICE,
+     "how ranks draw batches: lockstep (every rank the step's bucket), sharded (one global order dealt in turn; "
+     "default) or independent (a sampler per rank, each at its own phase; bucketed strategies only)",
+     NULL, "lockstep sharded independent", 0},
+    {"micro", 'm', "M", RM_ARG_COUNT, "micro-batches per rank and step (gradient accumulation, default 1)", NULL, NULL,
+     0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon simulate --strategy chunked --steps 20000",
+    "runmon simulate --strategy interleaved --run fixed",
+    "runmon simulate --strategy hf-megabatch --ranks 4 --no-bucket --out sim",
+    NULL,
+};
 
 struct sim_args {
 	struct rm_sim_opts o;
@@ -63,104 +73,84 @@ struct sim_args {
 /* Reads the options into a; -1 when they are fine, else the exit code. */
 static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct sim_args *a)
 {
-	static const struct option longopts[] = {
-	    {"strategy", required_argument, NULL, 'S'},
-	    {"steps", required_argument, NULL, 'n'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"buckets", required_argument, NULL, 'b'},
-	    {"log-every", required_argument, NULL, 'k'},
-	    {"spikes", required_argument, NULL, 'p'},
-	    {"save-every", required_argument, NULL, 'v'},
-	    {"steps-per-epoch", required_argument, NULL, 'e'},
-	    {"run", required_argument, NULL, 'r'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"no-bucket", no_argument, NULL, 'N'},
-	    {"cumulative", no_argument, NULL, 'U'},
-	    {"lens", no_argument, NULL, 'l'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"lengths-from", required_argument, NULL, 'L'},
-	    {"lengths-column", required_argument, NULL, 'C'},
-	    {"ranks", required_argument, NULL, 'R'},
-	    {"rank-mode", required_argument, NULL, 'M'},
-	    {"micro", required_argument, NULL, 'm'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	int c;
 	int64_t v;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_simulate, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'S':
-			if (rm_sim_strategy_parse(optarg, &a->o.strategy))
-				return rm_cmd_usage_error(&cmd_simulate, "unknown strategy '%s'", optarg);
+			if (rm_sim_strategy_parse(op.arg, &a->o.strategy))
+				return rm_cmd_usage_error(&cmd_simulate, "unknown strategy '%s'", op.arg);
 			break;
 		case 'n':
-			if (rm_parse_int(optarg, 100, &a->o.steps) || a->o.steps > 100000000)
+			if (rm_parse_int(op.arg, 100, &a->o.steps) || a->o.steps > 100000000)
 				return rm_cmd_usage_error(&cmd_simulate, "--steps wants 100..100000000");
 			break;
 		case 's':
-			if (rm_parse_int(optarg, 0, &v))
+			if (rm_parse_int(op.arg, 0, &v))
 				return rm_cmd_usage_error(&cmd_simulate, "--seed wants a non-negative integer");
 			a->o.seed = (uint64_t)v;
 			break;
 		case 'b':
 			free(a->bounds);
 			a->bounds = NULL;
-			if (rm_parse_bounds(optarg, &a->bounds, &a->o.nbounds) || a->o.nbounds > 33)
+			if (rm_parse_bounds(op.arg, &a->bounds, &a->o.nbounds) || a->o.nbounds > 33)
 				return rm_cmd_usage_error(&cmd_simulate, "--buckets wants 2 to 33 increasing lengths");
 			a->o.bounds = a->bounds;
 			break;
 		case 'k':
-			if (rm_parse_int(optarg, 1, &v) || v > 100000)
+			if (rm_parse_int(op.arg, 1, &v) || v > 100000)
 				return rm_cmd_usage_error(&cmd_simulate, "--log-every wants 1..100000");
 			a->o.log_every = (int)v;
 			break;
 		case 'N': a->o.no_bucket = 1; break;
 		case 'U': a->o.cumulative = a->o.no_bucket = 1; break;
 		case 'p':
-			if (!strcmp(optarg, "none"))
+			if (!strcmp(op.arg, "none"))
 				a->o.spikes = RM_SIM_SPIKES_NONE;
-			else if (!strcmp(optarg, "bucket"))
+			else if (!strcmp(op.arg, "bucket"))
 				a->o.spikes = RM_SIM_SPIKES_BUCKET;
-			else if (!strcmp(optarg, "checkpoint"))
+			else if (!strcmp(op.arg, "checkpoint"))
 				a->o.spikes = RM_SIM_SPIKES_CHECKPOINT;
 			else
 				return rm_cmd_usage_error(&cmd_simulate, "--spikes wants none, bucket or checkpoint");
 			break;
 		case 'v':
-			if (rm_parse_int(optarg, 2, &a->o.save_every))
+			if (rm_parse_int(op.arg, 2, &a->o.save_every))
 				return rm_cmd_usage_error(&cmd_simulate, "--save-every wants a step count >= 2");
 			break;
 		case 'e':
-			if (rm_parse_int(optarg, 1, &a->o.steps_per_epoch))
+			if (rm_parse_int(op.arg, 1, &a->o.steps_per_epoch))
 				return rm_cmd_usage_error(&cmd_simulate, "--steps-per-epoch wants a step count");
 			break;
-		case 'r': a->run = optarg; break;
-		case 'o': a->out = optarg; break;
-		case 'L': a->lengths_from = optarg; break;
-		case 'C': a->lo.column = optarg; break;
+		case 'r': a->run = op.arg; break;
+		case 'o': a->out = op.arg; break;
+		case 'L': a->lengths_from = op.arg; break;
+		case 'C': a->lo.column = op.arg; break;
 		case 'R':
-			if (rm_parse_int(optarg, 1, &v) || v > 1024)
+			if (rm_parse_int(op.arg, 1, &v) || v > 1024)
 				return rm_cmd_usage_error(&cmd_simulate, "--ranks wants 1..1024");
 			a->o.ranks = (int)v;
 			break;
 		case 'M':
-			if (rm_sim_rank_mode_parse(optarg, &a->o.rank_mode))
+			if (rm_sim_rank_mode_parse(op.arg, &a->o.rank_mode))
 				return rm_cmd_usage_error(&cmd_simulate,
 				                          "--rank-mode wants lockstep, sharded or independent");
 			break;
 		case 'm':
-			if (rm_parse_int(optarg, 1, &v) || v > 64)
+			if (rm_parse_int(op.arg, 1, &v) || v > 64)
 				return rm_cmd_usage_error(&cmd_simulate, "--micro wants 1..64");
 			a->o.micro = (int)v;
 			break;
 		case 'l': a->o.lens = 1; break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_simulate);
-		default: return rm_cmd_usage_error(&cmd_simulate, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
+	if (op.ind < argc)
+		return rm_cmd_usage_error(&cmd_simulate, "unexpected argument '%s'", argv[op.ind]);
 	return -1;
 }
 
@@ -203,10 +193,6 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	if (code >= 0)
 		goto out;
 	code = RM_EXIT_USAGE;
-	if (optind < argc) {
-		code = rm_cmd_usage_error(&cmd_simulate, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
 	struct rm_err err;
 	if (a.lo.column && !a.lengths_from) {
 		code = rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
@@ -264,5 +250,14 @@ out:
 	return code;
 }
 
-const struct rm_cmd cmd_simulate = {"simulate", "simulate a bucketed training run with known ground truth", usage_text,
-                                    run_simulate};
+const struct rm_cmd cmd_simulate = {
+    .name = "simulate",
+    .summary = "simulate a bucketed training run with known ground truth",
+    .synopsis = "[options]",
+    .about = about,
+    .opts = options,
+    .notes = NULL,
+    .examples = examples,
+    .exit_status = "0 written, 2 usage error, 4 database or file system error.",
+    .run = run_simulate,
+};

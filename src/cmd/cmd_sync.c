@@ -1,7 +1,6 @@
 /*
  * cmd_sync.c - `runmon sync`: pull W&B runs into the database.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -14,48 +13,54 @@
 #include "runmon/wandb.h"
 #include "runmon/common.h"
 
-static const char usage_text[] = "usage: runmon sync [options] ENTITY/PROJECT/RUN_ID...\n"
-                                 "       runmon sync [options] ENTITY/PROJECT [--state STATE] [--since DATE]\n"
-                                 "\n"
-                                 "Pulls run metadata and full-resolution history (HistoryPage step windows)\n"
-                                 "from the W&B API into the database, incrementally: only steps after the\n"
-                                 "last synced one are fetched. Each window is committed with the sync cursor,\n"
-                                 "so an interrupted sync resumes with no gap and no duplicate. Batch keys\n"
-                                 "(batch/bucket, batch/max_len, ...) land in the batches table.\n"
-                                 "\n"
-                                 "Authentication: WANDB_API_KEY, else the ~/.netrc (or $NETRC) entry for the\n"
-                                 "API host. WANDB_BASE_URL selects a self-hosted server (default\n"
-                                 "https://api.wandb.ai); WANDB_HTTP_TIMEOUT sets the per-request timeout (s).\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --jobs N            windows in flight at once, fixed (default: adaptive,\n"
-                                 "                      from 2, more while throughput rises and latency\n"
-                                 "                      holds, halved on 429, 5xx, timeouts, latency jumps)\n"
-                                 "  --max-jobs N        the most the adaptive number reaches (default 16)\n"
-                                 "  --page-size N       steps per window (default 1000)\n"
-                                 "  --retry-max N       retries of a failed request (default 8); connection\n"
-                                 "                      errors, timeouts, 408, 429 and 5xx are retried with\n"
-                                 "                      backoff, honouring Retry-After and RateLimit-Reset\n"
-                                 "  --retry-wait D      first backoff (500ms, 2s), doubling to 60s (default 2s)\n"
-                                 "  --stats             at exit, print requests, 429s, windows in flight and\n"
-                                 "                      the rate-limit state on stderr\n"
-                                 "  --loss-key KEY      loss key (default: detect)\n"
-                                 "  --batch-prefix P    prefix of batch keys (default batch/)\n"
-                                 "  --buckets B0,B1,..  bucket boundaries, for rows without batch/bucket\n"
-                                 "  --full              fetch from step 0 again\n"
-                                 "  --state STATE       with ENTITY/PROJECT: only runs in this state\n"
-                                 "  --since DATE        with ENTITY/PROJECT: only runs created after DATE\n"
-                                 "                      (YYYY-MM-DD)\n"
-                                 "  --db PATH           database file\n"
-                                 "\n"
-                                 "Requests are paced by the quota W&B advertises (RateLimit-Remaining and\n"
-                                 "RateLimit-Reset on each response): what is left is spent evenly until the\n"
-                                 "reset, so the server does not have to refuse. No wait lasts over 600 s\n"
-                                 "(a larger Retry-After or RateLimit-Reset counts as 600 s), and SIGINT or\n"
-                                 "SIGTERM ends any wait at once, keeping the windows fetched.\n"
-                                 "\n"
-                                 "Exit status: 0 synced, 2 usage error or run not found, 3 network or server\n"
-                                 "error, 4 database error, 130/143 interrupted by SIGINT/SIGTERM.\n";
+static const char about[] = "Pulls run metadata and full-resolution history (HistoryPage step windows)\n"
+                            "from the W&B API into the database, incrementally: only steps after the\n"
+                            "last synced one are fetched. Each window is committed with the sync cursor,\n"
+                            "so an interrupted sync resumes with no gap and no duplicate. Batch keys\n"
+                            "(batch/bucket, batch/max_len, ...) land in the batches table.\n"
+                            "\n"
+                            "Authentication: WANDB_API_KEY, else the ~/.netrc (or $NETRC) entry for the\n"
+                            "API host. WANDB_BASE_URL selects a self-hosted server (default\n"
+                            "https://api.wandb.ai); WANDB_HTTP_TIMEOUT sets the per-request timeout (s).";
+
+static const char notes[] = "Requests are paced by the quota W&B advertises (RateLimit-Remaining and\n"
+                            "RateLimit-Reset on each response): what is left is spent evenly until the\n"
+                            "reset, so the server does not have to refuse. No wait lasts over 600 s\n"
+                            "(a larger Retry-After or RateLimit-Reset counts as 600 s), and SIGINT or\n"
+                            "SIGTERM ends any wait at once, keeping the windows fetched.";
+
+static const struct rm_opt options[] = {
+    {"jobs", 'j', "N", RM_ARG_COUNT, "windows in flight at once, fixed",
+     "adaptive, from 2, more while throughput rises and latency holds, halved on 429, 5xx, timeouts, latency jumps",
+     NULL, 0},
+    {"max-jobs", 'J', "N", RM_ARG_COUNT, "the most the adaptive number reaches", "16", NULL, 0},
+    {"stats", 'T', NULL, RM_ARG_NONE,
+     "at exit, print requests, 429s, windows in flight and the rate-limit state on stderr", NULL, NULL, 0},
+    {"page-size", 'p', "N", RM_ARG_COUNT, "steps per window", "1000", NULL, 0},
+    {"retry-max", 'r', "N", RM_ARG_COUNT,
+     "retries of a failed request (default 8); connection errors, timeouts, 408, 429 and 5xx are retried with backoff, "
+     "honouring Retry-After and RateLimit-Reset",
+     NULL, NULL, 0},
+    {"retry-wait", 'w', "D", RM_ARG_DURATION, "first backoff (500ms, 2s), doubling to 60s", "2s", NULL, 0},
+    {"loss-key", 'l', "KEY", RM_ARG_TEXT, "loss key", "detect", NULL, 0},
+    {"batch-prefix", 'P', "P", RM_ARG_TEXT, "prefix of batch keys", "batch/", NULL, 0},
+    {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT, "bucket boundaries, for rows without batch/bucket", NULL, NULL, 0},
+    {"full", 'f', NULL, RM_ARG_NONE, "fetch from step 0 again", NULL, NULL, 0},
+    {"state", 's', "STATE", RM_ARG_CHOICE, "with ENTITY/PROJECT: only runs in this state", NULL,
+     "running finished crashed failed killed", 0},
+    {"since", 'S', "WHEN", RM_ARG_WHEN,
+     "with ENTITY/PROJECT: only runs created since WHEN, a date (2026-12-01, 2026-12-01T06:00:00Z) or a duration ago "
+     "(7d)",
+     NULL, NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon sync acme/llm/ab12cd34",
+    "runmon sync acme/llm --state running",
+    "runmon sync --full --stats acme/llm/ab12cd34",
+    NULL,
+};
 
 struct progress {
 	int tty;
@@ -126,7 +131,7 @@ static char *project_filters(const char *state, const char *since)
 	if (state)
 		json_array_append_new(and, json_pack("{s:s}", "state", state));
 	if (since)
-		json_array_append_new(and, json_pack("{s:{s:s+}}", "created_at", "$gt", since, "T00"));
+		json_array_append_new(and, json_pack("{s:{s:s}}", "created_at", "$gt", since));
 	json_t *q = json_array_size(and) == 0   ? json_object()
 	            : json_array_size(and) == 1 ? json_incref(json_array_get(and, 0))
 	                                        : json_pack("{s:O}", "$and", and);
@@ -134,14 +139,6 @@ static char *project_filters(const char *state, const char *since)
 	json_decref(q);
 	json_decref(and);
 	return text;
-}
-
-/* YYYY-MM-DD with a month and day in range. */
-static int is_date(const char *s)
-{
-	int y, m, d, n = 0;
-	return strlen(s) == 10 && sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && n == 10 && m >= 1 && m <= 12 &&
-	       d >= 1 && d <= 31;
 }
 
 /* The signal that asked the sync to stop (SIGINT, SIGTERM), or 0: the
@@ -219,41 +216,26 @@ static int sync_project(struct rm_store *st, struct rm_wandb *w, const char *ent
 
 static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 {
-	static const struct option longopts[] = {
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"max-jobs", required_argument, NULL, 'J'},
-	    {"stats", no_argument, NULL, 'T'},
-	    {"page-size", required_argument, NULL, 'p'},
-	    {"retry-max", required_argument, NULL, 'r'},
-	    {"retry-wait", required_argument, NULL, 'w'},
-	    {"loss-key", required_argument, NULL, 'l'},
-	    {"batch-prefix", required_argument, NULL, 'P'},
-	    {"buckets", required_argument, NULL, 'b'},
-	    {"full", no_argument, NULL, 'f'},
-	    {"state", required_argument, NULL, 's'},
-	    {"since", required_argument, NULL, 'S'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct rm_sync_opts o;
 	struct rm_wandb_opts wo = {.retry_max = -1};
 	const char *state = NULL, *since = NULL;
+	char since_buf[32];
 	int64_t *bounds = NULL, v;
 	int c, code = RM_EXIT_USAGE, stats = 0;
 	rm_sync_opts_default(&o);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_sync, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'j':
-			if (rm_parse_int(optarg, 1, &v) || v > 64) {
+			if (rm_parse_int(op.arg, 1, &v) || v > 64) {
 				rm_cmd_usage_error(&cmd_sync, "--jobs wants 1..64");
 				goto out;
 			}
 			wo.jobs = (int)v; /* pins the client's limit: every request, not only windows */
 			break;
 		case 'J':
-			if (rm_parse_int(optarg, 1, &v) || v > 64) {
+			if (rm_parse_int(op.arg, 1, &v) || v > 64) {
 				rm_cmd_usage_error(&cmd_sync, "--max-jobs wants 1..64");
 				goto out;
 			}
@@ -261,53 +243,62 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'T': stats = 1; break;
 		case 'p':
-			if (rm_parse_int(optarg, 1, &v) || v > 100000) {
+			if (rm_parse_int(op.arg, 1, &v) || v > 100000) {
 				rm_cmd_usage_error(&cmd_sync, "--page-size wants 1..100000");
 				goto out;
 			}
 			o.page_size = (int)v;
 			break;
 		case 'r':
-			if (rm_parse_int(optarg, 0, &v) || v > 100) {
+			if (rm_parse_int(op.arg, 0, &v) || v > 100) {
 				rm_cmd_usage_error(&cmd_sync, "--retry-max wants 0..100");
 				goto out;
 			}
 			wo.retry_max = (int)v;
 			break;
 		case 'w':
-			if (rm_parse_duration(optarg, &wo.backoff_min) ||
+			if (rm_parse_duration(op.arg, &wo.backoff_min) ||
 			    !(wo.backoff_min > 0 && wo.backoff_min <= 60)) {
 				rm_cmd_usage_error(&cmd_sync, "--retry-wait wants a duration in (0, 60s], not '%s'",
-				                   optarg);
+				                   op.arg);
 				goto out;
 			}
 			break;
-		case 'l': o.loss_key = optarg; break;
-		case 'P': o.batch_prefix = optarg; break;
+		case 'l': o.loss_key = op.arg; break;
+		case 'P': o.batch_prefix = op.arg; break;
 		case 'b':
 			free(bounds);
 			bounds = NULL;
-			if (rm_parse_bounds(optarg, &bounds, &o.nbounds)) {
+			if (rm_parse_bounds(op.arg, &bounds, &o.nbounds)) {
 				rm_cmd_usage_error(&cmd_sync, "--buckets wants 2 to 33 increasing lengths");
 				goto out;
 			}
 			o.bounds = bounds;
 			break;
 		case 'f': o.full = 1; break;
-		case 's': state = optarg; break;
-		case 'S':
-			if (!is_date(optarg)) {
-				rm_cmd_usage_error(&cmd_sync, "--since wants a date YYYY-MM-DD, not '%s'", optarg);
+		case 's': state = op.arg; break;
+		case 'S': {
+			struct rm_since sn;
+			if (rm_parse_since(op.arg, &sn) || sn.kind == RM_SINCE_STEP) {
+				rm_cmd_usage_error(
+				    &cmd_sync, "--since wants a date (2026-12-01) or a duration (7d), not '%s'%s",
+				    op.arg,
+				    sn.kind == RM_SINCE_STEP ? ": runs are chosen by when they were created" : "");
 				goto out;
 			}
-			since = optarg;
+			time_t t = (time_t)rm_since_time(&sn, (double)time(NULL));
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			strftime(since_buf, sizeof(since_buf), "%Y-%m-%dT%H:%M:%S", &tm);
+			since = since_buf;
 			break;
-		case 'D': ctx->db_path = optarg; break;
+		}
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': code = rm_cmd_help(&cmd_sync); goto out;
-		default: rm_cmd_usage_error(&cmd_sync, "bad option"); goto out;
+		default: code = RM_EXIT_USAGE; goto out;
 		}
 	}
-	if (optind >= argc) {
+	if (op.ind >= argc) {
 		rm_cmd_usage_error(&cmd_sync, "no run or project given");
 		goto out;
 	}
@@ -334,7 +325,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 	sigaction(SIGTERM, &sa, NULL);
 	o.cancel = &interrupted;
 	rm_http_set_cancel(rm_wandb_http(w), &interrupted);
-	for (int i = optind; i < argc && !interrupted; i++) {
+	for (int i = op.ind; i < argc && !interrupted; i++) {
 		char *copy = rm_xstrdup(argv[i]), *parts[4];
 		int n = split_path(copy, parts), rc;
 		if (n == 3) {
@@ -361,4 +352,15 @@ out:
 	return code;
 }
 
-const struct rm_cmd cmd_sync = {"sync", "pull runs from the W&B API (incremental, resumable)", usage_text, run_sync};
+const struct rm_cmd cmd_sync = {
+    .name = "sync",
+    .summary = "pull runs from the W&B API (incremental, resumable)",
+    .synopsis = "[options] ENTITY/PROJECT/RUN_ID...\n[options] ENTITY/PROJECT [--state STATE] [--since WHEN]",
+    .about = about,
+    .opts = options,
+    .notes = notes,
+    .examples = examples,
+    .exit_status = "0 synced, 2 usage error or run not found, 3 network or server error, 4 database error, 130/143 "
+                   "interrupted by SIGINT/SIGTERM.",
+    .run = run_sync,
+};

@@ -3,7 +3,6 @@
  * findings: the homogeneous-batching verdict and loss resets that cluster
  * by bucket.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,58 +15,66 @@
 #include "runmon/watch.h"
 #include "runmon/wandb.h"
 
-static const char usage_text[] = "usage: runmon watch [options] RUN...\n"
-                                 "       runmon watch [options] --wandb-dir DIR [RUN...]\n"
-                                 "\n"
-                                 "Each tick: syncs each W&B run (ENTITY/PROJECT/ID; local runs are read as\n"
-                                 "stored), reads what its batch sidecar gained, diagnoses it, and alerts on\n"
-                                 "findings at --min-severity or above: the verdict (homogeneous batching,\n"
-                                 "checkpoint resets, ...) and loss resets that cluster by bucket. Each alert\n"
-                                 "carries its evidence, the W&B run page and the fix, and is sent once per\n"
-                                 "channel across restarts (again only if its severity rises). A failed\n"
-                                 "delivery is retried with backoff and, if it still fails, recorded and tried\n"
-                                 "again next tick. A W&B outage is reported once and the watch goes on. A run\n"
-                                 "that finishes gets a final diagnosis and is dropped; watch exits when none\n"
-                                 "is left (with --metrics, it serves their last values until stopped).\n"
-                                 "SIGINT/SIGTERM: the current write completes, and watch exits 0.\n"
-                                 "\n"
-                                 "Options:\n"
-                                 "  --once               one tick, then exit (for cron); exit 3 when an alert\n"
-                                 "                       delivery failed (it is retried on the next run)\n"
-                                 "  --every DURATION     time between ticks (default 60s)\n"
-                                 "  --batches RUN=FILE   tail RUN's growing batch sidecar, JSON lines, CSV (FILE\n"
-                                 "                       ending .csv) or a console log (.log, .txt, .out)\n"
-                                 "                       (repeatable);\n"
-                                 "                       a half-written last line waits, truncation and\n"
-                                 "                       rotation (old file at FILE.1) are followed\n"
-                                 "  --buckets LIST       boundaries (0,770,...) for sidecar rows without a bucket\n"
-                                 "  --wandb-dir DIR      follow the runs the W&B SDK writes under DIR (its wandb/\n"
-                                 "                       directory, offline or online) from their run-ID.wandb\n"
-                                 "                       files, new runs included; watch then runs until stopped\n"
-                                 "  --window STEPS       between full diagnoses, a tick with new rows runs the\n"
-                                 "                       detectors on the last STEPS steps (default 5000;\n"
-                                 "                       0: a full diagnosis every time)\n"
-                                 "  --diagnose-every D   diagnose a run with new rows in full (and store the\n"
-                                 "                       findings) at least this often (default 30m; sooner\n"
-                                 "                       when it grew by 10%, 200 rows at least, or finished)\n"
-                                 "  --stats              at exit, print the CPU time per tick on stderr\n"
-                                 "  --metrics ADDR:PORT  serve Prometheus metrics of the watched runs while\n"
-                                 "                       watching (PORT alone: on 127.0.0.1); watch then runs\n"
-                                 "                       until stopped; /-/healthy and /-/ready as well\n"
-                                 "  --metrics-path PATH  where the metrics are served (default /metrics)\n"
-                                 "  --webhook URL        POST alerts in Alertmanager's webhook shape (repeatable)\n"
-                                 "  --slack-webhook URL  post alerts to a Slack incoming webhook\n"
-                                 "  --wandb-alert        raise W&B alerts on the run (notifyScriptableRunAlert)\n"
-                                 "  --min-severity LVL   info, warn (default) or critical\n"
-                                 "  --max-per-hour N     messages per channel per hour (default 30); beyond\n"
-                                 "                       that, alerts wait and a warning says so\n"
-                                 "  --offline            do not sync W&B runs\n"
-                                 "  --retry-max N        retries of a failed delivery or request (default 8)\n"
-                                 "  --retry-wait D       first backoff (default 2s)\n"
-                                 "  --db PATH            database file\n"
-                                 "\n"
-                                 "Alerts are also printed on stdout, one line each. A duration is a number of\n"
-                                 "seconds with an optional unit: 500ms, 2s, 5m, 24h, 7d.\n";
+static const char about[] = "Each tick: syncs each W&B run (ENTITY/PROJECT/ID; local runs are read as\n"
+                            "stored), reads what its batch sidecar gained, diagnoses it, and alerts on\n"
+                            "findings at --min-severity or above: the verdict (homogeneous batching,\n"
+                            "checkpoint resets, ...) and loss resets that cluster by bucket. Each alert\n"
+                            "carries its evidence, the W&B run page and the fix, and is sent once per\n"
+                            "channel across restarts (again only if its severity rises). A failed\n"
+                            "delivery is retried with backoff and, if it still fails, recorded and tried\n"
+                            "again next tick. A W&B outage is reported once and the watch goes on. A run\n"
+                            "that finishes gets a final diagnosis and is dropped; watch exits when none\n"
+                            "is left (with --metrics, it serves their last values until stopped).\n"
+                            "SIGINT/SIGTERM: the current write completes, and watch exits 0.";
+
+static const char notes[] = "Alerts are also printed on stdout, one line each. A duration is a number of\n"
+                            "seconds with an optional unit: 500ms, 2s, 5m, 24h, 7d.";
+
+static const struct rm_opt options[] = {
+    {"once", '1', NULL, RM_ARG_NONE,
+     "one tick, then exit (for cron); exit 3 when an alert delivery failed (it is retried on the next run)", NULL, NULL,
+     0},
+    {"every", 'e', "DURATION", RM_ARG_DURATION, "time between ticks", "60s", NULL, 0},
+    {"batches", 'b', "RUN=FILE", RM_ARG_TEXT,
+     "tail RUN's growing batch sidecar, JSON lines, CSV (FILE ending .csv) or a console log (.log, .txt, .out) "
+     "(repeatable); a half-written last line waits, truncation and rotation (old file at FILE.1) are followed",
+     NULL, NULL, 0},
+    {"diagnose-every", 'd', "D", RM_ARG_DURATION,
+     "diagnose a run with new rows in full (and store the findings) at least this often",
+     "30m; sooner when it grew by 10%, 200 rows at least, or finished", NULL, 0},
+    {"window", 'n', "STEPS", RM_ARG_STEP,
+     "between full diagnoses, a tick with new rows runs the detectors on the last STEPS steps",
+     "5000; 0: a full diagnosis every time", NULL, 0},
+    {"stats", 'S', NULL, RM_ARG_NONE, "at exit, print the CPU time per tick on stderr", NULL, NULL, 0},
+    {"metrics", 'P', "ADDR:PORT", RM_ARG_URI,
+     "serve Prometheus metrics of the watched runs while watching (PORT alone: on 127.0.0.1); watch then runs until "
+     "stopped; /-/healthy and /-/ready as well",
+     NULL, NULL, 0},
+    {"metrics-path", 'p', "PATH", RM_ARG_PATH, "where the metrics are served", "/metrics", NULL, 0},
+    {"max-per-hour", 'M', "N", RM_ARG_COUNT,
+     "messages per channel per hour (default 30); beyond that, alerts wait and a warning says so", NULL, NULL, 0},
+    {"buckets", 'B', "LIST", RM_ARG_TEXT, "boundaries (0,770,...) for sidecar rows without a bucket", NULL, NULL, 0},
+    {"wandb-dir", 'W', "DIR", RM_ARG_PATH,
+     "follow the runs the W&B SDK writes under DIR (its wandb/ directory, offline or online) from their run-ID.wandb "
+     "files, new runs included; watch then runs until stopped",
+     NULL, NULL, 0},
+    {"webhook", 'w', "URL", RM_ARG_URI, "POST alerts in Alertmanager's webhook shape (repeatable)", NULL, NULL, 0},
+    {"slack-webhook", 's', "URL", RM_ARG_URI, "post alerts to a Slack incoming webhook", NULL, NULL, 0},
+    {"wandb-alert", 'a', NULL, RM_ARG_NONE, "raise W&B alerts on the run (notifyScriptableRunAlert)", NULL, NULL, 0},
+    {"min-severity", 'm', "LVL", RM_ARG_CHOICE, "info, warn (default) or critical", NULL, "info warn critical", 0},
+    {"offline", 'o', NULL, RM_ARG_NONE, "do not sync W&B runs", NULL, NULL, 0},
+    {"retry-max", 'r', "N", RM_ARG_COUNT, "retries of a failed delivery or request", "8", NULL, 0},
+    {"retry-wait", 'R', "D", RM_ARG_DURATION, "first backoff", "2s", NULL, 0},
+    {0},
+};
+
+static const char *const examples[] = {
+    "runmon watch --once --webhook http://am:9093/api/v2/alerts acme/llm/ab12cd34",
+    "runmon watch --every 5m --metrics 9464 acme/llm/ab12cd34",
+    "runmon watch --wandb-dir wandb/ --slack-webhook https://hooks.slack.com/T/B/X",
+    "runmon watch --offline --batches my-run=batches.jsonl my-run",
+    NULL,
+};
 
 struct watch_opts {
 	struct rm_watch wt;
@@ -76,115 +83,95 @@ struct watch_opts {
 	int nhooks;
 	const char *slack, *buckets, *wandb_dir, *metrics, *metrics_path;
 	int wandb_alert, max_per_hour;
+	int first_run; /* argv[first_run..]: the runs named */
 };
 
 /* Reads the options into o; returns -1 when they are fine, else the exit
  * code. */
 static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct watch_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"once", no_argument, NULL, '1'},
-	    {"every", required_argument, NULL, 'e'},
-	    {"batches", required_argument, NULL, 'b'},
-	    {"diagnose-every", required_argument, NULL, 'd'},
-	    {"window", required_argument, NULL, 'n'},
-	    {"stats", no_argument, NULL, 'S'},
-	    {"metrics", required_argument, NULL, 'P'},
-	    {"metrics-path", required_argument, NULL, 'p'},
-	    {"max-per-hour", required_argument, NULL, 'M'},
-	    {"buckets", required_argument, NULL, 'B'},
-	    {"wandb-dir", required_argument, NULL, 'W'},
-	    {"webhook", required_argument, NULL, 'w'},
-	    {"slack-webhook", required_argument, NULL, 's'},
-	    {"wandb-alert", no_argument, NULL, 'a'},
-	    {"min-severity", required_argument, NULL, 'm'},
-	    {"offline", no_argument, NULL, 'o'},
-	    {"retry-max", required_argument, NULL, 'r'},
-	    {"retry-wait", required_argument, NULL, 'R'},
-	    {"db", required_argument, NULL, 'D'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	int c;
 	int64_t v;
 	double secs;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	struct rm_optparse op;
+	rm_optparse_init(&op, &cmd_watch, argc, argv);
+	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case '1': o->wt.once = 1; break;
 		case 'e':
-			if (rm_parse_duration(optarg, &o->wt.every) || o->wt.every < 0.1 || o->wt.every > 86400 * 365)
+			if (rm_parse_duration(op.arg, &o->wt.every) || o->wt.every < 0.1 || o->wt.every > 86400 * 365)
 				return rm_cmd_usage_error(
-				    &cmd_watch, "--every wants a duration from 100ms to 365d, not '%s'", optarg);
+				    &cmd_watch, "--every wants a duration from 100ms to 365d, not '%s'", op.arg);
 			break;
 		case 'w':
 			if (o->nhooks == 16)
 				return rm_cmd_usage_error(&cmd_watch, "at most 16 --webhook");
-			o->hooks[o->nhooks++] = optarg;
+			o->hooks[o->nhooks++] = op.arg;
 			break;
 		case 'b': {
-			char *eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || !eq[1])
+			char *eq = strchr(op.arg, '=');
+			if (!eq || eq == op.arg || !eq[1])
 				return rm_cmd_usage_error(&cmd_watch, "--batches wants RUN=FILE");
 			if (o->wt.nside == 16)
 				return rm_cmd_usage_error(&cmd_watch, "at most 16 --batches");
 			*eq = '\0';
-			o->wt.side[o->wt.nside++] = (struct rm_watch_sidecar){optarg, eq + 1, NULL};
+			o->wt.side[o->wt.nside++] = (struct rm_watch_sidecar){op.arg, eq + 1, NULL};
 			break;
 		}
-		case 'B': o->buckets = optarg; break;
-		case 'W': o->wandb_dir = optarg; break;
+		case 'B': o->buckets = op.arg; break;
+		case 'W': o->wandb_dir = op.arg; break;
 		case 'd':
-			if (rm_parse_duration(optarg, &o->wt.diagnose_every))
+			if (rm_parse_duration(op.arg, &o->wt.diagnose_every))
 				return rm_cmd_usage_error(
-				    &cmd_watch, "--diagnose-every wants a duration (30m, 1800), not '%s'", optarg);
+				    &cmd_watch, "--diagnose-every wants a duration (30m, 1800), not '%s'", op.arg);
 			break;
 		case 'S': o->wt.stats = 1; break;
-		case 'P': o->metrics = optarg; break;
+		case 'P': o->metrics = op.arg; break;
 		case 'p':
-			if (optarg[0] != '/' || !optarg[1] || !strncmp(optarg, "/-/", 3) || strlen(optarg) > 200 ||
-			    strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/") !=
-			        strlen(optarg))
+			if (op.arg[0] != '/' || !op.arg[1] || !strncmp(op.arg, "/-/", 3) || strlen(op.arg) > 200 ||
+			    strspn(op.arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/") !=
+			        strlen(op.arg))
 				return rm_cmd_usage_error(&cmd_watch,
 				                          "--metrics-path wants a path like /metrics (not /, not "
 				                          "/-/..., of letters, digits and "
 				                          "-._~/), not '%s'",
-				                          optarg);
-			o->metrics_path = optarg;
+				                          op.arg);
+			o->metrics_path = op.arg;
 			break;
 		case 'n':
-			if (rm_parse_int(optarg, 0, &o->wt.window) || (o->wt.window && o->wt.window < 1000))
+			if (rm_parse_int(op.arg, 0, &o->wt.window) || (o->wt.window && o->wt.window < 1000))
 				return rm_cmd_usage_error(&cmd_watch, "--window wants 0 or a step count >= 1000");
 			break;
 		case 'M':
-			if (rm_parse_int(optarg, 1, &v) || v > RM_ALERT_RATE_MAX)
+			if (rm_parse_int(op.arg, 1, &v) || v > RM_ALERT_RATE_MAX)
 				return rm_cmd_usage_error(&cmd_watch, "--max-per-hour wants 1..%d", RM_ALERT_RATE_MAX);
 			o->max_per_hour = (int)v;
 			break;
-		case 's': o->slack = optarg; break;
+		case 's': o->slack = op.arg; break;
 		case 'a': o->wandb_alert = 1; break;
 		case 'm':
-			if (rm_severity_parse(optarg, &o->wt.min))
+			if (rm_severity_parse(op.arg, &o->wt.min))
 				return rm_cmd_usage_error(&cmd_watch, "--min-severity wants info, warn or critical");
 			break;
 		case 'o': o->wt.offline = 1; break;
 		case 'r':
-			if (rm_parse_int(optarg, 0, &v) || v > 100)
+			if (rm_parse_int(op.arg, 0, &v) || v > 100)
 				return rm_cmd_usage_error(&cmd_watch, "--retry-max wants 0..100");
 			o->ho.retry_max = (int)v;
 			break;
 		case 'R':
-			if (rm_parse_duration(optarg, &secs) || !(secs > 0 && secs <= 60))
+			if (rm_parse_duration(op.arg, &secs) || !(secs > 0 && secs <= 60))
 				return rm_cmd_usage_error(
-				    &cmd_watch, "--retry-wait wants a duration in (0, 60s], not '%s'", optarg);
+				    &cmd_watch, "--retry-wait wants a duration in (0, 60s], not '%s'", op.arg);
 			o->ho.backoff_min = secs;
 			break;
-		case 'D': ctx->db_path = optarg; break;
+		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_watch);
-		default: return rm_cmd_usage_error(&cmd_watch, "bad option");
+		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
 	}
-	if (optind >= argc && !o->wandb_dir)
+	o->first_run = op.ind;
+	if (op.ind >= argc && !o->wandb_dir)
 		return rm_cmd_usage_error(&cmd_watch, "no run to watch (give RUN..., or --wandb-dir DIR)");
 	if (o->metrics && o->wt.once)
 		return rm_cmd_usage_error(&cmd_watch, "--metrics serves while watch runs: it has no use with --once");
@@ -218,7 +205,7 @@ static int open_watch(struct watch_opts *o, int argc, char **argv, struct rm_ctx
 			return rm_exit_code(err.code);
 		}
 		wt->w = NULL; /* no key: local runs only, said once */
-		for (int i = optind; i < argc; i++) {
+		for (int i = o->first_run; i < argc; i++) {
 			struct rm_run_path rp;
 			if (rm_run_path_parse(argv[i], &rp)) {
 				rm_run_path_release(&rp);
@@ -264,7 +251,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		wt->wandb_dir = wandb_dir = rm_path_absolute(o.wandb_dir);
 	code = open_watch(&o, argc, argv, ctx);
 	if (code < 0) {
-		rm_watch_run(wt, argv + optind, argc - optind);
+		rm_watch_run(wt, argv + o.first_run, argc - o.first_run);
 		code = RM_EXIT_OK;
 	}
 	free(wandb_dir);
@@ -284,4 +271,15 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	return code;
 }
 
-const struct rm_cmd cmd_watch = {"watch", "keep runs diagnosed and alert on new findings", usage_text, run_watch};
+const struct rm_cmd cmd_watch = {
+    .name = "watch",
+    .summary = "keep runs diagnosed and alert on new findings",
+    .synopsis = "[options] RUN...\n[options] --wandb-dir DIR [RUN...]",
+    .about = about,
+    .opts = options,
+    .notes = notes,
+    .examples = examples,
+    .exit_status = "0 stopped (SIGINT, SIGTERM) or every run finished, 2 usage error or unknown run, 3 with --once: an "
+                   "alert delivery failed (it is retried on the next run), 4 database error.",
+    .run = run_watch,
+};

@@ -217,3 +217,58 @@ void rm_wrap(FILE *out, const char *text, size_t len, size_t width)
 		len -= n + 1;
 	}
 }
+
+/* Optimal string alignment distance (Damerau-Levenshtein without
+ * repeated edits of a substring), in three rolling rows. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t m = strlen(a), n = strlen(b);
+	if (m > 64 || n > 64)
+		return (size_t)-1;
+	size_t rows[3][65], *pp = rows[0], *prev = rows[1], *cur = rows[2];
+	for (size_t j = 0; j <= n; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= m; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= n; j++) {
+			size_t cost = a[i - 1] != b[j - 1], d = prev[j - 1] + cost;
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[n];
+}
+
+const char *rm_nearest(const char *word, const char *const *cands, size_t n)
+{
+	size_t len = strlen(word), prefixed = 0, best = (size_t)-1, ties = 0;
+	const char *pick = NULL, *near = NULL;
+	for (size_t i = 0; len && i < n; i++)
+		if (!strncmp(cands[i], word, len) && cands[i][len]) {
+			prefixed++;
+			pick = cands[i];
+		}
+	if (prefixed == 1)
+		return pick;
+	size_t limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, cands[i]);
+		if (d < best) {
+			best = d;
+			near = cands[i];
+			ties = 0;
+		} else if (d == best && strcmp(near, cands[i])) {
+			ties++;
+		}
+	}
+	return best <= limit && !ties ? near : NULL;
+}

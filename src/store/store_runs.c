@@ -220,6 +220,43 @@ void rm_run_info_free(struct rm_run_info *runs, size_t n)
 	free(runs);
 }
 
+/* "no run 'demo-homogenous' ...; did you mean 'demo-homogeneous'?": the
+ * nearest of the stored names (local names, W&B paths and ids, display
+ * names), from at most 10000 runs. */
+static int not_found(struct rm_store *st, const char *spec, struct rm_err *err)
+{
+	struct rm_err qerr;
+	struct rm_dbq *s =
+	    rm_st_prepare(st,
+	                  "SELECT CASE WHEN entity = '' THEN name ELSE entity || '/' || project || '/' || name"
+	                  " END, display_name FROM runs ORDER BY id LIMIT 10000",
+	                  &qerr);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	while (s && rm_dbq_step(s, &qerr) == RM_DB_ROW)
+		for (int c = 0; c < 2; c++) {
+			const char *v = rm_dbq_col_text(s, c);
+			if (!v || !*v)
+				continue;
+			if (n == cap)
+				names = rm_xrealloc(names, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+			names[n++] = rm_xstrdup(v);
+		}
+	if (s)
+		rm_dbq_finalize(s);
+	const char *near = rm_nearest(spec, (const char *const *)names, n);
+	int rc;
+	if (near)
+		rc = rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s'; did you mean '%s'?", spec, st->path,
+		                near);
+	else
+		rc = rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s' (see 'runmon runs')", spec, st->path);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
 int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err)
 {
 	const char *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
@@ -253,8 +290,7 @@ int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, st
 	if (rc != RM_DB_DONE && rc != RM_DB_ROW)
 		return rm_st_fail(st, err, "cannot look up run");
 	if (!found)
-		return rm_err_set(err, RM_E_NOTFOUND, "no run '%s' in database '%s' (see 'runmon runs')", spec,
-		                  st->path);
+		return not_found(st, spec, err);
 	if (found == 2 && rank[0] == rank[1] && rank[0] < 2)
 		return rm_err_set(err, RM_E_USAGE,
 		                  "run '%s' is ambiguous in database '%s': name it as ENTITY/PROJECT/ID", spec,
@@ -392,4 +428,28 @@ int rm_store_lock_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
 	struct waiting w = {st, run_id};
 	return rm_db_lock_run(st->db, run_id, waiting, &w, err);
+}
+
+int rm_store_step_at(struct rm_store *st, int64_t run_id, double t, int64_t *step, struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(
+	    st, "SELECT MIN(CASE WHEN ts >= ?2 THEN step END), COUNT(ts) FROM steps WHERE run_id = ?1", err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_double(s, 2, t);
+	int rc = rm_dbq_step(s, err);
+	if (rc != RM_DB_ROW) {
+		rm_dbq_finalize(s);
+		return rm_st_fail(st, err, "cannot read the run's step times");
+	}
+	int none = rm_dbq_isnull(s, 0);
+	int64_t first = none ? 0 : rm_dbq_col_int(s, 0), timed = rm_dbq_col_int(s, 1);
+	rm_dbq_finalize(s);
+	if (!timed)
+		return rm_err_set(err, RM_E_INPUT, "the run logs no step times: give --since a step");
+	if (none)
+		return rm_err_set(err, RM_E_INPUT, "no step was logged at or after that time");
+	*step = first;
+	return RM_OK;
 }

@@ -310,6 +310,26 @@ import json, sys
 for r in json.load(sys.stdin):
     assert 0 <= r["batch_share"] <= 1, r' || fail "batch_share above 1"
 
+# --since by time: the first step logged at or after it, from the steps'
+# times (W&B's _timestamp); a run without times, or none that late, says so.
+"$runmon" --db "$db" simulate --strategy chunked --steps 3000 --seed 2 --out "$tmp/timed" >/dev/null
+"$runmon" --db "$db" import --run timed "$tmp/timed/history.jsonl" "$tmp/timed/batches.jsonl" >/dev/null
+at=$(python3 -c '
+import json, sys, time
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t = rows[len(rows) // 2]["_timestamp"] - 0.001
+print(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)), min(r["_step"] for r in rows if r["_timestamp"] >= int(t)))' \
+	"$tmp/timed/history.jsonl")
+rc "$runmon" --db "$db" diagnose timed --since "${at% *}" --json >/dev/null
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["since"] == int(sys.argv[2]) == d["first_step"], (d["since"], sys.argv[2])' \
+	"$tmp/out" "${at#* }" || fail "--since a time: $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
+[ "$(rc "$runmon" --db "$db" diagnose timed --since 24h)" = 2 ] && grep -q "since 24h: no step was logged at or after that time" "$tmp/err" \
+	|| fail "--since after the last step: $(cat "$tmp/err")"
+printf 'step,loss\n1,2.0\n2,1.9\n3,1.8\n' >"$tmp/untimed.csv"
+"$runmon" --db "$db" import --run untimed "$tmp/untimed.csv" >/dev/null
+[ "$(rc "$runmon" --db "$db" diagnose untimed --since 7d)" = 2 ] && grep -q "logs no step times: give --since a step" "$tmp/err" \
+	|| fail "--since a time without step times: $(cat "$tmp/err")"
+
 # On an 80-column terminal the text wraps (prose hangs under its text); to
 # a file every line stays whole, as scripts read it.
 (cd "$tmp" && COLUMNS=80 script -qec "'$runmon' --db '$db' diagnose two" /dev/null >"$tmp/tty.txt" </dev/null) || true

@@ -4,16 +4,23 @@ parser accepts, and what the parser accepts, both document.
 
 usage: options.py RUNMON SRC_DIR README
 
-For each command: the long options of its getopt table (src/cmd/cmd_CMD.c),
-the options its --help lists, the options its README section's tables list
-and any other `--option` its section names. Every documented option must be
-declared; every declared option must be in --help and in a README table.
-Then each declared option is given to the real binary with a valid value,
-followed by --help: getopt validates options in order, so exit 0 with the
-usage text proves the parser took the option and its value.
+For each command: the options of its table as the binary reports them
+(`runmon help --json`, the table the parser, --help, the man pages and the
+completion are made from), the options its --help lists, the options its
+README section's tables list and any other `--option` its section names.
+Every documented option must be in the table; every option of the table
+must be in --help and in a README table. Then each option is given to the
+real binary with a valid value, followed by --help: options are read in
+order, so exit 0 with the usage text proves the parser took the option and
+its value. Every option is refused when written as a prefix of itself (with
+the whole name suggested); a mistyped command and run name get the nearest;
+every --help has examples, each of which the parser takes, and the exit
+statuses.
 """
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -48,14 +55,15 @@ sections = dict(re.findall(r"^### `runmon (\w+)[^\n]*\n(.*?)(?=^#{2,3} )", readm
 failures = []
 
 
-def declared(cmd):
-    text = open(os.path.join(src, "cmd", f"cmd_{cmd}.c")).read()
-    return {name: kind for name, kind in
-            re.findall(r'\{\s*"([a-z][a-z0-9-]*)"\s*,\s*(no|required|optional)_argument', text)}
-
-
 def run(args):
     return subprocess.run([runmon] + args, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+TABLES = {c["name"]: c for c in json.loads(run(["help", "--json"]).stdout)}
+
+
+def declared(cmd):
+    return {o["name"]: ("no" if o.get("arg") is None else "required") for o in TABLES.get(cmd, {}).get("options", [])}
 
 
 commands = sorted(re.findall(r"^  ([a-z]+) {2,}", run(["--help"]).stdout, re.M))
@@ -67,9 +75,31 @@ with tempfile.TemporaryDirectory() as tmp:
     for cmd in commands:
         opts = declared(cmd)
         if not opts:
-            failures.append(f"{cmd}: no getopt table found in cmd_{cmd}.c")
+            failures.append(f"{cmd}: no option table in 'runmon help --json'")
             continue
         help_text = run([cmd, "--help"]).stdout
+        if "\nExamples:\n" not in help_text or "\nExit status: " not in help_text:
+            failures.append(f"{cmd} --help has no examples or no exit status")
+        if help_text != run(["help", cmd]).stdout:
+            failures.append(f"'runmon help {cmd}' is not '{cmd} --help'")
+        if any(len(line) > 80 for line in help_text.split("\n")):
+            failures.append(f"{cmd} --help has lines over 80 columns")
+        for ex in TABLES[cmd]["examples"]:  # each example is taken by the parser
+            words = shlex.split(ex.split("  #")[0])
+            if words[0] != "runmon" or cmd not in words:
+                failures.append(f"{cmd}: example '{ex}' is not a runmon {cmd} command")
+                continue
+            r = run(["--db", db] + words[1:] + ["--help"])
+            if r.returncode != 0:
+                failures.append(f"{cmd}: example '{ex}' is refused: {r.stderr.strip()[:200]}")
+        for o in opts:  # whole names only: a prefix is refused (one per option: valgrind runs this too)
+            short = o[:-1]
+            if len(short) < 2 or short in opts:
+                continue
+            r = run(["--db", db, cmd, f"--{short}", "x", "--help"])
+            if r.returncode != 2 or "unknown option --%s" % short not in r.stderr:
+                failures.append(f"{cmd} --{short} was taken (exit {r.returncode}) as a prefix of --{o}")
+            checked += 1
         in_help = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", help_text))
         body = sections.get(cmd)
         if body is None:
@@ -106,8 +136,55 @@ with tempfile.TemporaryDirectory() as tmp:
             if r.returncode != 0 or not r.stdout.startswith("usage: runmon " + cmd):
                 failures.append(f"runmon {' '.join(args)} --help: exit {r.returncode}: {r.stderr.strip()[:200]}")
 
+    # --since: one meaning everywhere, told apart by form.
+    for cmd, good, bad in [("diagnose", ["12000", "24h", "0.5d", "2026-12-01", "2026-12-01T06:00:00Z"], ["", "24x", "-1", "h", "1 h", "1.5"]),
+                           ("report", ["24h", "30m", "2026-12-01", "2026-12-01T06:00:00Z"], ["12000", "", "h", "2026-13-01"]),
+                           ("sync", ["7d", "2026-12-01", "2026-12-01T06:00:00Z"], ["12000", "", "1x"])]:
+        if "since" not in declared(cmd) or "WHEN" not in json.dumps(TABLES[cmd]["options"]):
+            failures.append(f"{cmd} --since is not a WHEN")
+        for v in good:
+            r = run(["--db", db, cmd, "--since", v, "--help"])
+            if r.returncode != 0:
+                failures.append(f"{cmd} --since {v}: exit {r.returncode}: {r.stderr.strip()[:120]}")
+        for v in bad:
+            r = run(["--db", db, cmd, "--since", v, "--help"])
+            if r.returncode != 2 or f"'{v}'" not in r.stderr:
+                failures.append(f"{cmd} --since '{v}' was not refused with a message naming it")
+        checked += 1
+
+    # Typos: the nearest command, option and run, each in one line.
+    r = run(["diagnos", "x"])
+    if r.returncode != 2 or r.stderr.strip() != "runmon: error: unknown command 'diagnos'; did you mean 'diagnose'?":
+        failures.append(f"mistyped command: {r.stderr.strip()!r}")
+    r = run(["--db", db, "diagnose", "x", "--jsn"])
+    if r.returncode != 2 or r.stderr.strip() != "runmon: error: unknown option --jsn for diagnose; did you mean --json?":
+        failures.append(f"mistyped option: {r.stderr.strip()!r}")
+    r = run(["--db", db, "--json", "runs"])
+    if r.returncode != 2 or "'--json' before the command: a command's options go after it" not in r.stderr:
+        failures.append(f"a command's option before it: {r.stderr.strip()!r}")
+    r = run(["--db", db, "report", "--all", "--fail", "critical"])
+    if r.returncode != 2 or "unknown option --fail for report" not in r.stderr or r.stderr.count("\n") != 1:
+        failures.append(f"report --fail: {r.stderr.strip()!r}")
+    run(["--db", db, "simulate", "--steps", "300", "--run", "demo-homogeneous"])
+    r = run(["--db", db, "diagnose", "demo-homogenous"])
+    if r.returncode != 2 or "did you mean 'demo-homogeneous'?" not in r.stderr:
+        failures.append(f"mistyped run: {r.stderr.strip()!r}")
+    r = run(["--db", db, "diagnose", "--json=yes", "demo-homogeneous"])
+    if r.returncode != 2 or "--json takes no value" not in r.stderr:
+        failures.append(f"a flag with a value: {r.stderr.strip()!r}")
+    r = run(["--db", db, "diagnose", "demo-homogeneous", "--since"])
+    if r.returncode != 2 or "--since needs a value" not in r.stderr:
+        failures.append(f"an option without its value: {r.stderr.strip()!r}")
+    # Options after positionals, "--" before a name that looks like one.
+    r = run(["--db", db, "diagnose", "demo-homogeneous", "--json"])
+    if r.returncode not in (0, 1) or not r.stdout.startswith("{"):
+        failures.append(f"an option after the run: exit {r.returncode}")
+    r = run(["--db", db, "diagnose", "--", "--json"])
+    if r.returncode != 2 or "no run '--json'" not in r.stderr:
+        failures.append(f"'--' then a name: {r.stderr.strip()!r}")
+
     # Durations: one parser for every option that takes a time.
-    for cmd, opt in [("report", "since"), ("report", "since-report"), ("watch", "every"), ("watch", "diagnose-every"),
+    for cmd, opt in [("report", "since-report"), ("watch", "every"), ("watch", "diagnose-every"),
                      ("watch", "retry-wait"), ("sync", "retry-wait")]:
         for v in ["500ms", "2s", "5m", "1h", "1d", "2", "0.5"]:
             if opt == "retry-wait" and v in ("5m", "1h", "1d"):

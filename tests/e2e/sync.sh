@@ -69,6 +69,12 @@ before=$(grep -c "^query HistoryPage" "$tmp/main.log")
 # 3. A project, filtered by state.
 "$runmon" --db "$db" sync acme/llm --state running | grep -q "^acme/llm/r3: 300 rows" || fail "project --state"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM runs")" = 3 ] || fail "only the running run was added"
+# --since WHEN: a date or a duration ago, sent as W&B's created_at filter.
+"$runmon" --db "$db" sync acme/llm --state running --since 2026-11-29 >/dev/null || fail "project --since a date"
+grep -q 'created_at.*\$gt.*2026-11-29T00:00:00' "$tmp/main.log" || fail "--since date filter: $(grep -o 'filters[^,]*' "$tmp/main.log" | tail -1)"
+"$runmon" --db "$db" sync acme/llm --state running --since 7d >/dev/null || fail "project --since a duration"
+week=$(python3 -c 'import time; print(time.strftime("%Y-%m-%dT%H", time.gmtime(time.time() - 7 * 86400)))')
+grep -q "created_at.*\\\$gt.*$week" "$tmp/main.log" || fail "--since 7d filter, not from $week"
 
 # 4. A run that grows while it is synced: keep syncing until up to date.
 start grow --run "acme/llm/g:steps=3000,grow=300"

@@ -1,0 +1,54 @@
+#!/bin/sh
+# What the command tables make besides the parser: the man pages (each
+# renders with groff without a warning, and the build's copy is what the
+# binary writes now), bash completion (commands, options and the values of
+# a choice, with the words a user types), and `cmake --install` putting
+# both where man and bash-completion look. Usage: help.sh RUNMON BUILD_DIR
+set -eu
+runmon=$1
+build=$2
+. "$(dirname "$0")/common.sh"
+command -v groff >/dev/null || fail "groff is missing (Debian's groff-base; .ci/run installs it)"
+pages=0
+for page in "$build"/man/*.1; do
+	name=$(basename "$page" .1)
+	cmd=${name#runmon}
+	cmd=${cmd#-}
+	"$runmon" help --man $cmd >"$tmp/page.1"
+	cmp -s "$page" "$tmp/page.1" || fail "$page is not what 'runmon help --man $cmd' writes: rebuild"
+	groff -man -Tutf8 -ww -z "$page" 2>"$tmp/warn" || fail "groff failed on $page"
+	[ ! -s "$tmp/warn" ] || fail "groff warns on $page: $(head -3 "$tmp/warn")"
+	groff -man -Tutf8 "$page" 2>/dev/null | sed 's/.\x08//g' | grep -q "EXIT STATUS" || fail "$page has no exit status"
+	pages=$((pages + 1))
+done
+ncmd=$("$runmon" help --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+[ "$pages" = $((ncmd + 1)) ] || fail "$pages man pages for $ncmd commands"
+groff -man -Tutf8 "$build/man/runmon-diagnose.1" 2>/dev/null | sed 's/.\x08//g' | grep -q "runmon diagnose demo-homogeneous" \
+	|| fail "runmon-diagnose(1) without its examples"
+
+# Completion: COMP_WORDS as bash fills them for the word being typed.
+cat >"$tmp/complete.bash" <<'BASH'
+. "$1"
+complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _runmon; echo "${COMPREPLY[*]}"; }
+check() { want=$1; shift; got=$(complete_words "$@"); [ "$got" = "$want" ] || { echo "completing '$*': got '$got', want '$want'"; exit 1; }; }
+check "diagnose" runmon diag
+check "runs report" runmon r
+check "--json" runmon diagnose --js
+check "info warn critical" runmon report --fail-on ""
+check "html md json" runmon --db x.db report --format ""
+check "lockstep sharded independent" runmon simulate --rank-mode ""
+check "--fail-on --fail-on-new" runmon report --fail
+check "" runmon diagnose --since ""
+check "diagnose" runmon help diag
+cd "$2" && touch notes.log && check "notes.log" runmon import not
+BASH
+bash "$tmp/complete.bash" "$build/runmon.bash" "$tmp" || fail "bash completion"
+
+# cmake --install: the pages and the completion where their readers look.
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install"
+[ -x "$tmp/prefix/bin/runmon" ] || fail "no bin/runmon installed"
+[ -f "$tmp/prefix/share/man/man1/runmon-report.1" ] || fail "no man page installed"
+[ -f "$tmp/prefix/share/bash-completion/completions/runmon" ] || fail "no completion installed"
+MANPATH="$tmp/prefix/share/man" man -P cat runmon-report 2>/dev/null | sed 's/.\x08//g' | grep -q "fail-on-new" \
+	|| fail "man does not find the installed runmon-report(1)"
+echo "help: $pages man pages render without warnings, completion completes, install places both"

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Packaging a user can install: `cpack -G DEB` from the build makes a .deb
+# that holds the binary, the man pages, the completion, the dashboards,
+# the alert rules, the Python recorder and the systemd unit; it depends on
+# the packages of every library the binary links (dpkg -S of each); and
+# runmon demo runs from its files. Then `pip install ./contrib/python`
+# into a fresh venv (offline: no build isolation) imports runmon_record
+# from the venv. Installing the .deb as root is .ci/run's last step.
+# Usage: package.sh RUNMON BUILD_DIR SRC_DIR
+set -eu
+build=$2
+src=$3
+. "$(dirname "$0")/common.sh"
+command -v cpack >/dev/null && command -v dpkg-deb >/dev/null || fail "cpack or dpkg-deb is missing"
+(cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1) \
+	|| fail "cpack: $(tail -5 "$tmp/cpack.log")"
+deb=$(ls "$tmp"/pkg/runmon_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || fail "no .deb written: $(tail -5 "$tmp/cpack.log")"
+dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/files"
+for f in ./usr/bin/runmon ./usr/share/man/man1/runmon.1 ./usr/share/man/man1/runmon-watch.1 \
+	./usr/share/bash-completion/completions/runmon ./usr/share/runmon/dashboards/runmon.json \
+	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py \
+	./usr/lib/systemd/system/runmon-watch.service; do
+	grep -qx "$f" "$tmp/files" || fail "the .deb lacks $f"
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+# every library the binary links comes from a package the .deb depends on
+# (the toolchain's own runtimes, as a sanitizer build links, aside)
+bin=$build/runmon # the binary itself, not a valgrind wrapper
+ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+	pkg=$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1)
+	[ -n "$pkg" ] || pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1)
+	case $pkg in "" | libc6 | libgcc-s1 | libasan* | libubsan* | libstdc++*) continue ;; esac
+	# only runmon's direct libraries are named; theirs come with them
+	objdump -p "$bin" | grep -q "NEEDED *$(basename "$lib")" || continue
+	echo "$depends" | grep -q "\b$pkg\b" || { echo "$pkg ($lib)" >>"$tmp/missing"; }
+done
+[ ! -s "$tmp/missing" ] || fail "the .deb does not depend on: $(cat "$tmp/missing") (Depends: $depends)"
+dpkg-deb -x "$deb" "$tmp/root"
+"$tmp/root/usr/bin/runmon" --db "$tmp/d.db" demo --steps 2000 >"$tmp/demo.out" || fail "runmon demo from the .deb's files"
+grep -q "demo-homogeneous" "$tmp/demo.out" || fail "demo output: $(head -3 "$tmp/demo.out")"
+grep -q "^ExecStart=.*/usr/bin/runmon watch" "$tmp/root/usr/lib/systemd/system/runmon-watch.service" || fail "unit"
+
+# The recorder as a package, in a venv of its own.
+# Debian's python3 (its python3-setuptools and python3-wheel build the
+# package offline): the one the README's install line sets up.
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv" >/dev/null 2>&1 || fail "python3 -m venv (python3-venv)"
+"$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps -q "$src/contrib/python" \
+	>"$tmp/pip.log" 2>&1 || fail "pip install ./contrib/python: $(tail -5 "$tmp/pip.log")"
+where=$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import runmon_record; print(runmon_record.__file__)') \
+	|| fail "the venv does not import runmon_record"
+case $where in "$tmp/venv/"*) ;; *) fail "runmon_record imported from $where, not the venv" ;; esac
+echo "package: $(basename "$deb") holds $(wc -l <"$tmp/files") entries, depends on $depends; demo runs from it; pip installs the recorder"
