@@ -26,6 +26,24 @@ ncmd=$("$runmon" help --json | python3 -c 'import json, sys; print(len(json.load
 groff -man -Tutf8 "$build/man/runmon-diagnose.1" 2>/dev/null | sed 's/.\x08//g' | grep -q "runmon diagnose demo-homogeneous" \
 	|| fail "runmon-diagnose(1) without its examples"
 
+# The parser's error paths, each in one line (options.py checks the whole
+# contract; this runs under valgrind too).
+err() { set +e; "$runmon" "$@" >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc"; set -e; }
+err --db "$tmp/x.db" diagnose x --jsn
+[ "$(cat "$tmp/rc")" = 2 ] && grep -qx "runmon: error: unknown option --jsn for diagnose; did you mean --json?" "$tmp/err" \
+	|| fail "unknown option: $(cat "$tmp/err")"
+err diagnos x
+grep -qx "runmon: error: unknown command 'diagnos'; did you mean 'diagnose'?" "$tmp/err" || fail "command: $(cat "$tmp/err")"
+err --db "$tmp/x.db" report --output
+grep -qx "runmon: error: --output needs a value: FILE" "$tmp/err" || fail "missing value: $(cat "$tmp/err")"
+err --db "$tmp/x.db" runs --json=yes
+grep -qx "runmon: error: --json takes no value (got 'yes')" "$tmp/err" || fail "flag value: $(cat "$tmp/err")"
+err --db "$tmp/x.db" simulate --steps 300 --run named -- extra
+grep -q "unexpected argument 'extra'" "$tmp/err" || fail "after --: $(cat "$tmp/err")"
+"$runmon" --db "$tmp/x.db" simulate --run named --steps 300 >/dev/null
+err --db "$tmp/x.db" diagnose nmaed
+grep -q "did you mean 'named'?" "$tmp/err" || fail "run suggestion: $(cat "$tmp/err")"
+
 # Completion: COMP_WORDS as bash fills them for the word being typed.
 cat >"$tmp/complete.bash" <<'BASH'
 . "$1"
