@@ -45,7 +45,8 @@ grep -q "^ExecStart=.*/usr/bin/runmon watch" "$tmp/root/usr/lib/systemd/system/r
 # Debian's python3 (its python3-setuptools and python3-wheel build the
 # package offline): the one the README's install line sets up.
 /usr/bin/python3 -m venv --system-site-packages "$tmp/venv" >/dev/null 2>&1 || fail "python3 -m venv (python3-venv)"
-"$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps -q "$src/contrib/python" \
+cp -r "$src/contrib/python" "$tmp/recorder" # setuptools builds in the tree: not in the source's
+"$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps -q "$tmp/recorder" \
 	>"$tmp/pip.log" 2>&1 || fail "pip install ./contrib/python: $(tail -5 "$tmp/pip.log")"
 where=$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import runmon_record; print(runmon_record.__file__)') \
 	|| fail "the venv does not import runmon_record"
