@@ -42,7 +42,7 @@ __all__ = [
     "RunmonLightningCallback",
 ]
 
-# What `runmon import` accepts (README, "What import validates, and the
+# What `runmon import` accepts (docs/formats.md, "What import validates, and the
 # limits"; include/runmon/model.h): the recorder refuses, with ValueError
 # naming the field, exactly the lines import would refuse, so a sidecar
 # never fails an import or stalls a `watch --batches` tail. Inclusive.
@@ -60,7 +60,7 @@ TOKENS_SLACK = 0.5  # tokens may pass n * max_len (or fall below n * min_len) by
 MAX_SEQUENCES = LIMITS["n"][1]
 MAX_LENGTH = LIMITS["length"][1]
 
-# The sidecar names runmon reads, and their W&B history form (README,
+# The sidecar names runmon reads, and their W&B history form (docs/formats.md,
 # "Recording batch composition").
 WANDB_PREFIX = "batch/"
 

@@ -292,7 +292,8 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		else if (!d->has_buckets && len->batches)
 			ADD("nothing to fix: batches of one bucket cannot be ordered by bucket");
 		else if (!d->has_buckets)
-			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see the README)"
+			ADD("record each batch's bucket and lengths (a sidecar file or batch/* keys; see "
+			    "docs/formats.md)"
 			    " so runmon can test for homogeneous batching");
 		else
 			ADD("nothing to fix; plot the bucket-adjusted loss rather than the raw loss");

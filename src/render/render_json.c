@@ -1,6 +1,6 @@
 /*
  * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/3,
- * documented in the README) and as finding rows for the store. Every
+ * documented in docs/decisions.md) and as finding rows for the store. Every
  * number the text report shows is here; non-finite numbers become null.
  */
 #include <math.h>

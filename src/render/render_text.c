@@ -494,8 +494,8 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		      fp);
 	else if (!d->has_buckets)
 		fputs("\nNo batch composition for this run: the runs test, the split and the per-bucket baselines need"
-		      " it.\nRecord it with a sidecar file or batch/* keys (see the README), then import or sync"
-		      " again.\n",
+		      " it.\nRecord it with a sidecar file or batch/* keys (see docs/formats.md), then import or"
+		      " sync again.\n",
 		      fp);
 	runs_section(fp, d);
 	mixture_section(fp, d);

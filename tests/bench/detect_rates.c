@@ -1,5 +1,5 @@
 /*
- * detect_rates.c - detection and false-alarm rates over many seeds (README,
+ * detect_rates.c - detection and false-alarm rates over many seeds (docs/decisions.md,
  * "How runmon decides"): the split's level intervals against known levels,
  * the inferred period, and verdicts from lengths alone (buckets derived
  * from max_len). Not a test: the unit tests assert

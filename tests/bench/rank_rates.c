@@ -1,9 +1,9 @@
 /*
- * rank_rates.c - verdicts on data-parallel runs over many seeds (README,
+ * rank_rates.c - verdicts on data-parallel runs over many seeds (docs/decisions.md,
  * "Ranks and micro-batches"): each rank mode x strategy of `simulate`,
  * 4 ranks (and 2 ranks x 2 micro-batches), the shape runmon names and how
  * often it alarms; then sharded runs recorded with max_len only and with
- * each batch's lengths (README, "Mixed batches"). Not a test:
+ * each batch's lengths (docs/decisions.md, "Mixed batches"). Not a test:
  * tests/test_detect.c asserts the same cases over fewer seeds; this prints
  * the rates.
  *

@@ -4,7 +4,7 @@
 # summary line, the changes table (new, risen, resolved runs), the overview
 # with a sparkline per run, every run's section with its three charts; no
 # console errors; and a screenshot. Usage: browser.sh RUNMON [DIR]
-# (with DIR: the README's screenshots are written there, report.png and
+# (with DIR: the docs' screenshots are written there, report.png and
 # report-CASE.png for each kind of run below: tests/e2e/browser.sh
 # build/runmon tests/data).
 set -eu
@@ -137,7 +137,7 @@ PY
 	sw=$(sed -n 's/.*data-sw="\([0-9]*\)".*/\1/p' "$tmp/w.dom" | head -1)
 	echo "$run: scroll width $sw at 800 px" >&2
 	[ -n "$sw" ] && [ "$sw" -le 800 ] || fail "$run overflows an 800 px window: scroll width ${sw:-unknown}"
-	# the run's section alone, at 800 px, as the README shows each kind
+	# the run's section alone, at 800 px, as docs/commands.md shows each kind
 	python3 - "$tmp/$run.html" >"$tmp/s-$run.html" <<'PY'
 import sys
 h = open(sys.argv[1]).read()

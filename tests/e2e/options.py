@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""options.py - the option contract: what the README and --help name, the
-parser accepts, and what the parser accepts, both document.
+"""options.py - the option contract: what the command reference and --help
+name, the parser accepts, and what the parser accepts, both document.
 
-usage: options.py RUNMON SRC_DIR README
+usage: options.py RUNMON SRC_DIR DOC...   (docs/commands.md docs/watching.md)
 
 For each command: the options of its table as the binary reports them
 (`runmon help --json`, the table the parser, --help, the man pages and the
 completion are made from), the options its --help lists, the options its
-README section's tables list and any other `--option` its section names.
-Every documented option must be in the table; every option of the table
-must be in --help and in a README table. Then each option is given to the
+section's table lists (generated from the same table: tests/tools/doctables.py
+checks that) and any other `--option` its section names. Every documented
+option must be in the table; every option of the table must be in --help and
+in its section's table. Then each option is given to the
 real binary with a valid value, followed by --help: options are read in
 order, so exit 0 with the usage text proves the parser took the option and
 its value. Every option is refused when written as a prefix of itself (with
@@ -25,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-runmon, src, readme_path = sys.argv[1:4]
+runmon, src = sys.argv[1:3]
+doc_paths = sys.argv[3:]
 
 # A valid value for each option that takes one. A new option must be added
 # here, or the test fails and says so.
@@ -50,8 +52,8 @@ PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("im
                ("report", "format"): "md"}
 GLOBAL = {"db", "help"}
 
-readme = open(readme_path).read()
-sections = dict(re.findall(r"^### `runmon (\w+)[^\n]*\n(.*?)(?=^#{2,3} )", readme + "\n## end", re.M | re.S))
+readme = "\n".join(open(p).read() for p in doc_paths)
+sections = dict(re.findall(r"^## `runmon (\w+)[^\n]*\n(.*?)(?=^#{1,2} )", readme + "\n## end", re.M | re.S))
 failures = []
 
 
@@ -103,9 +105,9 @@ with tempfile.TemporaryDirectory() as tmp:
         in_help = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", help_text))
         body = sections.get(cmd)
         if body is None:
-            failures.append(f"{cmd}: no README section '### `runmon {cmd} ...`'")
+            failures.append(f"{cmd}: no section '## `runmon {cmd} ...`' in {' '.join(doc_paths)}")
             body = ""
-        head = re.search(rf"^### `runmon {cmd}([^`]*)`", readme, re.M)
+        head = re.search(rf"^## `runmon {cmd}([^`]*)`", readme, re.M)
         table = set()
         for cell in re.findall(r"^\| ([^|]*`-[^|]*)\|", body, re.M):
             table |= set(re.findall(r"--([a-z][a-z0-9-]*)", cell))
@@ -117,7 +119,7 @@ with tempfile.TemporaryDirectory() as tmp:
             if o not in in_help:
                 failures.append(f"{cmd}: --{o} is accepted but missing from '{cmd} --help'")
             if o not in table:
-                failures.append(f"{cmd}: --{o} is accepted but missing from the README's {cmd} table")
+                failures.append(f"{cmd}: --{o} is accepted but missing from the {cmd} section's table")
         for o, kind in sorted(opts.items()):
             if o == "help":
                 continue

@@ -20,7 +20,7 @@ dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/files"
 for f in ./usr/bin/runmon ./usr/share/man/man1/runmon.1 ./usr/share/man/man1/runmon-watch.1 \
 	./usr/share/bash-completion/completions/runmon ./usr/share/runmon/dashboards/runmon.json \
 	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py \
-	./usr/lib/systemd/system/runmon-watch.service; do
+	./usr/lib/systemd/system/runmon-watch.service ./usr/share/doc/runmon/docs/formats.md; do
 	grep -qx "$f" "$tmp/files" || fail "the .deb lacks $f"
 done
 depends=$(dpkg-deb -f "$deb" Depends)

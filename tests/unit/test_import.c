@@ -440,7 +440,7 @@ static void tensorboard_csv(void **state)
 	assert_true(tu_q_dbl(db, "SELECT ts FROM steps WHERE step = 100") == 1714556403.5);
 }
 
-/* Every name the README lists for a column is read as that column, in a
+/* Every name docs/formats.md lists for a column is read as that column, in a
  * plain JSON-lines history: the step, the loss, the learning rate, the
  * epoch and the gradient norm. A name dropped from the importer's tables
  * would leave a real trainer's log without steps or losses. */
