@@ -17,8 +17,8 @@
 #include "runmon/common.h"
 
 static const struct rm_cmd *const commands[] = {
-    &cmd_import, &cmd_runs,     &cmd_sync, &cmd_diagnose, &cmd_report,
-    &cmd_watch,  &cmd_simulate, &cmd_demo, &cmd_buckets,  &cmd_copy,
+    &cmd_import,   &cmd_runs, &cmd_sync,    &cmd_diagnose, &cmd_report, &cmd_watch,
+    &cmd_simulate, &cmd_demo, &cmd_compare, &cmd_buckets,  &cmd_copy,
 };
 static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
 static const struct rm_cmd_list all_commands = {commands, sizeof(commands) / sizeof(commands[0])};

@@ -12,6 +12,7 @@
 
 struct rm_analyze_opts {
 	int64_t since;            /* first step to read */
+	int64_t until;            /* read only the steps before this one (0: to the end; compare --at) */
 	int64_t checkpoint_every; /* 0: from the config (save_steps, ...) */
 	int64_t steps_per_epoch;  /* 0: from the config, else the epoch column */
 	struct rm_detect_opts detect;
@@ -49,6 +50,7 @@ struct rm_report_spec {
 	enum rm_severity fail_on, fail_on_new;
 	int fail_worst; /* fail when a run is at fail_on or worse */
 	int fail_new;   /* fail when what is new since the baseline reaches fail_on_new */
+	int compare;    /* two runs, before and after: the report opens with their comparison */
 };
 
 /* What a written report found, for the exit status and the line that

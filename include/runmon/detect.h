@@ -368,6 +368,39 @@ const char *rm_bucket_label_short(const struct rm_diagnosis *d, int b);
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);
 void rm_diagnosis_release(struct rm_diagnosis *d);
 
+/* ---- comparing two diagnoses (runmon compare) ---------------------------- */
+
+/* Levels below warn count as nothing found (a healthy verdict is info). */
+enum rm_delta {
+	RM_DELTA_UNCHANGED, /* the same level */
+	RM_DELTA_RESOLVED,  /* found before, not after */
+	RM_DELTA_NEW,       /* found after, not before */
+	RM_DELTA_BETTER,    /* a lower level, still found */
+	RM_DELTA_WORSE,     /* a higher level */
+	RM_DELTA_COUNT
+};
+const char *rm_delta_name(enum rm_delta c);
+
+struct rm_hypothesis_change {
+	enum rm_hypothesis h;
+	enum rm_severity before, after;
+	enum rm_delta change;
+};
+
+struct rm_comparison {
+	enum rm_severity before, after;              /* the verdicts' levels */
+	enum rm_delta severity;                      /* and how the level changed */
+	struct rm_hypothesis_change hyp[RM_H_COUNT]; /* by hypothesis */
+	int worse; /* the verdict rose, or a cause new or risen reached warn: compare exits 1 */
+	/* The steps both runs cover, and each run's mean bucket-adjusted and
+	 * length-adjusted loss over them (from its curves; NaN unknown). */
+	int common;
+	int64_t common_first, common_last;
+	double adjusted[2], length_adjusted[2];
+};
+/* What changed from a (before) to b (after). */
+void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c);
+
 /* The runs test alone (used by rm_detect_all and the tests). */
 void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r);
 

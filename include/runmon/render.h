@@ -114,11 +114,15 @@ struct rm_report_run {
 /* A report: its runs (worst first, as rm_report_order leaves them), when
  * it was generated (unix seconds), and what changed since the baseline
  * (NULL: not compared). */
+struct rm_compare_side;
 struct rm_report {
 	const struct rm_report_run *runs;
 	size_t n;
 	double generated;
 	const struct rm_changes *changes;
+	/* report --compare: the comparison of the two runs, and its sides (2) */
+	const struct rm_comparison *compare;
+	const struct rm_compare_side *compare_side;
 };
 
 #define RM_REPORT_SCHEMA "runmon.report/1"
@@ -141,5 +145,32 @@ void rm_render_report_md(FILE *fp, const struct rm_report *r);
 /* {"schema": RM_REPORT_SCHEMA, "generated", "summary", "changes",
  * "overview", "runs": [diagnosis...]}; "overview" is what --baseline reads. */
 json_t *rm_render_report_json(const struct rm_report *r);
+
+/* ---- runmon compare (render_compare.c) ------------------------------------ */
+struct rm_compare_side {
+	const char *name; /* the run as the user named it (with "steps < N" for compare --at) */
+	const struct rm_diagnosis *d;
+};
+/* Two diagnoses side by side, what changed cause by cause, the price. */
+void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c);
+/* The same as JSON, schema runmon.compare/1. */
+json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct rm_comparison *c);
+/* The comparison's table as text cells, for the text, HTML and Markdown. */
+#define RM_COMPARE_ROWS 40
+struct rm_compare_rows {
+	int n;
+	struct rm_compare_row {
+		char label[80];
+		char cell[2][320];
+	} row[RM_COMPARE_ROWS];
+	char price[200];   /* "padding efficiency a% -> b%, ...", or empty when unknown */
+	char summary[512]; /* rm_compare_summary */
+};
+void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparison *c, struct rm_compare_rows *r);
+/* The report's comparison section (nothing without r->compare). */
+void rm_compare_html(FILE *fp, const struct rm_report *r);
+void rm_compare_md(FILE *fp, const struct rm_report *r);
+/* "worse: ..." or "no worse: ...": the causes that changed, worse first. */
+void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n);
 
 #endif

@@ -23,6 +23,7 @@ enum rm_sim_strategy {
 	RM_SIM_INTERLEAVED,     /* stride-based proportional interleaving */
 	RM_SIM_MIXED,           /* batches drawn from every length */
 	RM_SIM_HF_MEGABATCH,    /* Hugging Face group_by_length megabatches */
+	RM_SIM_STRIDE,          /* the stride sampler (runmon_sampler.py) over a drawn dataset */
 	RM_SIM_COUNT
 };
 const char *rm_sim_strategy_name(enum rm_sim_strategy s);
@@ -108,5 +109,32 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 /* Writes dir/history.jsonl (W&B history rows) and dir/batches.jsonl (the
  * batch sidecar) for the same run. */
 int rm_sim_write_files(const char *dir, const struct rm_sim_opts *o, struct rm_err *err);
+
+/* The stride sampler (contrib/python/runmon_sampler.py, whose docstring is
+ * the specification): length buckets, one bucket per batch, buckets
+ * interleaved in proportion by stride scheduling, sharded over ranks
+ * without lockstep. The same lengths, options, seed and epoch give the
+ * same batches as the Python. */
+enum { RM_STRIDE_MAX_BUCKETS = 64 };
+struct rm_stride_opts {
+	const int64_t *bounds; /* B[0..k], ascending */
+	int nbounds;
+	int64_t batch_size; /* samples per batch, or */
+	int64_t max_tokens; /* padded tokens per batch (exactly one of the two > 0) */
+	uint64_t seed;
+	uint32_t epoch;
+	int rank, world_size, drop_last;
+};
+struct rm_stride_epoch {
+	size_t nbatches;
+	size_t *idx;   /* the samples of batch j: idx[start[j] .. start[j + 1]) */
+	size_t *start; /* nbatches + 1 */
+	int *bucket;   /* each batch's bucket */
+};
+/* o->rank's batches of epoch o->epoch into *ep (rm_stride_epoch_free);
+ * the number of batches, or -1 for options the Python refuses (or 2^31
+ * samples and more). */
+int64_t rm_stride_epoch(const int64_t *len, size_t n, const struct rm_stride_opts *o, struct rm_stride_epoch *ep);
+void rm_stride_epoch_free(struct rm_stride_epoch *ep);
 
 #endif

@@ -62,6 +62,55 @@ out:
 	return found;
 }
 
+/* How many of n ascending steps come before until. */
+static size_t before(const int64_t *step, size_t n, int64_t until)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (step[mid] < until)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Cuts the series to the steps before until: every array is in step order,
+ * so each is cut to a prefix (mixed rows too: theirs ascend). */
+static void series_until(struct rm_series *s, struct rm_mix *mix, int64_t until)
+{
+	s->n = before(s->step, s->n, until);
+	s->nb = before(s->bstep, s->nb, until);
+	s->nrl = s->rl_step ? before(s->rl_step, s->nrl, until) : 0;
+	if (s->mix) {
+		*mix = *s->mix;
+		while (mix->n && mix->row[mix->n - 1] >= s->nb)
+			mix->n--;
+		s->mix = mix->n ? mix : NULL;
+	}
+}
+
+/* Keeps the sampled batches before until, in place. */
+static void cost_until(struct rm_store_cost *c, int64_t until)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c->nb; i++) {
+		if (c->step[i] >= until)
+			continue;
+		c->step[k] = c->step[i];
+		c->bucket[k] = c->bucket[i];
+		c->n[k] = c->n[i];
+		c->min_len[k] = c->min_len[i];
+		c->max_len[k] = c->max_len[i];
+		c->tokens[k] = c->tokens[i];
+		c->padded[k] = c->padded[i];
+		c->dt[k] = c->dt[i];
+		k++;
+	}
+	c->nb = k;
+}
+
 struct detect_job {
 	const struct rm_series *s;
 	const struct rm_detect_opts *o;
@@ -121,6 +170,9 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .rl_rank = ss.rl_rank,
 	    .rl_loss = ss.rl_loss,
 	};
+	struct rm_mix cut_mix;
+	if (o->until > 0)
+		series_until(&s, &cut_mix, o->until);
 	if (!s.checkpoint_every)
 		rm_config_int(ss.config_json, checkpoint_keys, &s.checkpoint_every);
 	if (!s.steps_per_epoch)
@@ -137,6 +189,8 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	struct rm_err cerr;
 	memset(&cost, 0, sizeof(cost));
 	if (!o->window && rm_store_load_cost(st, run_id, since, 4000, &ss.map, &c, &cerr) == RM_OK) {
+		if (o->until > 0)
+			cost_until(&c, o->until);
 		int derived = ss.map.derived && !ss.nbounds; /* the derived boundaries stand for the current ones */
 		struct rm_padding_input pi = {c.nb,
 		                              c.step,
@@ -159,10 +213,10 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	if (threaded)
 		pthread_join(th, NULL);
 	d->cost = cost;
-	d->stored = !o->store_findings          ? RM_NOT_STORED
-	            : o->since > 0 || o->window ? RM_NOT_STORED_PARTIAL
-	            : rm_store_readonly(st)     ? RM_NOT_STORED_READONLY
-	                                        : RM_STORED;
+	d->stored = !o->store_findings                          ? RM_NOT_STORED
+	            : o->since > 0 || o->window || o->until > 0 ? RM_NOT_STORED_PARTIAL
+	            : rm_store_readonly(st)                     ? RM_NOT_STORED_READONLY
+	                                                        : RM_STORED;
 	if (d->stored == RM_STORED && d->split.ok && !ss.map.derived && /* derived buckets have no stored id */
 	    rm_store_replace_levels(st, run_id, &ss.map, d->split.bucket, d->split.offset, d->split.level, d->split.k,
 	                            d->split.log_scale, err)) {

@@ -43,6 +43,18 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 		out->at_fail_on += ds[done].severity >= spec->fail_on;
 	}
 	rm_progress_end();
+	/* Before and after, as named: the comparison is made before the runs
+	 * are ordered for the overview. */
+	struct rm_comparison cmp;
+	char side_name[2][512];
+	struct rm_compare_side sides[2];
+	if (spec->compare && n == 2) {
+		rm_compare(&ds[0], &ds[1], &cmp);
+		for (int i = 0; i < 2; i++) {
+			rm_report_run_name(&infos[i], side_name[i], sizeof(side_name[i]));
+			sides[i] = (struct rm_compare_side){side_name[i], &ds[i]};
+		}
+	}
 	/* What this report sees, and what the baseline saw of the same runs. */
 	rm_report_order(runs, n);
 	struct rm_seen seen = {0}, was = {0};
@@ -72,7 +84,7 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	}
 	for (size_t i = 0; i < n; i++)
 		runs[i].change = &changes.runs[i];
-	struct rm_report report = {runs, n, spec->now, &changes};
+	struct rm_report report = {runs, n, spec->now, &changes, spec->compare && n == 2 ? &cmp : NULL, sides};
 	struct rm_outfile of;
 	if (rm_outfile_open(&of, spec->output ? spec->output : "-", err)) {
 		code = err->code;

@@ -22,6 +22,7 @@ extern const struct rm_cmd cmd_report;
 extern const struct rm_cmd cmd_watch;
 extern const struct rm_cmd cmd_simulate;
 extern const struct rm_cmd cmd_demo;
+extern const struct rm_cmd cmd_compare;
 extern const struct rm_cmd cmd_buckets;
 extern const struct rm_cmd cmd_copy;
 

@@ -9,11 +9,14 @@
 #include "runmon/render.h"
 #include "runmon/sim.h"
 
-static const char about[] = "Simulates one dataset batched two ways and diagnoses both side by side:\n"
+static const char about[] = "Simulates one dataset batched three ways, diagnoses each and compares them:\n"
                             "  demo-homogeneous  streaks of one bucket at a time, with loss resets in the\n"
                             "                    longest bucket (what teams run into)\n"
-                            "  demo-interleaved  the fix: buckets interleaved in proportion to their size\n"
-                            "Both runs stay in the database for `runmon diagnose`.";
+                            "  demo-interleaved  the fix: the stride sampler (contrib/python/\n"
+                            "                    runmon_sampler.py) interleaves buckets by their size\n"
+                            "  demo-random       fully random batches, for the price: every batch pads\n"
+                            "                    to its longest sequence\n"
+                            "then `runmon compare` of the first two. The runs stay in the database.";
 
 static const struct rm_opt options[] = {
     {"steps", 'n', "N", RM_ARG_COUNT, "steps per run", "20000", NULL, 0},
@@ -27,6 +30,8 @@ static const char *const examples[] = {
     NULL,
 };
 
+enum { SIDES = 3 };
+
 struct side {
 	const char *name;
 	struct rm_sim_opts sim;
@@ -34,14 +39,51 @@ struct side {
 	struct rm_run_info info;
 };
 
-static void row(const char *label, const char *a, const char *b)
+static void row(const char *label, char cell[SIDES][64])
 {
-	printf("  %-34s %-30s %s\n", label, a, b);
+	printf("  %-26s %-22s %-22s %s\n", label, cell[0], cell[1], cell[2]);
+}
+
+static void table(const struct side *s)
+{
+	char c[SIDES][64];
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%s", s[i].name);
+	row("", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%s",
+		         i == 0   ? "one bucket at a time"
+		         : i == 1 ? "stride-interleaved"
+		                  : "fully random");
+	row("batching", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%s", rm_verdict_word(s[i].d.severity));
+	row("verdict", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, s[i].d.runs.ok ? "z %+.1f" : "-", s[i].d.runs.z);
+	row("same-bucket runs", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%s %.2f", s[i].d.split.mixed ? "R^2" : "eta^2", s[i].d.split.eta2);
+	row("loss split by bucket", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%zu (p %.2f)", s[i].d.ladder.count, s[i].d.ladder.p);
+	row("ladders", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%zu%s", s[i].d.resets.spikes, s[i].d.resets.cluster_by_bucket ? ", by bucket" : "");
+	row("loss resets", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%.1f%%", 100 * s[i].d.cost.efficiency);
+	row("padding efficiency", c);
+	for (int i = 0; i < SIDES; i++)
+		snprintf(c[i], 64, "%.0f", s[i].d.cost.tokens_per_s);
+	row("tokens per second", c);
 }
 
 static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 {
-	struct side sides[2] = {{.name = "demo-homogeneous"}, {.name = "demo-interleaved"}};
+	struct side sides[SIDES] = {
+	    {.name = "demo-homogeneous"}, {.name = "demo-interleaved"}, {.name = "demo-random"}};
+	static const enum rm_sim_strategy strategy[SIDES] = {RM_SIM_CHUNKED, RM_SIM_STRIDE, RM_SIM_MIXED};
 	int64_t steps = 20000, seed = 1;
 	int c, code;
 	struct rm_optparse op;
@@ -67,17 +109,17 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_err err;
 	if ((code = rm_ctx_open_store(ctx, &st)))
 		return code;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < SIDES; i++) {
 		rm_sim_opts_default(&sides[i].sim);
 		sides[i].sim.steps = steps;
 		sides[i].sim.seed = (uint64_t)seed;
-		sides[i].sim.strategy = i == 0 ? RM_SIM_CHUNKED : RM_SIM_INTERLEAVED;
+		sides[i].sim.strategy = strategy[i];
 		sides[i].sim.spikes = i == 0 ? RM_SIM_SPIKES_BUCKET : RM_SIM_SPIKES_NONE;
 	}
 	struct rm_analyze_opts o;
 	rm_analyze_opts_default(&o);
 	int done = 0;
-	for (; done < 2; done++) {
+	for (; done < SIDES; done++) {
 		struct side *s = &sides[done];
 		if (rm_sim_store(st, s->name, &s->sim, &err) || rm_store_find_run(st, s->name, &s->info.id, &err) ||
 		    rm_analyze_run(st, s->info.id, &o, &s->d, &s->info, &err)) {
@@ -86,41 +128,30 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 			goto out;
 		}
 	}
-	printf("runmon demo: one dataset (%lld steps, 6 length buckets), batched two ways\n\n", (long long)steps);
-	char a[64], b[64];
-	row("", sides[0].name, sides[1].name);
-	row("batching", "one bucket at a time (streaks)", "buckets interleaved by stride");
-	struct rm_diagnosis *x = &sides[0].d, *y = &sides[1].d;
-	snprintf(a, sizeof(a), "%s", rm_verdict_word(x->severity));
-	snprintf(b, sizeof(b), "%s", rm_verdict_word(y->severity));
-	row("verdict", a, b);
-	snprintf(a, sizeof(a), "%.0f vs %.0f random (z %.1f)", x->runs.runs, x->runs.expected, x->runs.z);
-	snprintf(b, sizeof(b), "%.0f vs %.0f random (z %+.1f)", y->runs.runs, y->runs.expected, y->runs.z);
-	row("same-bucket runs", a, b);
-	snprintf(a, sizeof(a), "eta^2 %.2f, %d modes%s", x->split.eta2, x->split.modes,
-	         x->split.trimodal ? ", trimodal" : "");
-	snprintf(b, sizeof(b), "eta^2 %.2f, %d modes%s", y->split.eta2, y->split.modes,
-	         y->split.trimodal ? ", trimodal" : "");
-	row("loss split by bucket", a, b);
-	snprintf(a, sizeof(a), "%zu vs %.1f shuffled (p %.2f)", x->ladder.count, x->ladder.perm_mean, x->ladder.p);
-	snprintf(b, sizeof(b), "%zu vs %.1f shuffled (p %.2f)", y->ladder.count, y->ladder.perm_mean, y->ladder.p);
-	row("ladders in the reported loss", a, b);
-	snprintf(a, sizeof(a), "%zu%s", x->resets.spikes, x->resets.cluster_by_bucket ? ", clustered by bucket" : "");
-	snprintf(b, sizeof(b), "%zu%s", y->resets.spikes, y->resets.cluster_by_bucket ? ", clustered by bucket" : "");
-	row("loss resets (per-bucket baseline)", a, b);
-	snprintf(a, sizeof(a), "%zu (%zu once adjusted)", x->resets.spikes_global, x->resets.spikes_adjusted);
-	snprintf(b, sizeof(b), "%zu (%zu once adjusted)", y->resets.spikes_global, y->resets.spikes_adjusted);
-	row("spikes a global baseline reports", a, b);
-	for (int i = 0; i < 2; i++) {
+	printf("runmon demo: one dataset (%lld steps, 6 length buckets), batched three ways\n\n", (long long)steps);
+	table(sides);
+	for (int i = 0; i < SIDES; i++) {
 		char line[RM_VERDICT_LEN];
 		const char *fix[8];
 		rm_explain_verdict(&sides[i].d, line, sizeof(line));
 		int nf = rm_explain_fix(&sides[i].d, fix, 8);
 		printf("\n%s: %s\n", sides[i].name, line);
-		for (int f = 0; f < nf; f++)
+		for (int f = 0; f < nf && i == 0; f++) /* what to do, for the run that needs it */
 			printf("  %d. %s\n", f + 1, fix[f]);
 	}
-	printf("\nFull reports: runmon --db %s diagnose demo-homogeneous (or demo-interleaved)\n", rm_store_name(st));
+	printf("\nThe fix, compared (runmon compare %s %s):\n\n", sides[0].name, sides[1].name);
+	struct rm_comparison cmp;
+	rm_compare(&sides[0].d, &sides[1].d, &cmp);
+	struct rm_compare_side view[2] = {{sides[0].name, &sides[0].d}, {sides[1].name, &sides[1].d}};
+	rm_render_compare_text(stdout, view, &cmp);
+	const struct rm_padding_result *fix = &sides[1].d.cost, *rnd = &sides[2].d.cost;
+	if (fix->ok && rnd->ok)
+		printf("\nIts price: interleaving keeps bucketing's padding efficiency (%.1f%%, %.0f tokens/s);"
+		       " fully random batches would give %.1f%% and %.0f tokens/s (%+.0f%%).\n",
+		       100 * fix->efficiency, fix->tokens_per_s, 100 * rnd->efficiency, rnd->tokens_per_s,
+		       fix->tokens_per_s > 0 ? 100 * (rnd->tokens_per_s / fix->tokens_per_s - 1) : 0.0);
+	printf("\nFull reports: runmon --db %s diagnose demo-homogeneous (or demo-interleaved, demo-random)\n",
+	       rm_store_name(st));
 	code = RM_EXIT_OK;
 out:
 	for (int i = 0; i < done; i++) {
@@ -133,7 +164,7 @@ out:
 
 const struct rm_cmd cmd_demo = {
     .name = "demo",
-    .summary = "simulate homogeneous vs interleaved batching and diagnose both",
+    .summary = "simulate homogeneous, stride-interleaved and random batching; compare them",
     .synopsis = "[--steps N] [--seed N] [--db PATH]",
     .about = about,
     .opts = options,

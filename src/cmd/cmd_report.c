@@ -46,6 +46,8 @@ static const struct rm_opt options[] = {
      "2026-12-01T06:00:00Z)",
      "the latest report", NULL, 0},
     {"baseline", 'B', "FILE", RM_ARG_PATH, "compare with a JSON report written earlier", NULL, NULL, 0},
+    {"compare", 'c', NULL, RM_ARG_NONE,
+     "two runs, BEFORE AFTER: the report opens with runmon compare's table of the two", NULL, NULL, 0},
     {0},
 };
 
@@ -54,6 +56,7 @@ static const char *const examples[] = {
     "runmon report --all --since 24h --format md -o digest.md",
     "runmon report demo-homogeneous demo-interleaved -o two.html",
     "runmon report --all --fail-on-new warn -o /dev/null",
+    "runmon report --compare demo-homogeneous demo-interleaved -o fix.html",
     NULL,
 };
 
@@ -77,7 +80,7 @@ static void tell_outcome(const struct rm_report_spec *spec, size_t n, const stru
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
-	int c, all = 0, code, fail_on_given = 0, new_given = 0;
+	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0;
 	double report_age = 0, report_at = -1;
 	struct rm_since since;
 	int has_since = 0;
@@ -118,6 +121,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 				                          op.arg);
 			break;
 		case 'B': baseline = op.arg; break;
+		case 'c': compare = 1; break;
 		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_report);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
@@ -145,6 +149,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_cmd_usage_error(&cmd_report, "name runs, or --all (not both)");
 	if (!all && op.ind >= argc)
 		return rm_cmd_usage_error(&cmd_report, "no run given: name runs, or --all");
+	if (compare && (all || argc - op.ind != 2))
+		return rm_cmd_usage_error(&cmd_report, "--compare wants two runs, BEFORE AFTER");
 	/* HTML on a terminal is 100 KB of noise: it goes to a file named for
 	 * the run, in the current directory, and the line below says where. */
 	char named[300];
@@ -193,7 +199,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 			}
 	}
 	struct rm_report_outcome got;
-	struct rm_report_spec spec = {.format = format,
+	struct rm_report_spec spec = {.compare = compare,
+	                              .format = format,
 	                              .output = output,
 	                              .baseline = baseline,
 	                              .cutoff = report_at >= 0 ? report_at : now - report_age,

@@ -17,8 +17,9 @@ static const char about[] = "Simulates a length-bucketed training run: per-step 
 
 static const struct rm_opt options[] = {
     {"strategy", 'S', "S", RM_ARG_CHOICE,
-     "sorted, chunked (default), bucketed-random, interleaved, mixed or hf-megabatch", NULL,
-     "sorted chunked bucketed-random interleaved mixed hf-megabatch", 0},
+     "sorted, chunked (default), bucketed-random, interleaved, mixed, hf-megabatch or stride (the sampler of "
+     "contrib/python/runmon_sampler.py over a drawn dataset; it shards ranks itself)",
+     NULL, "sorted chunked bucketed-random interleaved mixed hf-megabatch stride", 0},
     {"steps", 'n', "N", RM_ARG_COUNT, "steps", "20000", NULL, 0},
     {"seed", 's', "N", RM_ARG_COUNT, "random seed", "1", NULL, 0},
     {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT, "bucket boundaries",
@@ -57,7 +58,7 @@ static const struct rm_opt options[] = {
 
 static const char *const examples[] = {
     "runmon simulate --strategy chunked --steps 20000",
-    "runmon simulate --strategy interleaved --run fixed",
+    "runmon simulate --strategy stride --ranks 4 --run fixed",
     "runmon simulate --strategy hf-megabatch --ranks 4 --no-bucket --out sim",
     NULL,
 };
@@ -208,6 +209,11 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 	    (a.o.strategy == RM_SIM_MIXED || a.o.strategy == RM_SIM_HF_MEGABATCH)) {
 		code = rm_cmd_usage_error(&cmd_simulate, "--rank-mode independent wants a bucketed strategy (not %s)",
 		                          rm_sim_strategy_name(a.o.strategy));
+		goto out;
+	}
+	if (a.o.strategy == RM_SIM_STRIDE && a.o.rank_mode != RM_SIM_SHARDED) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--strategy stride shards the ranks itself: no --rank-mode %s",
+		                          rm_sim_rank_mode_name(a.o.rank_mode));
 		goto out;
 	}
 	if ((double)a.o.steps * rm_sim_slots(&a.o) > 200e6) {

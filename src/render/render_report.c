@@ -417,6 +417,7 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 	      "</style></head><body>\n<h1>runmon report</h1>\n",
 	      fp);
 	fprintf(fp, "<p>Generated %s.</p>\n", when);
+	rm_compare_html(fp, r);
 	rm_report_head_html(fp, r);
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_diagnosis *d = runs[i].d;
@@ -508,6 +509,7 @@ void rm_render_report_md(FILE *fp, const struct rm_report *r)
 	size_t n = r->n, quiet = 0;
 	rm_iso_time(r->generated, when, sizeof(when));
 	fprintf(fp, "# runmon report\n\nGenerated %s.\n\n", when);
+	rm_compare_md(fp, r);
 	rm_report_head_md(fp, r);
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_diagnosis *d = runs[i].d;
@@ -565,6 +567,8 @@ json_t *rm_render_report_json(const struct rm_report *r)
 	rm_iso_time(r->generated, when, sizeof(when));
 	json_t *doc = json_pack("{s:s, s:s}", "schema", RM_REPORT_SCHEMA, "generated", when);
 	rm_report_head_json(doc, r);
+	if (r->compare)
+		json_object_set_new(doc, "compare", rm_render_compare_json(r->compare_side, r->compare));
 	json_t *arr = json_array();
 	for (size_t i = 0; i < r->n; i++) {
 		struct rm_render_ctx c = {.run = r->runs[i].info, .run_url = r->runs[i].url};

@@ -21,8 +21,8 @@
 #include "runmon/stats.h"
 
 static const int64_t default_bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
-static const char *const names[RM_SIM_COUNT] = {"sorted",      "chunked", "bucketed-random",
-                                                "interleaved", "mixed",   "hf-megabatch"};
+static const char *const names[RM_SIM_COUNT] = {"sorted", "chunked",      "bucketed-random", "interleaved",
+                                                "mixed",  "hf-megabatch", "stride"};
 
 const char *rm_sim_strategy_name(enum rm_sim_strategy s)
 {
@@ -238,6 +238,91 @@ static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const doubl
 	}
 }
 
+/* The stride strategy: a dataset drawn once, an epoch of batches, ordered
+ * by the stride sampler per rank and epoch as a trainer's loader would,
+ * with the ranks' micro-batches as ranks of their own (the sampler's
+ * accumulation: slot r x micro + m of ranks x micro). */
+struct stride_run {
+	int64_t *data; /* the dataset's lengths */
+	size_t n;
+	struct rm_stride_epoch *ep; /* per slot: the current epoch's batches */
+	uint32_t epoch;
+	int64_t epoch_steps, first_step; /* the current epoch's steps, and where it began */
+	int64_t bounds[RM_STRIDE_MAX_BUCKETS + 1];
+};
+
+static void stride_epoch(struct stride_run *sr, const struct gen *g, const struct rm_sim_opts *o)
+{
+	int S = rm_sim_slots(o);
+	struct rm_stride_opts so = {.bounds = sr->bounds,
+	                            .nbounds = g->k + 1,
+	                            .max_tokens = o->tokens_per_batch,
+	                            .seed = o->seed,
+	                            .epoch = sr->epoch,
+	                            .world_size = S};
+	for (int r = 0; r < S; r++) {
+		rm_stride_epoch_free(&sr->ep[r]);
+		so.rank = r;
+		rm_stride_epoch(sr->data, sr->n, &so, &sr->ep[r]);
+	}
+	sr->epoch_steps = (int64_t)sr->ep[0].nbatches;
+}
+
+static void stride_begin(struct stride_run *sr, struct gen *g, const struct rm_sim_opts *o)
+{
+	double want = (double)o->steps_per_epoch * rm_sim_slots(o), have = 0;
+	size_t cap = 1024;
+	sr->data = rm_xmalloc(cap * sizeof(int64_t));
+	sr->ep = rm_xcalloc((size_t)rm_sim_slots(o), sizeof(*sr->ep));
+	for (int b = 0; b <= g->k; b++)
+		sr->bounds[b] = g->b[b];
+	/* Draw until an epoch has steps_per_epoch steps: batches hold more than
+	 * the budget over the bucket's upper bound, so the count runs short
+	 * and the dataset grows by the shortfall. The epoch ends there, as the
+	 * run's config says; the order's last few batches go unused. */
+	for (;;) {
+		while (have < want || sr->n == 0) {
+			if (sr->n == cap)
+				sr->data = rm_xrealloc(sr->data, (cap *= 2) * sizeof(int64_t));
+			double v = draw_len(g);
+			sr->data[sr->n++] = (int64_t)v;
+			have += 1 / fmax(1, floor((double)o->tokens_per_batch / (double)g->b[bucket_of(g, v) + 1]));
+		}
+		stride_epoch(sr, g, o);
+		if (sr->epoch_steps >= o->steps_per_epoch)
+			break;
+		want *= 1.02 + (double)(o->steps_per_epoch - sr->epoch_steps) / (double)o->steps_per_epoch;
+	}
+	sr->epoch_steps = o->steps_per_epoch;
+}
+
+/* The lengths of slot j's batch at step t into len; their count. */
+static int stride_lengths(struct stride_run *sr, const struct gen *g, const struct rm_sim_opts *o, int64_t t, int slot,
+                          double *len)
+{
+	while (t - sr->first_step >= sr->epoch_steps && sr->epoch_steps > 0) {
+		sr->first_step += sr->epoch_steps;
+		sr->epoch++;
+		stride_epoch(sr, g, o);
+		sr->epoch_steps = o->steps_per_epoch;
+	}
+	const struct rm_stride_epoch *ep = &sr->ep[slot];
+	size_t j = (size_t)(t - sr->first_step), cnt = 0;
+	if (j >= ep->nbatches) /* a later epoch's order a batch short: its first again */
+		j %= ep->nbatches;
+	for (size_t p = ep->start[j]; p < ep->start[j + 1] && cnt < 4096; p++)
+		len[cnt++] = (double)sr->data[ep->idx[p]];
+	return (int)cnt;
+}
+
+static void stride_end(struct stride_run *sr, const struct rm_sim_opts *o)
+{
+	for (int r = 0; sr->ep && r < rm_sim_slots(o); r++)
+		rm_stride_epoch_free(&sr->ep[r]);
+	free(sr->ep);
+	free(sr->data);
+}
+
 static const char *const mode_names[RM_SIM_RANK_MODES] = {"lockstep", "sharded", "independent"};
 
 const char *rm_sim_rank_mode_name(enum rm_sim_rank_mode m)
@@ -336,9 +421,12 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 	double q[64], len[4096];
 	int *seq = rm_xmalloc((N ? N : 1) * sizeof(int));
 	bucket_shares(&g, &o, q);
-	int bucketed = o.strategy != RM_SIM_MIXED && o.strategy != RM_SIM_HF_MEGABATCH;
+	int bucketed = o.strategy != RM_SIM_MIXED && o.strategy != RM_SIM_HF_MEGABATCH && o.strategy != RM_SIM_STRIDE;
 	if (bucketed)
 		slot_order(&g, &o, q, seq);
+	struct stride_run sr = {0};
+	if (o.strategy == RM_SIM_STRIDE)
+		stride_begin(&sr, &g, &o);
 	/* HF megabatches: 50 batches of a fixed size, sorted longest first. */
 	const int mega = 50, per = 16;
 	double *pool = rm_xmalloc(mega * per * sizeof(double));
@@ -357,6 +445,8 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 					cnt = 4096;
 				for (int x = 0; x < cnt; x++)
 					len[x] = draw_len_in(&g, b);
+			} else if (o.strategy == RM_SIM_STRIDE) {
+				cnt = stride_lengths(&sr, &g, &o, t, j, len);
 			} else if (o.strategy == RM_SIM_MIXED) {
 				/* Random lengths until the padded batch would pass the budget. */
 				double hi = 0;
@@ -420,6 +510,7 @@ void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
 	free(pool);
 	free(seq);
 	free(g.cum);
+	stride_end(&sr, &o);
 	*out = st;
 }
 

@@ -62,12 +62,12 @@ class P(HTMLParser):
             self.summary += data
 p = P()
 p.feed(open(sys.argv[1]).read())
-runs = ["demo-homogeneous", "demo-interleaved", "megabatch", "newcomer", "patched"]
+runs = ["demo-homogeneous", "demo-interleaved", "demo-random", "megabatch", "newcomer", "patched"]
 assert sorted(r.strip() for r in p.runs) == runs, p.runs
 assert all(n == 3 for n in p.svgs.values()), p.svgs
 assert p.sparks == len(runs) and p.groups == 1, (p.sparks, p.groups)
 assert sorted(p.changes) == ["new", "resolved", "risen"], p.changes
-assert "since the report of 2025-11-29T06:00:00Z: 1 new, 1 risen, 1 resolved, 2 unchanged" in p.summary, p.summary
+assert "since the report of 2025-11-29T06:00:00Z: 1 new, 1 risen, 1 resolved, 3 unchanged" in p.summary, p.summary
 PY
 timeout 120 "$browser" $flags --window-size=1000,1600 --screenshot="$tmp/shot.png" "file://$tmp/r.html" >/dev/null 2>&1 \
 	|| fail "screenshot failed"

@@ -45,7 +45,7 @@ VALUES = {
     "list-column": "input_ids", "split": "train", "lengths-from": "lengths.txt", "lengths-column": "seq_len",
     "metrics": "127.0.0.1:9464", "metrics-path": "/metrics", "ranks": "4", "rank-mode": "independent", "micro": "2",
     "fail-on-new": "warn", "since-report": "20h", "baseline": "last.json",
-    "from": "a.db", "to": "b.db",
+    "from": "a.db", "to": "b.db", "at": "1000",
 }
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",

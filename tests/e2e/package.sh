@@ -19,7 +19,7 @@ deb=$(ls "$tmp"/pkg/runmon_*.deb 2>/dev/null | head -1)
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/files"
 for f in ./usr/bin/runmon ./usr/share/man/man1/runmon.1 ./usr/share/man/man1/runmon-watch.1 \
 	./usr/share/bash-completion/completions/runmon ./usr/share/runmon/dashboards/runmon.json \
-	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py \
+	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py ./usr/share/runmon/python/runmon_sampler.py \
 	./usr/lib/systemd/system/runmon-watch.service ./usr/share/doc/runmon/docs/formats.md; do
 	grep -qx "$f" "$tmp/files" || fail "the .deb lacks $f"
 done
@@ -48,7 +48,7 @@ grep -q "^ExecStart=.*/usr/bin/runmon watch" "$tmp/root/usr/lib/systemd/system/r
 cp -r "$src/contrib/python" "$tmp/recorder" # setuptools builds in the tree: not in the source's
 "$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps -q "$tmp/recorder" \
 	>"$tmp/pip.log" 2>&1 || fail "pip install ./contrib/python: $(tail -5 "$tmp/pip.log")"
-where=$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import runmon_record; print(runmon_record.__file__)') \
-	|| fail "the venv does not import runmon_record"
+where=$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import runmon_record, runmon_sampler; print(runmon_sampler.__file__)') \
+	|| fail "the venv does not import runmon_record and runmon_sampler"
 case $where in "$tmp/venv/"*) ;; *) fail "runmon_record imported from $where, not the venv" ;; esac
 echo "package: $(basename "$deb") holds $(wc -l <"$tmp/files") entries, depends on $depends; demo runs from it; pip installs the recorder"

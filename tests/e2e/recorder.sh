@@ -15,15 +15,6 @@ RUNMON_PYTHON=$tmp/prefix/share/runmon/python
 [ -f "$RUNMON_PYTHON/runmon_record.py" ] || fail "runmon_record.py not installed"
 export RUNMON_PYTHON
 
-# field NAME: one value of diagnose --json, e.g. verdict.hypothesis
-field() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    d = d[k]
-print(d)' "$1" "$2"
-}
-
 # train ORDER SEED [tiny_train options]: a run, imported into its own database and diagnosed
 train() {
 	order=$1 seed=$2

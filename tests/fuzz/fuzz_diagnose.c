@@ -184,7 +184,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a diagnosis that cannot be written as JSON */
 	json_decref(doc);
 	struct rm_report_run one = {&d, &info, NULL, NULL};
-	struct rm_report report = {&one, 1, 0, NULL};
+	struct rm_comparison cmp; /* compare and its report section, against itself */
+	rm_compare(&d, &d, &cmp);
+	struct rm_compare_side sides[2] = {{"before", &d}, {"after", &d}};
+	rm_render_compare_text(devnull, sides, &cmp);
+	json_decref(rm_render_compare_json(sides, &cmp));
+	struct rm_report report = {&one, 1, 0, NULL, &cmp, sides};
 	rm_render_report_html(devnull, &report);
 	rm_render_report_md(devnull, &report);
 	rm_diagnosis_release(&d);

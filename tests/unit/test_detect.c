@@ -563,8 +563,8 @@ static void homogeneous_orders_are_flagged(void **state)
 /* At most 1% false alarms over 100 healthy seeds of each healthy order. */
 static void healthy_orders_rarely_alarm(void **state)
 {
-	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED};
-	for (size_t i = 0; i < 3; i++) {
+	const enum rm_sim_strategy good[] = {RM_SIM_INTERLEAVED, RM_SIM_BUCKETED_RANDOM, RM_SIM_MIXED, RM_SIM_STRIDE};
+	for (size_t i = 0; i < 4; i++) {
 		int alarms = 0, runs_flags = 0;
 		for (uint64_t seed = 1; seed <= 100; seed++) {
 			struct rm_diagnosis d;
@@ -700,6 +700,45 @@ static void ladder_sequential_stop(void **state)
 		rm_diagnosis_release(&d);
 	}
 	assert_true(flagged >= 1 && stopped >= 1); /* 2 and 6 over these seeds */
+}
+
+/* compare: the fix resolves homogeneous batching and is no worse; the
+ * reverse is worse; two healthy orders (other seeds, other samplers) are
+ * never called worse, over 10 seeds. */
+static void compare_names_the_change(void **state)
+{
+	(void)state;
+	struct rm_diagnosis homog, fixed;
+	struct rm_comparison c;
+	diagnose(RM_SIM_CHUNKED, 3, 3000, RM_SIM_SPIKES_BUCKET, 1, &homog);
+	diagnose(RM_SIM_STRIDE, 3, 3000, RM_SIM_SPIKES_NONE, 1, &fixed);
+	rm_compare(&homog, &fixed, &c);
+	assert_int_equal(c.hyp[RM_H_HOMOGENEOUS].change, RM_DELTA_RESOLVED);
+	assert_int_equal(c.severity, RM_DELTA_RESOLVED);
+	assert_false(c.worse);
+	assert_true(c.common && c.common_first == 0 && c.common_last == 2999);
+	assert_true(isfinite(c.adjusted[0]) && isfinite(c.adjusted[1]));
+	rm_compare(&fixed, &homog, &c);
+	assert_int_equal(c.hyp[RM_H_HOMOGENEOUS].change, RM_DELTA_NEW);
+	assert_true(c.worse);
+	rm_compare(&homog, &homog, &c);
+	assert_false(c.worse);
+	for (int h = 0; h < RM_H_COUNT; h++)
+		assert_int_equal(c.hyp[h].change, RM_DELTA_UNCHANGED);
+	rm_diagnosis_release(&homog);
+	rm_diagnosis_release(&fixed);
+	int worse = 0;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		struct rm_diagnosis a, b;
+		diagnose(RM_SIM_INTERLEAVED, seed, 3000, RM_SIM_SPIKES_NONE, 1, &a);
+		diagnose(seed % 2 ? RM_SIM_STRIDE : RM_SIM_BUCKETED_RANDOM, seed + 100, 3000, RM_SIM_SPIKES_NONE, 1,
+		         &b);
+		rm_compare(&a, &b, &c);
+		worse += c.worse;
+		rm_diagnosis_release(&a);
+		rm_diagnosis_release(&b);
+	}
+	assert_int_equal(worse, 0);
 }
 
 static void names_are_complete(void **state)
@@ -1228,6 +1267,9 @@ static void rank_shapes(void **state)
 	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
 	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
 	    {RM_SIM_INTERLEAVED, RM_SIM_INDEPENDENT, 4, 1, RM_MIX_RANDOM, 0},
+	    /* the stride sampler's own sharding: no lockstep, no rank streaks */
+	    {RM_SIM_STRIDE, RM_SIM_SHARDED, 4, 1, RM_MIX_RANDOM, 0},
+	    {RM_SIM_STRIDE, RM_SIM_SHARDED, 2, 2, RM_MIX_RANDOM, 0},
 	    /* every batch of a step from one bucket, the steps in random order: the
 	     * micro-batches of a step are no streak */
 	    {RM_SIM_BUCKETED_RANDOM, RM_SIM_LOCKSTEP, 2, 2, RM_MIX_LOCKSTEP, 0},
@@ -1353,6 +1395,7 @@ int main(void)
 	    cmocka_unit_test(same_seed_same_answer),
 	    cmocka_unit_test(ladder_sequential_stop),
 	    cmocka_unit_test(names_are_complete),
+	    cmocka_unit_test(compare_names_the_change),
 	    cmocka_unit_test(period_exact_and_jittered),
 	    cmocka_unit_test(period_aliasing_with_the_order),
 	    cmocka_unit_test(bucket_resets_in_a_periodic_order),

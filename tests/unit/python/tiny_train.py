@@ -5,11 +5,14 @@ records its batches with runmon_record, the way a real script would.
 Sequences get lengths from a skewed mix; a length-grouped sampler builds
 batches from one bucket at a time and orders them either in long same-bucket
 streaks (homogeneous) or shuffled (interleaved). Each optimizer step takes
-ranks x accum consecutive batches of the global order; the loss of a batch
+ranks x accum consecutive batches of the global order. With --order stride,
+each rank's batches come from runmon_sampler.StrideBucketSampler (its
+micro-batches consecutive); stride-sorted takes the same batches sorted by
+bucket, the order homogeneous batching gives. The loss of a batch
 depends on its lengths (longer sequences, higher loss), and the loss the
 trainer logs at a step is the mean over its batches.
 
-usage: tiny_train.py OUTDIR --order homogeneous|interleaved [--steps N]
+usage: tiny_train.py OUTDIR --order homogeneous|interleaved|stride|stride-sorted [--steps N]
        [--ranks R] [--accum A] [--seed S] [--log-every K] [--one-file]
 Writes OUTDIR/history.jsonl and OUTDIR/batches-rank<R>.jsonl (or, with
 --one-file, every rank appends to OUTDIR/batches.jsonl).
@@ -26,6 +29,7 @@ import sys
 sys.path.insert(0, os.environ.get("RUNMON_PYTHON") or
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "contrib", "python"))
 import runmon_record  # noqa: E402
+import runmon_sampler  # noqa: E402
 
 BOUNDS = [0, 770, 1216, 1728, 2432, 3296, 8192]
 PAD = 0
@@ -89,7 +93,7 @@ def order(rng, batches, lens, how):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
-    ap.add_argument("--order", choices=["homogeneous", "interleaved"], required=True)
+    ap.add_argument("--order", choices=["homogeneous", "interleaved", "stride", "stride-sorted"], required=True)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--accum", type=int, default=2)
@@ -100,13 +104,28 @@ def main():
     rng = random.Random(a.seed)
     per_batch = 8
     need = a.steps * a.ranks * a.accum
-    lens = lengths_of(rng, need * per_batch * 2)
-    glob = order(rng, batches_by_bucket(rng, lens, per_batch), lens, a.order)
+    # a stride epoch is the run (a tenth more), so sorting it reaches every bucket
+    lens = lengths_of(rng, need * per_batch * (11 if a.order.startswith("stride") else 20) // 10)
+    if a.order.startswith("stride"):
+        per_rank = []
+        for r in range(a.ranks):
+            s = runmon_sampler.StrideBucketSampler(lens, BOUNDS, per_batch, seed=a.seed, rank=r, world_size=a.ranks,
+                                                   accumulation=a.accum)
+            mine = list(s)
+            if a.order == "stride-sorted":
+                mine.sort(key=lambda bt: s.buckets[bt[0]])
+            per_rank.append(mine)
+        # the global order as the loop below reads it: step, rank, micro-batch
+        glob = [per_rank[r][s * a.accum + m] for s in range(len(per_rank[0]) // a.accum)
+                for r in range(a.ranks) for m in range(a.accum)]
+    else:
+        glob = order(rng, batches_by_bucket(rng, lens, per_batch), lens, a.order)
     if len(glob) < need:
         sys.exit(f"tiny_train: {len(glob)} batches, {need} needed")
     os.makedirs(a.outdir, exist_ok=True)
     name = "batches.jsonl" if a.one_file else "batches-rank{rank}.jsonl"
-    recs = [runmon_record.BatchRecorder(os.path.join(a.outdir, name), rank=r) for r in range(a.ranks)]
+    ids = {"buckets": BOUNDS} if a.order.startswith("stride") else {}  # the sampler's buckets, recorded
+    recs = [runmon_record.BatchRecorder(os.path.join(a.outdir, name), rank=r, **ids) for r in range(a.ranks)]
     hist = open(os.path.join(a.outdir, "history.jsonl"), "w")
     interval = []
     for step in range(1, a.steps + 1):  # the loss of step s covers its batches, logged under s

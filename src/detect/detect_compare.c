@@ -1,0 +1,91 @@
+/*
+ * detect_compare.c - see rm_compare in runmon/detect.h: what changed from
+ * one diagnosis to another, cause by cause, and whether anything got worse.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "runmon/detect.h"
+
+static const char *const delta_names[RM_DELTA_COUNT] = {"unchanged", "resolved", "new", "better", "worse"};
+
+const char *rm_delta_name(enum rm_delta c)
+{
+	return delta_names[c];
+}
+
+static enum rm_severity severity_of(const struct rm_diagnosis *d, enum rm_hypothesis h)
+{
+	for (int i = 0; i < RM_H_COUNT; i++)
+		if (d->rank[i].h == h)
+			return d->rank[i].severity;
+	return RM_SEV_NONE;
+}
+
+/* Compared at the levels a reader acts on, as the report's changes are:
+ * below warn (info is the healthy verdict's own level) counts as none. */
+static enum rm_delta delta_of(enum rm_severity a, enum rm_severity b)
+{
+	a = a < RM_SEV_WARN ? RM_SEV_NONE : a;
+	b = b < RM_SEV_WARN ? RM_SEV_NONE : b;
+	if (a == b)
+		return RM_DELTA_UNCHANGED;
+	if (b == RM_SEV_NONE)
+		return RM_DELTA_RESOLVED;
+	if (a == RM_SEV_NONE)
+		return RM_DELTA_NEW;
+	return b < a ? RM_DELTA_BETTER : RM_DELTA_WORSE;
+}
+
+/* The mean of a curve's bins whose middle step lies in [lo, hi]; NaN when
+ * none does. */
+static double mean_over(const struct rm_curves *c, const double *bins, int64_t lo, int64_t hi)
+{
+	if (c->bins <= 0 || c->last_step < c->first_step)
+		return NAN;
+	double span = (double)(c->last_step - c->first_step + 1) / c->bins, sum = 0;
+	int n = 0;
+	for (int i = 0; i < c->bins; i++) {
+		double mid = (double)c->first_step + (i + 0.5) * span;
+		if (mid >= (double)lo && mid <= (double)hi + 1 && isfinite(bins[i])) {
+			sum += bins[i];
+			n++;
+		}
+	}
+	return n ? sum / n : NAN;
+}
+
+void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->before = a->severity;
+	c->after = b->severity;
+	c->severity = delta_of(a->severity, b->severity);
+	for (int h = 0; h < RM_H_COUNT; h++) {
+		struct rm_hypothesis_change *x = &c->hyp[h];
+		x->h = (enum rm_hypothesis)h;
+		x->before = severity_of(a, x->h);
+		x->after = severity_of(b, x->h);
+		x->change = delta_of(x->before, x->after);
+		/* A cause new or risen at warn or above is worse news whatever
+		 * the verdict's level says. */
+		if (x->change == RM_DELTA_NEW || x->change == RM_DELTA_WORSE)
+			c->worse = 1;
+	}
+	if (c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE)
+		c->worse = 1;
+	/* The adjusted loss over the steps both runs cover. */
+	c->common_first = a->first_step > b->first_step ? a->first_step : b->first_step;
+	c->common_last = a->last_step < b->last_step ? a->last_step : b->last_step;
+	c->adjusted[0] = c->adjusted[1] = c->length_adjusted[0] = c->length_adjusted[1] = NAN;
+	if (a->points && b->points && c->common_first <= c->common_last) {
+		c->common = 1;
+		const struct rm_diagnosis *d[2] = {a, b};
+		for (int i = 0; i < 2; i++) {
+			c->adjusted[i] =
+			    mean_over(&d[i]->curves, d[i]->curves.adjusted, c->common_first, c->common_last);
+			c->length_adjusted[i] =
+			    mean_over(&d[i]->curves, d[i]->curves.length_adjusted, c->common_first, c->common_last);
+		}
+	}
+}

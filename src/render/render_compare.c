@@ -1,0 +1,338 @@
+/*
+ * render_compare.c - `runmon compare` as text and as JSON (schema
+ * runmon.compare/1, docs/decisions.md): two diagnoses side by side, what
+ * changed cause by cause, and the price of the change in padding and
+ * throughput.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runmon/render.h"
+#include "report_internal.h"
+
+#define CELL 40
+
+static void row(FILE *fp, const char *label, const char *a, const char *b)
+{
+	fprintf(fp, "  %-30s %-*s %s\n", label, CELL, a, b);
+}
+
+static void cell_runs(char *buf, size_t n, const struct rm_diagnosis *d)
+{
+	if (!d->runs.ok)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.0f vs %.0f random (z %+.1f)", d->runs.runs, d->runs.expected, d->runs.z);
+}
+
+static void cell_split(char *buf, size_t n, const struct rm_diagnosis *d)
+{
+	if (!d->split.ok)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%s %.2f, %d mode%s%s", d->split.mixed ? "R^2" : "eta^2", d->split.eta2,
+		         d->split.modes, d->split.modes == 1 ? "" : "s", d->split.trimodal ? ", trimodal" : "");
+}
+
+static void cell_ladders(char *buf, size_t n, const struct rm_diagnosis *d)
+{
+	if (!d->ladder.ok)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%zu vs %.1f shuffled (p %.2f)", d->ladder.count, d->ladder.perm_mean, d->ladder.p);
+}
+
+static void cell_resets(char *buf, size_t n, const struct rm_diagnosis *d)
+{
+	snprintf(buf, n, "%zu%s", d->resets.spikes, d->resets.cluster_by_bucket ? ", clustered by bucket" : "");
+}
+
+/* v with prec decimals, a sign when signed, then suffix; "-" unknown. */
+static void cell_number(char *buf, size_t n, double v, int prec, int sign, const char *suffix)
+{
+	if (isfinite(v))
+		snprintf(buf, n, sign ? "%+.*f%s" : "%.*f%s", prec, v, suffix);
+	else
+		snprintf(buf, n, "-");
+}
+
+/* The split's level of the bucket labelled label, NaN when d has none. */
+static double level_of(const struct rm_diagnosis *d, const char *label)
+{
+	for (int i = 0; d->split.ok && i < d->split.k; i++)
+		if (!strcmp(rm_bucket_label(d, d->split.bucket[i]), label))
+			return d->split.level[i];
+	return NAN;
+}
+
+/* The bucket labels of both splits, in order of first appearance. */
+static int level_labels(const struct rm_compare_side s[2], const char *out[2 * RM_MAX_BUCKETS])
+{
+	int n = 0;
+	for (int i = 0; i < 2; i++)
+		for (int b = 0; s[i].d->split.ok && b < s[i].d->split.k; b++) {
+			const char *l = rm_bucket_label(s[i].d, s[i].d->split.bucket[b]);
+			int seen = 0;
+			for (int j = 0; j < n && !seen; j++)
+				seen = !strcmp(out[j], l);
+			if (!seen)
+				out[n++] = l;
+		}
+	return n;
+}
+
+static double tps(const struct rm_diagnosis *d)
+{
+	return d->cost.ok ? d->cost.tokens_per_s : NAN;
+}
+
+static double efficiency(const struct rm_diagnosis *d)
+{
+	return d->cost.ok ? 100 * d->cost.efficiency : NAN;
+}
+
+/* The one line that sums the comparison up. */
+void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n)
+{
+	size_t used = 0;
+	const char *sep = "";
+	used += (size_t)snprintf(buf, n, "%s", c->worse ? "worse: " : "no worse: ");
+	for (int pass = 0; pass < 2; pass++) /* what got worse first, then what got better */
+		for (int h = 0; h < RM_H_COUNT && used < n; h++) {
+			const struct rm_hypothesis_change *x = &c->hyp[h];
+			int bad = x->change == RM_DELTA_NEW || x->change == RM_DELTA_WORSE;
+			if (x->change == RM_DELTA_UNCHANGED || bad != (pass == 0))
+				continue;
+			used += (size_t)snprintf(buf + used, n - used, "%s%s %s", sep, rm_hypothesis_name(x->h),
+			                         rm_delta_name(x->change));
+			sep = ", ";
+		}
+	if (!*sep && used < n)
+		snprintf(buf + used, n - used, "every cause at the level it was (verdict %s)",
+		         rm_verdict_word(c->after));
+}
+
+static void add(struct rm_compare_rows *r, const char *label, const char *a, const char *b)
+{
+	if (r->n == RM_COMPARE_ROWS)
+		return;
+	struct rm_compare_row *x = &r->row[r->n++];
+	snprintf(x->label, sizeof(x->label), "%s", label);
+	snprintf(x->cell[0], sizeof(x->cell[0]), "%s", a);
+	snprintf(x->cell[1], sizeof(x->cell[1]), "%s", b);
+}
+
+void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparison *c, struct rm_compare_rows *r)
+{
+	const struct rm_diagnosis *x = s[0].d, *y = s[1].d;
+	char a[160], b[160], label[80];
+	r->n = 0;
+	add(r, "run", s[0].name, s[1].name);
+	snprintf(a, sizeof(a), "%lld..%lld", (long long)x->first_step, (long long)x->last_step);
+	snprintf(b, sizeof(b), "%lld..%lld", (long long)y->first_step, (long long)y->last_step);
+	add(r, "steps", a, b);
+	snprintf(b, sizeof(b), "%s (%s)", rm_verdict_word(y->severity), rm_delta_name(c->severity));
+	add(r, "verdict", rm_verdict_word(x->severity), b);
+	cell_runs(a, sizeof(a), x);
+	cell_runs(b, sizeof(b), y);
+	add(r, "same-bucket runs", a, b);
+	cell_split(a, sizeof(a), x);
+	cell_split(b, sizeof(b), y);
+	add(r, "loss split by bucket", a, b);
+	const char *labels[2 * RM_MAX_BUCKETS];
+	int nl = level_labels(s, labels);
+	int ratio = x->split.log_scale || y->split.log_scale; /* a ratio to the trend, else an offset */
+	for (int i = 0; i < nl; i++) {
+		snprintf(label, sizeof(label), "  level, bucket %.40s", labels[i]);
+		cell_number(a, sizeof(a), level_of(x, labels[i]), 3, !ratio, ratio ? "x" : "");
+		cell_number(b, sizeof(b), level_of(y, labels[i]), 3, !ratio, ratio ? "x" : "");
+		add(r, label, a, b);
+	}
+	cell_ladders(a, sizeof(a), x);
+	cell_ladders(b, sizeof(b), y);
+	add(r, "ladders in the reported loss", a, b);
+	cell_resets(a, sizeof(a), x);
+	cell_resets(b, sizeof(b), y);
+	add(r, "loss resets", a, b);
+	if (c->common) {
+		snprintf(label, sizeof(label), "adjusted loss, steps %lld..%lld", (long long)c->common_first,
+		         (long long)c->common_last);
+		cell_number(a, sizeof(a), c->adjusted[0], 4, 0, "");
+		cell_number(b, sizeof(b), c->adjusted[1], 4, 0, "");
+		add(r, label, a, b);
+		if (isfinite(c->length_adjusted[0]) || isfinite(c->length_adjusted[1])) {
+			cell_number(a, sizeof(a), c->length_adjusted[0], 4, 0, "");
+			cell_number(b, sizeof(b), c->length_adjusted[1], 4, 0, "");
+			add(r, "length-adjusted, same steps", a, b);
+		}
+	} else {
+		add(r, "adjusted loss", "no steps in common", "");
+	}
+	cell_number(a, sizeof(a), efficiency(x), 1, 0, "%");
+	cell_number(b, sizeof(b), efficiency(y), 1, 0, "%");
+	add(r, "padding efficiency", a, b);
+	if (isfinite(tps(x)) || isfinite(tps(y))) {
+		cell_number(a, sizeof(a), tps(x), 0, 0, "");
+		cell_number(b, sizeof(b), tps(y), 0, 0, "");
+		add(r, "tokens per second", a, b);
+	}
+	r->price[0] = 0;
+	if (isfinite(efficiency(x)) && isfinite(efficiency(y))) {
+		int n = snprintf(r->price, sizeof(r->price), "padding efficiency %.1f%% -> %.1f%%", efficiency(x),
+		                 efficiency(y));
+		if (isfinite(tps(x)) && isfinite(tps(y)) && tps(x) > 0 && n > 0 && (size_t)n < sizeof(r->price))
+			snprintf(r->price + n, sizeof(r->price) - (size_t)n,
+			         ", tokens per second %.0f -> %.0f (%+.0f%%)", tps(x), tps(y),
+			         100 * (tps(y) / tps(x) - 1));
+	}
+	rm_compare_summary(c, r->summary, sizeof(r->summary));
+}
+
+void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c)
+{
+	struct rm_compare_rows *r = rm_xmalloc(sizeof(*r));
+	rm_compare_rows(s, c, r);
+	row(fp, "", "before", "after");
+	for (int i = 0; i < r->n; i++)
+		row(fp, r->row[i].label, r->row[i].cell[0], r->row[i].cell[1]);
+	fprintf(fp, "\nCauses:\n");
+	int shown = 0;
+	for (int h = 0; h < RM_H_COUNT; h++) {
+		const struct rm_hypothesis_change *hc = &c->hyp[h];
+		if (hc->before == RM_SEV_NONE && hc->after == RM_SEV_NONE)
+			continue;
+		fprintf(fp, "  %-34s %-8s -> %-8s %s\n", rm_hypothesis_name(hc->h), rm_verdict_word(hc->before),
+		        rm_verdict_word(hc->after), rm_delta_name(hc->change));
+		shown++;
+	}
+	if (!shown)
+		fprintf(fp, "  none found in either run\n");
+	char line[RM_VERDICT_LEN];
+	for (int i = 0; i < 2; i++) {
+		rm_explain_verdict(s[i].d, line, sizeof(line));
+		fprintf(fp, "\n%s %s: %s\n", i ? "After, " : "Before,", s[i].name, line);
+	}
+	if (r->price[0])
+		fprintf(fp, "\nThe price: %s\n", r->price);
+	fprintf(fp, "\nResult: %s\n", r->summary);
+	free(r);
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *side_json(const struct rm_compare_side *s)
+{
+	const struct rm_diagnosis *d = s->d;
+	char line[RM_VERDICT_LEN];
+	rm_explain_verdict(d, line, sizeof(line));
+	json_t *levels = json_array();
+	for (int i = 0; d->split.ok && i < d->split.k; i++)
+		json_array_append_new(levels, json_pack("{s:s, s:o}", "bucket", rm_bucket_label(d, d->split.bucket[i]),
+		                                        "level", num(d->split.level[i])));
+	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:{s:b, s:o, s:o, s:o}, s:{s:b, s:o, s:i, s:b, s:b, s:o},"
+	                 " s:{s:b, s:I, s:o, s:o}, s:{s:I, s:b}, s:o, s:o}",
+	                 "run", s->name, "first_step", (json_int_t)d->first_step, "last_step", (json_int_t)d->last_step,
+	                 "severity", rm_verdict_word(d->severity), "hypothesis", rm_verdict_name(d), "verdict", line,
+	                 "runs_test", "ok", d->runs.ok, "runs", num(d->runs.runs), "expected", num(d->runs.expected),
+	                 "z", num(d->runs.z), "split", "ok", d->split.ok, "eta2", num(d->split.eta2), "modes",
+	                 d->split.modes, "mixed", d->split.mixed, "log_scale", d->split.log_scale, "levels", levels,
+	                 "ladders", "ok", d->ladder.ok, "count", (json_int_t)d->ladder.count, "shuffled_mean",
+	                 num(d->ladder.perm_mean), "p", num(d->ladder.p), "resets", "count",
+	                 (json_int_t)d->resets.spikes, "clustered_by_bucket", d->resets.cluster_by_bucket,
+	                 "padding_efficiency", num(d->cost.ok ? d->cost.efficiency : NAN), "tokens_per_s", num(tps(d)));
+}
+
+json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct rm_comparison *c)
+{
+	json_t *hyp = json_array();
+	for (int h = 0; h < RM_H_COUNT; h++)
+		json_array_append_new(
+		    hyp, json_pack("{s:s, s:s, s:s, s:s}", "hypothesis", rm_hypothesis_name(c->hyp[h].h), "before",
+		                   rm_verdict_word(c->hyp[h].before), "after", rm_verdict_word(c->hyp[h].after),
+		                   "change", rm_delta_name(c->hyp[h].change)));
+	json_t *common = json_null();
+	if (c->common)
+		common = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)c->common_first,
+		                   "last_step", (json_int_t)c->common_last, "adjusted_before", num(c->adjusted[0]),
+		                   "adjusted_after", num(c->adjusted[1]), "length_adjusted_before",
+		                   num(c->length_adjusted[0]), "length_adjusted_after", num(c->length_adjusted[1]));
+	char sum[512];
+	rm_compare_summary(c, sum, sizeof(sum));
+	return json_pack("{s:s, s:o, s:o, s:s, s:b, s:s, s:o, s:o}", "schema", "runmon.compare/1", "before",
+	                 side_json(&s[0]), "after", side_json(&s[1]), "severity_change", rm_delta_name(c->severity),
+	                 "worse", c->worse, "summary", sum, "hypotheses", hyp, "common_steps", common);
+}
+
+/* The report's section: the table, the causes that changed, the result. */
+void rm_compare_html(FILE *fp, const struct rm_report *r)
+{
+	if (!r->compare)
+		return;
+	const struct rm_comparison *c = r->compare;
+	struct rm_compare_rows *rows = rm_xmalloc(sizeof(*rows));
+	rm_compare_rows(r->compare_side, c, rows);
+	fputs("<section id='compare'><h2>Compared: before and after</h2>\n<p class='summary'>", fp);
+	rm_html_esc(fp, rows->summary);
+	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th></tr>\n", fp);
+	for (int i = 0; i < rows->n; i++) {
+		fputs("<tr><td>", fp);
+		rm_html_esc(fp, rows->row[i].label);
+		for (int j = 0; j < 2; j++) {
+			fputs("</td><td>", fp);
+			rm_html_esc(fp, rows->row[i].cell[j]);
+		}
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n<table><tr><th>cause</th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
+	for (int h = 0; h < RM_H_COUNT; h++) {
+		const struct rm_hypothesis_change *x = &c->hyp[h];
+		if (x->before == RM_SEV_NONE && x->after == RM_SEV_NONE)
+			continue;
+		fprintf(
+		    fp,
+		    "<tr class='change-%s'><td>%s</td><td class='%s'>%s</td><td class='%s'>%s</td><td>%s</td></tr>\n",
+		    rm_delta_name(x->change), rm_hypothesis_name(x->h), rm_report_level(x->before),
+		    rm_verdict_word(x->before), rm_report_level(x->after), rm_verdict_word(x->after),
+		    rm_delta_name(x->change));
+	}
+	fputs("</table>\n", fp);
+	if (rows->price[0]) {
+		fputs("<p>The price: ", fp);
+		rm_html_esc(fp, rows->price);
+		fputs("</p>\n", fp);
+	}
+	fputs("</section>\n", fp);
+	free(rows);
+}
+
+void rm_compare_md(FILE *fp, const struct rm_report *r)
+{
+	if (!r->compare)
+		return;
+	struct rm_compare_rows *rows = rm_xmalloc(sizeof(*rows));
+	rm_compare_rows(r->compare_side, r->compare, rows);
+	fputs("## Compared: before and after\n\n**", fp);
+	rm_md_esc(fp, rows->summary);
+	fputs("**\n\n| | before | after |\n|---|---|---|\n", fp);
+	for (int i = 0; i < rows->n; i++) {
+		fputs("| ", fp);
+		rm_md_esc(fp, rows->row[i].label);
+		for (int j = 0; j < 2; j++) {
+			fputs(" | ", fp);
+			rm_md_esc(fp, rows->row[i].cell[j]);
+		}
+		fputs(" |\n", fp);
+	}
+	if (rows->price[0]) {
+		fputs("\nThe price: ", fp);
+		rm_md_esc(fp, rows->price);
+		fputs("\n", fp);
+	}
+	fputs("\n", fp);
+	free(rows);
+}

@@ -1,0 +1,105 @@
+#!/bin/sh
+# End-to-end: runmon compare on the demo's runs: the fix resolves
+# homogeneous batching (exit 0), the reverse is worse (exit 1), the JSON
+# carries the numbers diagnose --json gives for each run, --at splits one
+# run at a step, and bad arguments are refused with the reason. The demo
+# itself ends with the comparison and the price of the fix.
+# Usage: compare.sh RUNMON
+set -eu
+runmon=$1
+. "$(dirname "$0")/common.sh"
+db=$tmp/c.db
+rc() { "$@" >"$tmp/out" 2>"$tmp/err" && echo 0 || echo $?; }
+
+[ "$(rc "$runmon" --db "$db" demo --steps 2000)" = 0 ] || fail "demo: $(cat "$tmp/err")"
+grep -q "demo-homogeneous *demo-interleaved *demo-random" "$tmp/out" || fail "demo: three runs side by side"
+grep -q "^The fix, compared (runmon compare demo-homogeneous demo-interleaved)" "$tmp/out" || fail "demo: no compare"
+grep -q "^Result: no worse: homogeneous batching resolved" "$tmp/out" || fail "demo: compare result: $(grep Result "$tmp/out")"
+grep -q "^Its price: interleaving keeps bucketing's padding efficiency" "$tmp/out" || fail "demo: no price"
+
+# The fix: resolved, exit 0; every row of the table is there.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-interleaved)" = 0 ] || fail "compare fix: $(cat "$tmp/err")"
+for label in "verdict" "same-bucket runs" "loss split by bucket" "level, bucket 0" "ladders in the reported loss" \
+	"loss resets" "adjusted loss, steps 0..1999" "padding efficiency" "tokens per second"; do
+	grep -q "^  *$label " "$tmp/out" || fail "compare: no row '$label'"
+done
+grep -q "^  homogeneous batching *critical -> info *resolved" "$tmp/out" || fail "compare: cause line: $(cat "$tmp/out")"
+# The reverse: worse, exit 1, and says why.
+[ "$(rc "$runmon" --db "$db" compare demo-interleaved demo-homogeneous)" = 1 ] || fail "reverse: not exit 1"
+grep -q "^Result: worse: homogeneous batching new" "$tmp/out" || fail "reverse: $(tail -1 "$tmp/out")"
+# A run against itself: unchanged, exit 0.
+[ "$(rc "$runmon" --db "$db" compare demo-random demo-random)" = 0 ] || fail "same run"
+grep -q "^Result: no worse: every cause at the level it was" "$tmp/out" || fail "same run: $(tail -1 "$tmp/out")"
+
+# JSON: its own schema, and each run's numbers as diagnose --json gives them.
+rc "$runmon" --db "$db" compare demo-homogeneous demo-interleaved --json >/dev/null
+cp "$tmp/out" "$tmp/c.json"
+[ "$(field "$tmp/c.json" schema)" = runmon.compare/1 ] || fail "schema"
+[ "$(field "$tmp/c.json" worse)" = False ] || fail "json worse"
+[ "$(field "$tmp/c.json" hypotheses.0.change)" = resolved ] || fail "json change"
+[ "$(field "$tmp/c.json" common_steps.last_step)" = 1999 ] || fail "json common steps"
+for side in before after; do
+	run=$(field "$tmp/c.json" $side.run)
+	rc "$runmon" --db "$db" diagnose "$run" --json >/dev/null
+	cp "$tmp/out" "$tmp/d.json"
+	python3 - "$tmp/c.json" "$tmp/d.json" "$side" <<'PY' || fail "$side: compare and diagnose disagree"
+import json, sys
+c = json.load(open(sys.argv[1]))[sys.argv[3]]
+d = json.load(open(sys.argv[2]))
+assert c["severity"] == d["severity"], (c["severity"], d["severity"])
+assert abs(c["runs_test"]["z"] - d["runs_test"]["z"]) < 1e-6
+assert abs(c["split"]["eta2"] - d["split"]["eta2"]) < 1e-6
+assert abs(c["padding_efficiency"] - d["cost"]["efficiency"]) < 1e-6, (c["padding_efficiency"], d["cost"])
+assert c["resets"]["count"] == d["resets"]["spikes"], (c["resets"], d["resets"]["spikes"])
+PY
+done
+
+# --at: one run before and after a step; no steps in common.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous --at 1500 --json)" = 0 ] || fail "--at: $(cat "$tmp/err")"
+cp "$tmp/out" "$tmp/at.json"
+[ "$(field "$tmp/at.json" before.last_step)" = 1499 ] || fail "--at: before ends at 1499"
+[ "$(field "$tmp/at.json" after.first_step)" = 1500 ] || fail "--at: after starts at 1500"
+[ "$(field "$tmp/at.json" common_steps)" = None ] || fail "--at: no common steps"
+[ "$(field "$tmp/at.json" hypotheses.0.change)" = unchanged ] || fail "--at: homogeneous on both sides"
+rc "$runmon" --db "$db" compare demo-homogeneous --at 1500 >/dev/null
+grep -q "adjusted loss *no steps in common" "$tmp/out" || fail "--at text"
+grep -q "demo-homogeneous, steps < 1500" "$tmp/out" || fail "--at names the halves"
+# Nothing stored: the runs' findings are the demo's.
+before=$(sqlite3 "$db" "SELECT COUNT(*) FROM findings")
+rc "$runmon" --db "$db" compare demo-homogeneous --at 1000 >/dev/null
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM findings")" = "$before" ] || fail "compare stored findings"
+
+# report --compare: the report opens with the same comparison, in each format.
+[ "$(rc "$runmon" --db "$db" report --compare demo-homogeneous demo-interleaved -o "$tmp/r.html")" = 1 ] ||
+	fail "report --compare: exit (a critical run fails --fail-on warn): $(cat "$tmp/err")"
+python3 - "$tmp/r.html" <<'PY' || fail "report --compare HTML"
+import re, sys
+html = open(sys.argv[1]).read()
+sec = re.search(r"<section id='compare'>(.*?)</section>", html, re.S).group(1)
+assert "no worse: homogeneous batching resolved" in sec, sec[:300]
+assert "<td>same-bucket runs</td><td>127" in sec or "<td>same-bucket runs</td>" in sec
+assert "change-resolved" in sec and "The price: padding efficiency" in sec
+assert html.index("id='compare'") < html.index("id='overview'"), "the comparison opens the report"
+PY
+rc "$runmon" --db "$db" report --compare demo-homogeneous demo-interleaved --format md -o "$tmp/r.md" >/dev/null
+grep -q "^## Compared: before and after" "$tmp/r.md" || fail "report --compare md"
+grep -q "^| loss resets | [0-9]*, clustered by bucket | 0 |" "$tmp/r.md" || fail "md table: $(grep resets "$tmp/r.md")"
+rc "$runmon" --db "$db" report --compare demo-homogeneous demo-interleaved -o "$tmp/r.json" >/dev/null
+[ "$(field "$tmp/r.json" compare.schema)" = runmon.compare/1 ] || fail "report json: compare"
+[ "$(field "$tmp/r.json" compare.summary)" = "$(field "$tmp/c.json" summary)" ] || fail "report json: same summary"
+[ "$(rc "$runmon" --db "$db" report --compare demo-homogeneous)" = 2 ] || fail "report --compare one run"
+grep -q "\-\-compare wants two runs" "$tmp/err" || fail "report --compare one run: $(cat "$tmp/err")"
+[ "$(rc "$runmon" --db "$db" report --compare --all)" = 2 ] || fail "report --compare --all"
+
+# Refused, with the reason.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous)" = 2 ] || fail "one run"
+grep -q "compare wants BEFORE and AFTER, not 1 run" "$tmp/err" || fail "one run: $(cat "$tmp/err")"
+[ "$(rc "$runmon" --db "$db" compare a b c)" = 2 ] || fail "three runs"
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-interleaved --at 5)" = 2 ] || fail "--at with two"
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous --at 0)" = 2 ] || fail "--at 0"
+[ "$(rc "$runmon" --db "$db" compare demo-homogenous demo-interleaved)" = 2 ] || fail "unknown run"
+grep -q "did you mean 'demo-homogeneous'" "$tmp/err" || fail "unknown run: $(cat "$tmp/err")"
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous --at 999999)" = 2 ] || fail "--at past the end"
+grep -q "holds no loss to compare" "$tmp/err" || fail "--at past the end: $(cat "$tmp/err")"
+[ "$(rc "$runmon" --db "$tmp/none.db" compare a b)" = 2 ] || fail "no database"
+echo "compare: the fix resolved (0), the reverse worse (1), JSON as diagnose, --at and the refusals"
