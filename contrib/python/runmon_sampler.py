@@ -73,19 +73,33 @@ def _batches(indices, lengths, batch_size, max_tokens, drop_last):
         if drop_last and out and len(out[-1]) < batch_size:
             out.pop()
         return out
-    out, cur, longest = [], [], 0
-    for i in indices:
-        n = lengths[i]
-        top = n if n > longest else longest
-        if cur and (len(cur) + 1) * top > max_tokens:
-            out.append(cur)
-            cur, top = [], n
-        cur.append(i)
-        longest = top
-    if cur:
-        out.append(cur)
-        if drop_last and (len(cur) + 1) * longest <= max_tokens:
-            out.pop()
+    # A batch from position a is the longest run a..a+c-1 whose count x
+    # longest fits the budget (a single sample always does), as adding
+    # samples one by one while they fit gives: c x longest only grows with
+    # c. Every batch holds at least budget // the bucket's longest, so the
+    # loop starts there and adds the few more one by one.
+    lens = list(map(lengths.__getitem__, indices))
+    n = len(lens)
+    if not n:
+        return []
+    least = max(1, max_tokens // max(lens))
+    out, a = [], 0
+    while a < n:
+        c = min(least, n - a)
+        top = max(lens[a:a + c])
+        while a + c < n:
+            nxt = lens[a + c]
+            if nxt > top:
+                if (c + 1) * nxt > max_tokens:
+                    break
+                top = nxt
+            elif (c + 1) * top > max_tokens:
+                break
+            c += 1
+        out.append(indices[a:a + c])
+        a += c
+    if drop_last and (len(out[-1]) + 1) * top <= max_tokens:
+        out.pop()
     return out
 
 
