@@ -220,11 +220,6 @@ void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const s
 	free(r);
 }
 
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *side_json(const struct rm_compare_side *s)
 {
 	const struct rm_diagnosis *d = s->d;
@@ -233,18 +228,19 @@ static json_t *side_json(const struct rm_compare_side *s)
 	json_t *levels = json_array();
 	for (int i = 0; d->split.ok && i < d->split.k; i++)
 		json_array_append_new(levels, json_pack("{s:s, s:o}", "bucket", rm_bucket_label(d, d->split.bucket[i]),
-		                                        "level", num(d->split.level[i])));
+		                                        "level", rm_json_num(d->split.level[i])));
 	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:{s:b, s:o, s:o, s:o}, s:{s:b, s:o, s:i, s:b, s:b, s:o},"
 	                 " s:{s:b, s:I, s:o, s:o}, s:{s:I, s:b}, s:o, s:o}",
 	                 "run", s->name, "first_step", (json_int_t)d->first_step, "last_step", (json_int_t)d->last_step,
 	                 "severity", rm_verdict_word(d->severity), "hypothesis", rm_verdict_name(d), "verdict", line,
-	                 "runs_test", "ok", d->runs.ok, "runs", num(d->runs.runs), "expected", num(d->runs.expected),
-	                 "z", num(d->runs.z), "split", "ok", d->split.ok, "eta2", num(d->split.eta2), "modes",
-	                 d->split.modes, "mixed", d->split.mixed, "log_scale", d->split.log_scale, "levels", levels,
-	                 "ladders", "ok", d->ladder.ok, "count", (json_int_t)d->ladder.count, "shuffled_mean",
-	                 num(d->ladder.perm_mean), "p", num(d->ladder.p), "resets", "count",
-	                 (json_int_t)d->resets.spikes, "clustered_by_bucket", d->resets.cluster_by_bucket,
-	                 "padding_efficiency", num(d->cost.ok ? d->cost.efficiency : NAN), "tokens_per_s", num(tps(d)));
+	                 "runs_test", "ok", d->runs.ok, "runs", rm_json_num(d->runs.runs), "expected",
+	                 rm_json_num(d->runs.expected), "z", rm_json_num(d->runs.z), "split", "ok", d->split.ok, "eta2",
+	                 rm_json_num(d->split.eta2), "modes", d->split.modes, "mixed", d->split.mixed, "log_scale",
+	                 d->split.log_scale, "levels", levels, "ladders", "ok", d->ladder.ok, "count",
+	                 (json_int_t)d->ladder.count, "shuffled_mean", rm_json_num(d->ladder.perm_mean), "p",
+	                 rm_json_num(d->ladder.p), "resets", "count", (json_int_t)d->resets.spikes,
+	                 "clustered_by_bucket", d->resets.cluster_by_bucket, "padding_efficiency",
+	                 rm_json_num(d->cost.ok ? d->cost.efficiency : NAN), "tokens_per_s", rm_json_num(tps(d)));
 }
 
 json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct rm_comparison *c)
@@ -258,9 +254,10 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 	json_t *common = json_null();
 	if (c->common)
 		common = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)c->common_first,
-		                   "last_step", (json_int_t)c->common_last, "adjusted_before", num(c->adjusted[0]),
-		                   "adjusted_after", num(c->adjusted[1]), "length_adjusted_before",
-		                   num(c->length_adjusted[0]), "length_adjusted_after", num(c->length_adjusted[1]));
+		                   "last_step", (json_int_t)c->common_last, "adjusted_before",
+		                   rm_json_num(c->adjusted[0]), "adjusted_after", rm_json_num(c->adjusted[1]),
+		                   "length_adjusted_before", rm_json_num(c->length_adjusted[0]),
+		                   "length_adjusted_after", rm_json_num(c->length_adjusted[1]));
 	char sum[512];
 	rm_compare_summary(c, sum, sizeof(sum));
 	return json_pack("{s:s, s:o, s:o, s:s, s:b, s:s, s:o, s:o}", "schema", "runmon.compare/1", "before",

@@ -8,17 +8,13 @@
 #include <string.h>
 
 #include "runmon/render.h"
-
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
+#include "report_internal.h"
 
 static json_t *series(const double *v, int n)
 {
 	json_t *a = json_array();
 	for (int i = 0; i < n; i++)
-		json_array_append_new(a, num(v[i]));
+		json_array_append_new(a, rm_json_num(v[i]));
 	return a;
 }
 
@@ -29,19 +25,19 @@ static json_t *runs_json(const struct rm_runs_result *r)
 	if (!r->ok)
 		return o;
 	json_object_set_new(o, "sequences", json_integer(r->sequences));
-	json_object_set_new(o, "runs", num(r->runs));
-	json_object_set_new(o, "expected", num(r->expected));
-	json_object_set_new(o, "variance", num(r->var));
-	json_object_set_new(o, "z", num(r->z));
-	json_object_set_new(o, "p", num(r->p));
+	json_object_set_new(o, "runs", rm_json_num(r->runs));
+	json_object_set_new(o, "expected", rm_json_num(r->expected));
+	json_object_set_new(o, "variance", rm_json_num(r->var));
+	json_object_set_new(o, "z", rm_json_num(r->z));
+	json_object_set_new(o, "p", rm_json_num(r->p));
 	json_t *per = json_array(), *worst = json_array();
 	for (int i = 0; i < r->k; i++) {
 		const struct rm_bucket_runs *b = &r->per[i];
-		json_array_append_new(per,
-		                      json_pack("{s:i, s:I, s:o, s:o, s:o, s:I, s:o}", "bucket", b->bucket, "batches",
-		                                (json_int_t)b->steps, "share", num(b->share), "mean_run",
-		                                num(b->mean_run), "expected_mean_run", num(b->expected_mean_run),
-		                                "longest", (json_int_t)b->longest, "p_longest", num(b->p_longest)));
+		json_array_append_new(per, json_pack("{s:i, s:I, s:o, s:o, s:o, s:I, s:o}", "bucket", b->bucket,
+		                                     "batches", (json_int_t)b->steps, "share", rm_json_num(b->share),
+		                                     "mean_run", rm_json_num(b->mean_run), "expected_mean_run",
+		                                     rm_json_num(b->expected_mean_run), "longest",
+		                                     (json_int_t)b->longest, "p_longest", rm_json_num(b->p_longest)));
 	}
 	for (int i = 0; i < r->nworst; i++) {
 		json_t *w = json_pack("{s:i, s:I, s:I, s:I}", "bucket", r->worst[i].bucket, "first_step",
@@ -64,28 +60,30 @@ static json_t *mixture_json(const struct rm_mixture_result *m)
 	json_object_set_new(o, "severity", json_string(rm_severity_name(m->severity)));
 	json_object_set_new(o, "ranks", json_integer(m->ranks));
 	json_object_set_new(o, "steps", json_integer((json_int_t)m->steps));
-	json_object_set_new(o, "batches_per_step", num(m->per_step));
-	json_object_set_new(o, "multi_rank_share", num(m->multi_rank));
+	json_object_set_new(o, "batches_per_step", rm_json_num(m->per_step));
+	json_object_set_new(o, "multi_rank_share", rm_json_num(m->multi_rank));
 	json_object_set_new(o, "concordance",
 	                    m->ranks > 1 && m->concordance_expected > 0
-	                        ? json_pack("{s:o, s:o, s:o}", "observed", num(m->concordance), "expected",
-	                                    num(m->concordance_expected), "z", num(m->concordance_z))
+	                        ? json_pack("{s:o, s:o, s:o}", "observed", rm_json_num(m->concordance), "expected",
+	                                    rm_json_num(m->concordance_expected), "z", rm_json_num(m->concordance_z))
 	                        : json_null());
 	json_object_set_new(o, "ranks_tested", json_integer(m->ranks_tested));
 	json_object_set_new(o, "ranks_streaking", json_integer(m->ranks_flagged));
 	json_object_set_new(o, "rank_z",
-	                    m->ranks_tested ? json_pack("{s:o, s:o, s:o}", "min", num(m->rank_z_min), "median",
-	                                                num(m->rank_z_median), "max", num(m->rank_z_max))
-	                                    : json_null());
+	                    m->ranks_tested
+	                        ? json_pack("{s:o, s:o, s:o}", "min", rm_json_num(m->rank_z_min), "median",
+	                                    rm_json_num(m->rank_z_median), "max", rm_json_num(m->rank_z_max))
+	                        : json_null());
 	json_t *w = json_array();
 	for (int i = 0; i < m->windows; i++)
 		json_array_append_new(w, json_pack("{s:I, s:o, s:o, s:o, s:o}", "steps", (json_int_t)m->window[i],
-		                                   "chi2_ratio", num(m->ratio[i]), "z", num(m->ratio_z[i]), "tv",
-		                                   num(m->tv[i]), "tv_random", num(m->tv_random[i])));
+		                                   "chi2_ratio", rm_json_num(m->ratio[i]), "z",
+		                                   rm_json_num(m->ratio_z[i]), "tv", rm_json_num(m->tv[i]), "tv_random",
+		                                   rm_json_num(m->tv_random[i])));
 	json_object_set_new(o, "windows", w);
 	json_object_set_new(o, "worst_window", m->worst >= 0 ? json_integer(m->window[m->worst]) : json_null());
 	json_object_set_new(o, "drifts", json_boolean(m->drifts));
-	json_object_set_new(o, "persistence_steps", num(m->persistence));
+	json_object_set_new(o, "persistence_steps", rm_json_num(m->persistence));
 	return o;
 }
 
@@ -94,13 +92,13 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 	json_t *o = json_pack("{s:b, s:b}", "ok", s->ok, "flagged", s->flagged);
 	if (s->ok) {
 		json_object_set_new(o, "scale", json_string(s->log_scale ? "log" : "linear"));
-		json_object_set_new(o, "eta2", num(s->eta2));
+		json_object_set_new(o, "eta2", rm_json_num(s->eta2));
 		json_object_set_new(o, "mixed", json_boolean(s->mixed));
 		json_object_set_new(o, "mixed_batches", json_integer((json_int_t)s->mixed_batches));
-		json_object_set_new(o, "f", num(s->f));
-		json_object_set_new(o, "df1", num(s->df1));
-		json_object_set_new(o, "df2", num(s->df2));
-		json_object_set_new(o, "p", num(s->p));
+		json_object_set_new(o, "f", rm_json_num(s->f));
+		json_object_set_new(o, "df1", rm_json_num(s->df1));
+		json_object_set_new(o, "df2", rm_json_num(s->df2));
+		json_object_set_new(o, "p", rm_json_num(s->p));
 	}
 	json_t *modes = json_pack("{s:i, s:b, s:b, s:o, s:o, s:o}", "count", s->modes, "aligned", s->aligned,
 	                          "trimodal", s->trimodal, "means", series(s->mode_mean, s->modes), "weights",
@@ -108,16 +106,18 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 	json_object_set_new(o, "modes", modes);
 	json_t *b = json_array();
 	for (int i = 0; i < cv->k; i++) {
-		json_t *e = json_pack("{s:i, s:o, s:o}", "bucket", cv->bucket[i], "mean_loss", num(cv->bucket_mean[i]),
-		                      "mean_adjusted", num(cv->bucket_adjusted_mean[i]));
+		json_t *e =
+		    json_pack("{s:i, s:o, s:o}", "bucket", cv->bucket[i], "mean_loss", rm_json_num(cv->bucket_mean[i]),
+		              "mean_adjusted", rm_json_num(cv->bucket_adjusted_mean[i]));
 		if (s->ok) {
-			json_object_set_new(e, "offset", num(s->offset[i]));
-			json_object_set_new(e, "level", num(s->level[i]));
-			json_object_set_new(e, "level_ci",
-			                    json_pack("[o, o]", num(s->level_lo[i]), num(s->level_hi[i])));
-			json_object_set_new(e, "points", num(s->weight[i]));
+			json_object_set_new(e, "offset", rm_json_num(s->offset[i]));
+			json_object_set_new(e, "level", rm_json_num(s->level[i]));
+			json_object_set_new(
+			    e, "level_ci",
+			    json_pack("[o, o]", rm_json_num(s->level_lo[i]), rm_json_num(s->level_hi[i])));
+			json_object_set_new(e, "points", rm_json_num(s->weight[i]));
 			json_object_set_new(e, "mode", json_integer(s->mode_of_bucket[i] + 1));
-			json_object_set_new(e, "purity", num(s->bucket_purity[i]));
+			json_object_set_new(e, "purity", rm_json_num(s->bucket_purity[i]));
 		}
 		json_object_set_new(e, "loss_curve", series(cv->bucket_loss[i], cv->bins));
 		json_object_set_new(e, "adjusted_curve", series(cv->bucket_adjusted[i], cv->bins));
@@ -137,22 +137,23 @@ static json_t *ladder_json(const struct rm_ladder_result *l)
 			json_array_append_new(list, json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o}", "first_step",
 			                                      (json_int_t)x->first_step, "last_step",
 			                                      (json_int_t)x->last_step, "rises", x->rises, "height",
-			                                      num(x->height), "long_share", num(x->long_share), "mk_s",
-			                                      num(x->mk_s), "mk_z", num(x->mk_z)));
+			                                      rm_json_num(x->height), "long_share",
+			                                      rm_json_num(x->long_share), "mk_s", rm_json_num(x->mk_s),
+			                                      "mk_z", rm_json_num(x->mk_z)));
 		}
 		json_object_set_new(o, "interval", json_integer(l->interval));
 		json_object_set_new(o, "count", json_integer((json_int_t)l->count));
-		json_object_set_new(o, "shuffled_mean", num(l->perm_mean));
-		json_object_set_new(o, "p", num(l->p));
+		json_object_set_new(o, "shuffled_mean", rm_json_num(l->perm_mean));
+		json_object_set_new(o, "p", rm_json_num(l->p));
 		json_object_set_new(o, "permutations", json_integer(l->perms));
 		json_object_set_new(o, "tested", json_boolean(l->perms > 0)); /* against bucket order */
-		json_object_set_new(o, "long_share_overall", num(l->long_share_overall));
+		json_object_set_new(o, "long_share_overall", rm_json_num(l->long_share_overall));
 		json_object_set_new(o, "ladders", list);
 	}
 	json_object_set_new(o, "length_ramp",
 	                    json_pack("{s:b, s:i, s:o, s:o, s:o}", "detected", l->ramp, "period", l->ramp_period,
-	                              "descending_share", num(l->ramp_desc_share), "acf_max_len", num(l->ramp_acf_len),
-	                              "acf_loss", num(l->ramp_acf_loss)));
+	                              "descending_share", rm_json_num(l->ramp_desc_share), "acf_max_len",
+	                              rm_json_num(l->ramp_acf_len), "acf_loss", rm_json_num(l->ramp_acf_loss)));
 	return o;
 }
 
@@ -165,48 +166,50 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	json_object_set_new(o, "spikes_2x", json_integer((json_int_t)r->spikes_2x));
 	json_object_set_new(o, "spikes_global", json_integer((json_int_t)r->spikes_global));
 	json_object_set_new(o, "spikes_adjusted", json_integer((json_int_t)r->spikes_adjusted));
-	json_object_set_new(o, "vanish_share", num(r->vanish_share));
+	json_object_set_new(o, "vanish_share", rm_json_num(r->vanish_share));
 	json_object_set_new(o, "cluster_by_bucket", json_boolean(r->cluster_by_bucket));
 	json_object_set_new(o, "checkpoint_cause", json_boolean(r->checkpoint_cause));
 	json_object_set_new(o, "periodic_cause", json_boolean(r->periodic_cause));
 	json_t *list = json_array(), *buckets = json_array();
 	for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++)
 		json_array_append_new(list, json_pack("{s:I, s:i, s:o, s:o}", "step", (json_int_t)r->list[i].step,
-		                                      "bucket", r->list[i].bucket, "loss", num(r->list[i].loss),
-		                                      "baseline", num(r->list[i].baseline)));
+		                                      "bucket", r->list[i].bucket, "loss", rm_json_num(r->list[i].loss),
+		                                      "baseline", rm_json_num(r->list[i].baseline)));
 	json_object_set_new(o, "largest", list);
 	for (int b = 0; b < r->k; b++)
-		json_array_append_new(buckets,
-		                      json_pack("{s:i, s:I, s:o, s:o, s:o}", "bucket", r->bucket[b], "spikes",
-		                                (json_int_t)r->bucket_spikes[b], "enrichment", num(r->enrichment[b]),
-		                                "p", num(r->enrich_p[b]), "q", num(r->enrich_q[b])));
+		json_array_append_new(
+		    buckets, json_pack("{s:i, s:I, s:o, s:o, s:o}", "bucket", r->bucket[b], "spikes",
+		                       (json_int_t)r->bucket_spikes[b], "enrichment", rm_json_num(r->enrichment[b]),
+		                       "p", rm_json_num(r->enrich_p[b]), "q", rm_json_num(r->enrich_q[b])));
 	json_object_set_new(o, "by_bucket",
-	                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "chi2", num(r->chi2), "df", num(r->chi2_df),
-	                              "p", num(r->chi2_p), "q", num(r->chi2_q), "cramers_v", num(r->cramers_v),
-	                              "buckets", buckets));
+	                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "chi2", rm_json_num(r->chi2), "df",
+	                              rm_json_num(r->chi2_df), "p", rm_json_num(r->chi2_p), "q", rm_json_num(r->chi2_q),
+	                              "cramers_v", rm_json_num(r->cramers_v), "buckets", buckets));
 	json_object_set_new(o, "checkpoint",
 	                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "every",
 	                              r->checkpoint_every > 1 ? json_integer(r->checkpoint_every) : json_null(),
-	                              "rayleigh_r", num(r->ckpt_r), "near", num(r->ckpt_near), "expected",
-	                              num(r->ckpt_expected), "p", num(r->ckpt_p), "q", num(r->ckpt_q)));
+	                              "rayleigh_r", rm_json_num(r->ckpt_r), "near", rm_json_num(r->ckpt_near),
+	                              "expected", rm_json_num(r->ckpt_expected), "p", rm_json_num(r->ckpt_p), "q",
+	                              rm_json_num(r->ckpt_q)));
 	json_object_set_new(o, "epoch",
 	                    json_pack("{s:o, s:o, s:o, s:o, s:o}", "steps_per_epoch",
 	                              r->steps_per_epoch > 0 ? json_integer(r->steps_per_epoch) : json_null(), "near",
-	                              num(r->epoch_near), "expected", num(r->epoch_expected), "p", num(r->epoch_p), "q",
-	                              num(r->epoch_q)));
-	json_object_set_new(
-	    o, "period",
-	    json_pack("{s:b, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "tested",
-	              r->period_tested, "events", (json_int_t)r->period_events, "every",
-	              r->period ? json_integer(r->period) : json_null(), "phase", (json_int_t)r->period_phase, "width",
-	              (json_int_t)r->period_width, "hits", (json_int_t)r->period_hits, "periods", num(r->period_cycles),
-	              "p", num(r->period_p), "q", num(r->period_q), "beyond_bucket_p", num(r->period_beyond_bucket_p),
-	              "bucket_beyond_p", num(r->bucket_beyond_period_p), "periodic_cause", r->periodic_cause,
-	              "bucket_alias", r->bucket_alias, "period_alias", r->period_alias));
+	                              rm_json_num(r->epoch_near), "expected", rm_json_num(r->epoch_expected), "p",
+	                              rm_json_num(r->epoch_p), "q", rm_json_num(r->epoch_q)));
+	json_object_set_new(o, "period",
+	                    json_pack("{s:b, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}",
+	                              "tested", r->period_tested, "events", (json_int_t)r->period_events, "every",
+	                              r->period ? json_integer(r->period) : json_null(), "phase",
+	                              (json_int_t)r->period_phase, "width", (json_int_t)r->period_width, "hits",
+	                              (json_int_t)r->period_hits, "periods", rm_json_num(r->period_cycles), "p",
+	                              rm_json_num(r->period_p), "q", rm_json_num(r->period_q), "beyond_bucket_p",
+	                              rm_json_num(r->period_beyond_bucket_p), "bucket_beyond_p",
+	                              rm_json_num(r->bucket_beyond_period_p), "periodic_cause", r->periodic_cause,
+	                              "bucket_alias", r->bucket_alias, "period_alias", r->period_alias));
 	json_object_set_new(o, "lr",
 	                    json_pack("{s:I, s:o, s:o, s:o, s:o}", "changes", (json_int_t)r->lr_changes, "near",
-	                              num(r->lr_near), "expected", num(r->lr_expected), "p", num(r->lr_p), "q",
-	                              num(r->lr_q)));
+	                              rm_json_num(r->lr_near), "expected", rm_json_num(r->lr_expected), "p",
+	                              rm_json_num(r->lr_p), "q", rm_json_num(r->lr_q)));
 	return o;
 }
 
@@ -222,11 +225,11 @@ static json_t *order_json(const struct rm_order_result *r)
 		json_array_append_new(spikes, json_pack("{s:I, s:I, s:i}", "in_epoch_step", (json_int_t)r->spike_pos[i],
 		                                        "first_step", (json_int_t)r->spike_first[i], "epochs",
 		                                        r->spike_epochs[i]));
-	json_object_set_new(o, "r", num(r->r));
-	json_object_set_new(
-	    o, "shifted",
-	    json_pack("{s:o, s:o, s:i}", "mean", num(r->null_mean), "sd", num(r->null_sd), "shifts", r->shifts));
-	json_object_set_new(o, "z", num(r->z));
+	json_object_set_new(o, "r", rm_json_num(r->r));
+	json_object_set_new(o, "shifted",
+	                    json_pack("{s:o, s:o, s:i}", "mean", rm_json_num(r->null_mean), "sd",
+	                              rm_json_num(r->null_sd), "shifts", r->shifts));
+	json_object_set_new(o, "z", rm_json_num(r->z));
 	json_object_set_new(o, "repeated_spikes", spikes);
 	return o;
 }
@@ -235,7 +238,7 @@ static json_t *length_json(const struct rm_length_result *l, int resets_by_lengt
 {
 	json_t *acf = json_array();
 	for (int i = 0; i < RM_LEN_LAGS; i++)
-		json_array_append_new(acf, num(l->acf[i]));
+		json_array_append_new(acf, rm_json_num(l->acf[i]));
 	json_t *o = json_pack("{s:b, s:I, s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "ok", l->ok, "batches",
 	                      (json_int_t)l->batches, "points", (json_int_t)l->points, "length_acf", acf, "ordered",
 	                      l->ordered, "coupled", l->coupled, "per_sequence_sum", l->per_sequence_sum,
@@ -243,14 +246,14 @@ static json_t *length_json(const struct rm_length_result *l, int resets_by_lengt
 	if (!l->ok)
 		return o;
 	json_object_set_new(o, "scale", json_string(l->log_scale ? "log" : "linear"));
-	json_object_set_new(o, "slope", num(l->slope));
-	json_object_set_new(o, "slope_ci", json_pack("[o, o]", num(l->slope_lo), num(l->slope_hi)));
-	json_object_set_new(o, "r", num(l->r));
-	json_object_set_new(o, "r2", num(l->r2));
-	json_object_set_new(o, "r2_ci", json_pack("[o, o]", num(l->r2_lo), num(l->r2_hi)));
-	json_object_set_new(o, "n_eff", num(l->n_eff));
-	json_object_set_new(o, "p", num(l->p));
-	json_object_set_new(o, "ref_len", num(l->ref_len));
+	json_object_set_new(o, "slope", rm_json_num(l->slope));
+	json_object_set_new(o, "slope_ci", json_pack("[o, o]", rm_json_num(l->slope_lo), rm_json_num(l->slope_hi)));
+	json_object_set_new(o, "r", rm_json_num(l->r));
+	json_object_set_new(o, "r2", rm_json_num(l->r2));
+	json_object_set_new(o, "r2_ci", json_pack("[o, o]", rm_json_num(l->r2_lo), rm_json_num(l->r2_hi)));
+	json_object_set_new(o, "n_eff", rm_json_num(l->n_eff));
+	json_object_set_new(o, "p", rm_json_num(l->p));
+	json_object_set_new(o, "ref_len", rm_json_num(l->ref_len));
 	json_object_set_new(o, "confounded", json_boolean(l->confounded));
 	return o;
 }
@@ -263,16 +266,17 @@ static json_t *cost_json(const struct rm_padding_result *p)
 	json_t *b = json_array(), *st = json_array(), *fit = json_array();
 	for (int i = 0; i < p->k; i++)
 		json_array_append_new(b, json_pack("{s:i, s:o, s:o}", "bucket", p->bucket[i], "efficiency",
-		                                   num(p->bucket_eff[i]), "tokens_per_s", num(p->bucket_tps[i])));
+		                                   rm_json_num(p->bucket_eff[i]), "tokens_per_s",
+		                                   rm_json_num(p->bucket_tps[i])));
 	for (int s = 0; s < RM_PACK_COUNT; s++)
 		json_array_append_new(st, json_pack("{s:s, s:o}", "strategy", rm_strategy_name((enum rm_strategy)s),
-		                                    "efficiency", num(p->strategy_eff[s])));
+		                                    "efficiency", rm_json_num(p->strategy_eff[s])));
 	for (int i = 0; p->fitted_k && i <= p->fitted_k; i++)
 		json_array_append_new(fit, json_integer(p->fitted[i]));
 	json_object_set_new(o, "batches_read", json_integer((json_int_t)p->batches));
 	json_object_set_new(o, "stride", json_integer(p->stride));
-	json_object_set_new(o, "efficiency", num(p->efficiency));
-	json_object_set_new(o, "tokens_per_s", num(p->tokens_per_s));
+	json_object_set_new(o, "efficiency", rm_json_num(p->efficiency));
+	json_object_set_new(o, "tokens_per_s", rm_json_num(p->tokens_per_s));
 	json_object_set_new(o, "tokens_per_batch", json_integer(p->budget));
 	json_object_set_new(o, "lengths_reconstructed", json_boolean(p->reconstructed));
 	json_object_set_new(o, "dataset_lengths", json_integer(p->dataset_lengths));
@@ -295,7 +299,7 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	for (int i = 0; i < RM_H_COUNT; i++)
 		json_array_append_new(hyps, json_pack("{s:s, s:s, s:o}", "name", rm_hypothesis_name(d->rank[i].h),
 		                                      "severity", rm_severity_name(d->rank[i].severity), "evidence",
-		                                      num(d->rank[i].score)));
+		                                      rm_json_num(d->rank[i].score)));
 	json_t *run =
 	    json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:s?}", "source", r->source ? r->source : "", "entity",
 	              r->entity ? r->entity : "", "project", r->project ? r->project : "", "name", r->name,
@@ -333,8 +337,8 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
 	json_object_set_new(o, "latest",
 	                    d->finite ? json_pack("{s:I, s:o, s:o, s:o}", "step", (json_int_t)d->last_step, "loss",
-	                                          num(d->last_loss), "adjusted", num(d->last_adjusted),
-	                                          "length_adjusted", num(d->last_length_adjusted))
+	                                          rm_json_num(d->last_loss), "adjusted", rm_json_num(d->last_adjusted),
+	                                          "length_adjusted", rm_json_num(d->last_length_adjusted))
 	                              : json_null());
 	json_t *causes = json_array(); /* every hypothesis at warn or above, strongest first */
 	for (int i = 0; i < RM_H_COUNT && d->rank[i].severity >= RM_SEV_WARN; i++)

@@ -13,6 +13,8 @@
 
 /* Text for HTML element content and attribute values. */
 void rm_html_esc(FILE *fp, const char *s);
+/* A finite number as JSON, else null (the schemas' unknown). */
+json_t *rm_json_num(double v);
 /* Text for Markdown: a backslash before characters that mean something. */
 void rm_md_esc(FILE *fp, const char *s);
 /* The verdict's word (rm_verdict_word), also the CSS class that colours it. */

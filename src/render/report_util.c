@@ -3,6 +3,7 @@
  * Markdown, times, levels and names as a reader sees them. See
  * report_internal.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -71,4 +72,9 @@ void rm_iso_time(double t, char *buf, size_t n)
 const char *rm_verdict_name(const struct rm_diagnosis *d)
 {
 	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";
+}
+
+json_t *rm_json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
 }
