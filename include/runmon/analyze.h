@@ -26,8 +26,19 @@ struct rm_analyze_opts {
 	 * batch's statistics. NULL: rebuilt. */
 	const int64_t *lengths;
 	size_t nlengths;
+	/* Buckets derived (no ids recorded) by these boundaries, not the run's
+	 * own (compare: one bucketing for both runs). NULL: the run's own. */
+	const int64_t *derive_bounds;
+	int nderive_bounds;
 };
 void rm_analyze_opts_default(struct rm_analyze_opts *o);
+
+/* One bucketing for runs that record no bucket ids (compare): the
+ * boundaries derived from all their batches' lengths together, steps
+ * [since[i], until[i]) of run[i] (until 0: to the end), into bounds
+ * (RM_MAX_BUCKETS + 1 room); their count, 0 when no batch lacks an id. */
+int rm_analyze_common_bounds(struct rm_store *st, const int64_t *run, const int64_t *since, const int64_t *until,
+                             int nruns, int64_t *bounds, int *nbounds, struct rm_err *err);
 
 /* Diagnoses run_id into *d (release with rm_diagnosis_release) and fills
  * *info (release with rm_run_info_release). */

@@ -75,8 +75,10 @@ struct rm_padding_input {
 	const int64_t *step;
 	const int *bucket;
 	const double *n, *min_len, *max_len, *tokens, *padded;
-	const double *dt;      /* seconds the step took (runtime difference with the previous
-	                        * step), NaN unknown: for throughput */
+	const double *dt;      /* seconds the batch took (its step's runtime difference with the
+	                        * previous step, over its rank's micro-batches), NaN unknown */
+	const double *step_dt; /* the step's seconds on its first batch, NaN elsewhere; may be NULL
+	                        * (then dt, one batch a step) */
 	const int64_t *bounds; /* the run's bucket boundaries, or NULL */
 	int nbounds;
 	uint64_t seed;
@@ -115,11 +117,21 @@ struct rm_padding_result {
 void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_result *out);
 
 /* ==== derived buckets ======================================================= */
-/* Without ids: derives buckets from n batches' max_len (NaN unknown) when
- * at least half have one, fitting boundaries with the least-padding fit
- * (runmon buckets) for k = 1..8 and keeping the smallest k whose fit is
- * within a point of 8 buckets' efficiency. Fills dense_out (-1 without a
- * length) and returns 1; returns 0, with m empty, when too few lengths. */
-int rm_bucket_map_derive(struct rm_bucket_map *m, const double *max_len, size_t n, int *dense_out);
+/* Without ids: derives buckets from n batches' lengths when at least half
+ * have a max_len (NaN unknown). When every batch holds one bucket of a
+ * bucketing sampler, no batch's [min_len, max_len] straddles its
+ * boundaries: the boundaries are the cut points between the lengths the
+ * batches span (each the longest length below it), found when min_len is
+ * given (NULL: not recorded) and the spans fall into 2 or more groups that
+ * each hold 0.5% of the batches. Otherwise (mixed batches) the least-
+ * padding fit (runmon buckets) for k = 1..8, keeping the smallest k whose
+ * fit is within a point of 8 buckets' efficiency; m->cut_points says
+ * which. With bounds (nbounds of them), those instead. Fills dense_out
+ * (-1 without a length) and returns 1; returns 0, with m empty, when too
+ * few lengths. A rm_bucket_derive_fn (model.h). */
+int rm_bucket_map_derive(struct rm_bucket_map *m, const int64_t *bounds, int nbounds, const double *min_len,
+                         const double *max_len, size_t n, int *dense_out);
+/* The usual derivation: rm_bucket_map_derive, boundaries of the run's own. */
+extern const struct rm_derive rm_derive_own;
 
 #endif

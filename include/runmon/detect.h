@@ -17,6 +17,9 @@
 #include "runmon/model.h"
 
 #define RM_MAX_LIST 8 /* worst runs, ladders, spikes listed individually */
+/* From the loss alone, levels whose sequence alternates more than this
+ * (runs-test z) look interleaved: no suspicion. */
+#define RM_LEVELS_INTERLEAVED_Z 3.0
 
 /* What the detectors read. Loss points are the steps that have a loss row
  * (every step, or one per logging interval); batch composition is per
@@ -24,7 +27,10 @@
 struct rm_series {
 	size_t n;
 	const int64_t *step;
-	const double *loss;  /* NaN when not finite */
+	const double *loss; /* NaN when not finite */
+	/* Why a loss is NaN: 1 NaN, 2 +/-Inf, 3 not logged (the row has other
+	 * keys); NULL: every NaN was logged as one. */
+	const uint8_t *nonfinite;
 	const double *lr;    /* NaN when not logged; may be NULL */
 	const double *epoch; /* NaN when not logged; may be NULL */
 	size_t nb;           /* batches: one per step, or one per rank and micro-batch of each step */
@@ -48,6 +54,7 @@ struct rm_series {
 	/* Buckets derived from max_len (no id recorded): their boundaries. */
 	const int64_t *derived_bounds;
 	int nderived_bounds;
+	int derived_cut_points; /* they are the cuts no batch straddles (a sampler's), not a least-padding fit */
 	/* Losses of named data-parallel ranks (NULL: none), by step then rank:
 	 * each is fitted against its own rank's batches (detect_ranks.c). */
 	size_t nrl;
@@ -117,8 +124,23 @@ struct rm_split_result {
 	double bucket_purity[RM_MAX_BUCKETS]; /* share of the bucket's points in its mode */
 	int aligned;                          /* >= 2 modes, each bucket's points mostly in one mode */
 	int trimodal;                         /* aligned, with exactly 3 modes */
-	double *trend;                        /* per loss point (owned) */
-	double *adjusted;                     /* bucket-adjusted loss per loss point (owned) */
+	double mode_cut[4 + 1];               /* mode i holds detrended losses in [cut[i], cut[i+1]) */
+	double mode_depth[4];                 /* density at the valley after mode i over the lower peak's */
+	/* Without batch composition: the levels the detrended loss switches
+	 * between (modes with deep valleys between them, each holding 5% of
+	 * the points and visited in at least 5 separate runs), on log scale
+	 * when every loss is positive. */
+	int levels;                 /* 0: none (one level, or not tested) */
+	double level_at[4];         /* each level's centre, detrended (log ratio, or loss units) */
+	double level_cut[4 + 1];    /* level i holds [cut[i], cut[i+1]) */
+	double level_share[4];      /* of the points */
+	double level_ratio[4];      /* the level against the lowest: exp(at - at[0]), or at - at[0] */
+	size_t level_runs;          /* runs of one level in the points' sequence */
+	double level_runs_expected; /* in a random order of the same points */
+	double level_runs_z;        /* the runs test: << 0 blocks, ~0 a braid, >> 0 alternating (interleaved) */
+	int level_log;              /* levels on log scale */
+	double *trend;              /* per loss point (owned) */
+	double *adjusted;           /* bucket-adjusted loss per loss point (owned) */
 	int flagged;
 };
 
@@ -148,19 +170,25 @@ struct rm_ladder_result {
 
 /* 4. Loss resets. */
 struct rm_spike {
-	int64_t step;
-	int bucket;
-	double loss, baseline;
+	int64_t step;          /* where the reset begins (the logged step of its first point) */
+	int bucket;            /* the dominant bucket there, -1 none */
+	double loss, baseline; /* at the onset: the loss, and what its composition expects */
+	double peak;           /* the reset's highest loss over the expected */
+	size_t points;         /* loss points it lasts */
 };
 
 struct rm_resets_result {
 	int ok;
-	size_t spikes;          /* per-bucket baseline */
-	size_t spikes_2x;       /* of those, at least twice their baseline */
-	size_t spikes_global;   /* global baseline on the raw loss */
-	size_t spikes_adjusted; /* global baseline on the adjusted loss */
-	double vanish_share;    /* global spikes gone in the adjusted loss */
+	double interval;        /* steps a loss point averages (the logging interval) */
+	size_t spikes;          /* reset onsets against the level each point's composition expects */
+	size_t spikes_2x;       /* of those, large: their excess adds up to a doubled loss for a step or more */
+	size_t spikes_global;   /* onsets against a global baseline on the raw loss */
+	size_t spikes_adjusted; /* the same on the adjusted loss */
+	double vanish_share;    /* global onsets gone in the adjusted loss */
 	struct rm_spike list[RM_MAX_LIST];
+	size_t bucket_tested;    /* onsets tested by bucket: those no save, epoch or schedule change clearly explains */
+	size_t with_composition; /* onsets at points whose batches were recorded */
+	double length_z;         /* the tested onsets' mean log batch length against all points', in SEs */
 	int k;
 	int bucket[RM_MAX_BUCKETS];
 	size_t bucket_spikes[RM_MAX_BUCKETS];
@@ -320,15 +348,33 @@ struct rm_plot {
  * (--since, a watch window) would make dashboards show a part as the whole. */
 enum rm_stored { RM_NOT_STORED, RM_STORED, RM_NOT_STORED_PARTIAL, RM_NOT_STORED_READONLY };
 
+/* The loss turns non-finite or explodes and stays so to the end: at least
+ * 3 points, 90% of them bad from the first, bad being NaN or Inf (not a
+ * row that logged no loss) or ten times the median loss before them. */
+struct rm_divergence {
+	int found;
+	int64_t first_step; /* the first bad point's step */
+	size_t points, nan, inf, exploded;
+	double baseline; /* the median loss before it */
+	double peak;     /* the largest finite loss of the tail, NaN none */
+};
+
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;
-	int64_t first_step, last_step;
-	/* At last_step: the loss, bucket-adjusted (the loss itself without
-	 * buckets) and length-adjusted (NaN when no length effect was fitted). */
+	int64_t first_step, last_step; /* first and last logged */
+	uint8_t last_nonfinite;        /* the last logged loss: 0 finite, 1 NaN, 2 Inf, 3 not logged */
+	struct rm_divergence divergence;
+	/* At last_step: the loss (NaN when last_nonfinite), bucket-adjusted (the
+	 * loss itself without buckets) and length-adjusted (NaN when no length
+	 * effect was fitted). */
 	double last_loss, last_adjusted, last_length_adjusted;
 	struct rm_curves curves;
 	struct rm_plot plot;
 	int has_buckets;
+	/* Homogeneous batching suspected from the loss alone (no composition
+	 * recorded): the levels of split.levels, not alternating as interleaved
+	 * buckets would. */
+	int suspected;
 	struct rm_runs_result runs;
 	struct rm_split_result split;
 	struct rm_ladder_result ladder;
@@ -351,9 +397,10 @@ struct rm_diagnosis {
 	int nlabels;
 	int label_id[RM_MAX_BUCKETS];
 	char label[RM_MAX_BUCKETS][RM_BUCKET_LABEL_LEN];
-	size_t labels_grouped; /* distinct labels grouped into the buckets, 0: none */
-	int nderived;          /* boundaries of buckets derived from max_len, 0: ids were recorded */
-	size_t tokens_only;    /* batches with a token count but no length: the length is unknown */
+	size_t labels_grouped;  /* distinct labels grouped into the buckets, 0: none */
+	int nderived;           /* boundaries of buckets derived from max_len, 0: ids were recorded */
+	int derived_cut_points; /* they are the cuts no batch straddles (else a least-padding fit) */
+	size_t tokens_only;     /* batches with a token count but no length: the length is unknown */
 	int64_t derived_bound[RM_MAX_BUCKETS + 1];
 };
 
@@ -397,7 +444,17 @@ struct rm_comparison {
 	int common;
 	int64_t common_first, common_last;
 	double adjusted[2], length_adjusted[2];
+	/* The after run's adjusted loss against the before run's, segment by
+	 * segment of the common steps (RM_COMPARE_SEGMENTS, paired so that the
+	 * trend both share cancels): the mean relative change, its standard
+	 * error over the segments, and whether it rose beyond both 1% and two
+	 * standard errors (worse, whatever the causes say). */
+	int segments;
+	double adjusted_change, adjusted_se;
+	int adjusted_judged; /* neither run's buckets come in streaks, which confound the adjustment with the trend */
+	int adjusted_worse;
 };
+#define RM_COMPARE_SEGMENTS 10
 /* What changed from a (before) to b (after). */
 void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c);
 

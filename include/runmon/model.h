@@ -32,6 +32,7 @@ enum rm_hypothesis {
 	RM_H_INSTABILITY,
 	RM_H_PERIODIC,    /* resets every N steps, N inferred: a save, an eval, a shard boundary */
 	RM_H_FIXED_ORDER, /* the same batches in the same order every epoch */
+	RM_H_DIVERGENCE,  /* the loss turns NaN or Inf, or explodes by orders of magnitude, and stays */
 	RM_H_COUNT
 };
 const char *rm_hypothesis_name(enum rm_hypothesis h);
@@ -231,6 +232,7 @@ struct rm_bucket_map {
 	/* No bucket id recorded: buckets derived from max_len, bucket i holding
 	 * (bound[i], bound[i + 1]] (the last one longer lengths too). */
 	int derived;
+	int cut_points; /* derived: the cuts no batch straddles (else a least-padding fit) */
 	int nbound;
 	int64_t bound[RM_MAX_BUCKETS + 1];
 };
@@ -279,6 +281,19 @@ int rm_bucket_map_of_length(const struct rm_bucket_map *m, double max_len);
  * bucket up to its longest batch, when those rise with the length order.
  * Returns 1, or 0 when none gives lengths a bucket. */
 int rm_bucket_map_cuts(const struct rm_bucket_map *m, const int64_t *bounds, int nbounds, struct rm_length_cuts *c);
+
+/* Derives buckets from n batches' lengths (min_len may be NULL) for a run
+ * without bucket ids, into m and dense_out; with bounds (nbounds of them,
+ * not NULL), those boundaries rather than ones fitted to the run (two runs
+ * compared by one bucketing). Returns 1 when it did (cost.h's
+ * rm_bucket_map_derive). */
+typedef int rm_bucket_derive_fn(struct rm_bucket_map *m, const int64_t *bounds, int nbounds, const double *min_len,
+                                const double *max_len, size_t n, int *dense_out);
+struct rm_derive {
+	rm_bucket_derive_fn *fn;
+	const int64_t *bounds; /* NULL: derived from the run's own lengths */
+	int nbounds;
+};
 
 /* The dense bucket of a stored id, -1 when the map has not seen it. */
 int rm_bucket_map_dense(const struct rm_bucket_map *m, int64_t raw);

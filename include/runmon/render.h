@@ -162,6 +162,8 @@ struct rm_compare_rows {
 	struct rm_compare_row {
 		char label[80];
 		char cell[2][320];
+		char change[64]; /* how it changed: "+5.6%", "-2.1 points", "resolved"; empty when nothing to say */
+		int worse;       /* the change is for the worse */
 	} row[RM_COMPARE_ROWS];
 	char price[200];   /* "padding efficiency a% -> b%, ...", or empty when unknown */
 	char summary[512]; /* rm_compare_summary */

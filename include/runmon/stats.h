@@ -64,4 +64,8 @@ double rm_rng_normal(struct rm_rng *r);
 uint64_t rm_rng_below(struct rm_rng *r, uint64_t n);
 void rm_rng_shuffle_int(struct rm_rng *r, int *a, size_t n);
 
+/* Solves the k x k system A x = b in place (Gaussian elimination with
+ * partial pivoting); a singular column gets x = 0. */
+void rm_solve(double *A, double *b, int k, double *x);
+
 #endif

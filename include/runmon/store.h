@@ -164,14 +164,16 @@ int rm_store_find_run(struct rm_store *st, const char *spec, int64_t *run_id, st
  * RM_E_INPUT when the run logs no times or none that late. */
 int rm_store_step_at(struct rm_store *st, int64_t run_id, double t, int64_t *step, struct rm_err *err);
 
-/* Derives buckets from n batches' max_len for a run without bucket ids
- * (cost.h's rm_bucket_map_derive); returns 1 when it did. */
-typedef int rm_bucket_derive_fn(struct rm_bucket_map *m, const double *max_len, size_t n, int *dense_out);
-
 /* Loads steps >= since of the run. A run whose batches carry no bucket id
  * gets its buckets from derive (NULL: none), on the loading thread. */
-int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, rm_bucket_derive_fn *derive,
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, const struct rm_derive *derive,
                          struct rm_store_series *out, struct rm_err *err);
+/* The [min_len, max_len] of the run's batches in steps [since, until)
+ * (until 0: to the end) that record no bucket id (NaN unknown; max_len is
+ * mean_len when only that is known), into *lo and *hi (malloc'd, *n of
+ * them): what buckets are derived from. */
+int rm_store_unbucketed_lengths(struct rm_store *st, int64_t run_id, int64_t since, int64_t until, double **lo,
+                                double **hi, size_t *n, struct rm_err *err);
 void rm_store_series_release(struct rm_store_series *s);
 
 /* Replaces the run's findings with rows[0..n) in one transaction. */
@@ -222,7 +224,12 @@ struct rm_store_cost {
 	int64_t stride;
 	int64_t *step;
 	int *bucket; /* dense, by the series' map; -1 none or unseen */
-	double *n, *min_len, *max_len, *tokens, *padded, *dt;
+	double *n, *min_len, *max_len, *tokens, *padded;
+	/* Seconds: each batch's own time (its step's, over the micro-batches
+	 * its rank ran in the step), and the step's time on its first batch
+	 * (NaN on the others and when unknown). One entry per batch: ranks
+	 * and micro-batches are batches of their own, padded each alone. */
+	double *dt, *step_dt;
 };
 int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
                        const struct rm_bucket_map *map, struct rm_store_cost *out, struct rm_err *err);

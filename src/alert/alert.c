@@ -68,17 +68,37 @@ int rm_alerts_from(const struct rm_diagnosis *d, const struct rm_run_info *run, 
 		struct rm_alert *a = &out[n++];
 		memset(a, 0, sizeof(*a));
 		fill_common(a, run, url, now);
-		snprintf(a->alertname, sizeof(a->alertname), "%s", rm_hypothesis_alertname(d->rank[0].h));
+		/* Suspected from the loss alone is an alert of its own: its
+		 * confirmation, once batches are recorded, is news. */
+		int suspected = d->suspected && d->rank[0].h == RM_H_HOMOGENEOUS;
+		snprintf(a->alertname, sizeof(a->alertname), "%s",
+		         suspected ? "RunmonSuspectedHomogeneousBatching" : rm_hypothesis_alertname(d->rank[0].h));
 		snprintf(a->detector, sizeof(a->detector), "verdict");
 		a->severity = d->severity;
 		a->bucket = -1;
 		rm_explain_verdict(d, a->summary, sizeof(a->summary));
-		snprintf(
-		    a->description, sizeof(a->description),
-		    "runs z = %.1f (%.0f runs, %.0f expected); eta^2 = %.2f; %zu ladders (shuffled %.1f, p = %.3f);"
-		    " %zu resets; steps %lld..%lld",
-		    d->runs.z, d->runs.runs, d->runs.expected, d->split.eta2, d->ladder.count, d->ladder.perm_mean,
-		    d->ladder.p, d->resets.spikes, (long long)d->first_step, (long long)d->last_step);
+		if (d->rank[0].h == RM_H_DIVERGENCE)
+			snprintf(a->description, sizeof(a->description),
+			         "first bad step %lld; %zu points to the end (%zu NaN, %zu Inf, %zu exploded); steps "
+			         "%lld..%lld",
+			         (long long)d->divergence.first_step, d->divergence.points, d->divergence.nan,
+			         d->divergence.inf, d->divergence.exploded, (long long)d->first_step,
+			         (long long)d->last_step);
+		else if (suspected)
+			snprintf(a->description, sizeof(a->description),
+			         "the loss alone: %d levels, %zu runs of one level (%.0f in random order, z = %.1f); "
+			         "no batch"
+			         " composition recorded; steps %lld..%lld",
+			         d->split.levels, d->split.level_runs, d->split.level_runs_expected,
+			         d->split.level_runs_z, (long long)d->first_step, (long long)d->last_step);
+		else
+			snprintf(
+			    a->description, sizeof(a->description),
+			    "runs z = %.1f (%.0f runs, %.0f expected); eta^2 = %.2f; %zu ladders (shuffled %.1f, p = "
+			    "%.3f); %zu resets; steps %lld..%lld",
+			    d->runs.z, d->runs.runs, d->runs.expected, d->split.eta2, d->ladder.count,
+			    d->ladder.perm_mean, d->ladder.p, d->resets.spikes, (long long)d->first_step,
+			    (long long)d->last_step);
 		snprintf(a->fix, sizeof(a->fix), "%s", nf ? fix[0] : "");
 		labels_fingerprint(a);
 	}

@@ -106,9 +106,44 @@ static void cost_until(struct rm_store_cost *c, int64_t until)
 		c->tokens[k] = c->tokens[i];
 		c->padded[k] = c->padded[i];
 		c->dt[k] = c->dt[i];
+		c->step_dt[k] = c->step_dt[i];
 		k++;
 	}
 	c->nb = k;
+}
+
+int rm_analyze_common_bounds(struct rm_store *st, const int64_t *run, const int64_t *since, const int64_t *until,
+                             int nruns, int64_t *bounds, int *nbounds, struct rm_err *err)
+{
+	double *lo = NULL, *hi = NULL;
+	size_t n = 0;
+	*nbounds = 0;
+	for (int i = 0; i < nruns; i++) {
+		double *a, *b;
+		size_t m;
+		int rc = rm_store_unbucketed_lengths(st, run[i], since[i], until[i], &a, &b, &m, err);
+		if (rc) {
+			free(lo);
+			free(hi);
+			return rc;
+		}
+		lo = rm_xrealloc(lo, (n + m + 1) * sizeof(double));
+		hi = rm_xrealloc(hi, (n + m + 1) * sizeof(double));
+		memcpy(lo + n, a, m * sizeof(double));
+		memcpy(hi + n, b, m * sizeof(double));
+		n += m;
+		free(a);
+		free(b);
+	}
+	struct rm_bucket_map m;
+	if (n && rm_bucket_map_derive(&m, NULL, 0, lo, hi, n, NULL)) {
+		*nbounds = m.nbound;
+		memcpy(bounds, m.bound, (size_t)m.nbound * sizeof(int64_t));
+		rm_bucket_map_release(&m);
+	}
+	free(lo);
+	free(hi);
+	return RM_OK;
 }
 
 struct detect_job {
@@ -136,7 +171,8 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	int64_t since = o->since;
 	if (o->window && info->last_step - o->window + 1 > since)
 		since = info->last_step - o->window + 1;
-	if ((rc = rm_store_load_series(st, run_id, since, rm_bucket_map_derive, &ss, err))) {
+	struct rm_derive derive = {rm_bucket_map_derive, o->derive_bounds, o->nderive_bounds};
+	if ((rc = rm_store_load_series(st, run_id, since, &derive, &ss, err))) {
 		rm_run_info_release(info);
 		return rc;
 	}
@@ -148,6 +184,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .n = ss.n,
 	    .step = ss.step,
 	    .loss = ss.loss,
+	    .nonfinite = ss.nonfinite,
 	    .lr = ss.lr,
 	    .epoch = ss.epoch,
 	    .nb = ss.nb,
@@ -165,6 +202,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	    .mix = ss.mix.n ? &ss.mix : NULL,
 	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
 	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
+	    .derived_cut_points = ss.map.derived && ss.map.cut_points,
 	    .nrl = ss.nrl,
 	    .rl_step = ss.rl_step,
 	    .rl_rank = ss.rl_rank,
@@ -201,6 +239,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		                              c.tokens,
 		                              c.padded,
 		                              c.dt,
+		                              c.step_dt,
 		                              derived ? ss.map.bound : ss.bounds,
 		                              derived ? ss.map.nbound : ss.nbounds,
 		                              o->detect.seed,

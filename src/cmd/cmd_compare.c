@@ -52,12 +52,20 @@ static int compare_sides(struct rm_store *st, struct side s[2], const char *a, c
 		snprintf(s[0].name, sizeof(s[0].name), "%s", a);
 		snprintf(s[1].name, sizeof(s[1].name), "%s", b);
 	}
+	/* Runs without bucket ids are compared by one bucketing, derived from
+	 * both runs' lengths: per-bucket rows then line up. */
+	int64_t run[2] = {s[0].run_id, s[1].run_id}, zero[2] = {0, 0}, bounds[RM_MAX_BUCKETS + 1];
+	int nbounds;
+	if (rm_analyze_common_bounds(st, run, zero, zero, at ? 1 : 2, bounds, &nbounds, err))
+		return err->code;
 	for (int i = 0; i < 2; i++) {
 		struct rm_analyze_opts o = *base;
 		if (at && i == 0)
 			o.until = at;
 		if (at && i == 1)
 			o.since = at;
+		o.derive_bounds = nbounds ? bounds : NULL;
+		o.nderive_bounds = nbounds;
 		if (rm_analyze_run(st, s[i].run_id, &o, &s[i].d, &s[i].info, err))
 			return err->code;
 		s[i].done = 1;

@@ -26,13 +26,34 @@ static const struct rm_opt options[] = {
      "0,770,1216,1728,2432,3296,8192; with --lengths-from, 6 fitted to its lengths", NULL, 0},
     {"log-every", 'k', "K", RM_ARG_COUNT, "report the mean loss every K steps", "1", NULL, 0},
     {"spikes", 'p', "KIND", RM_ARG_CHOICE,
-     "none (default), bucket (resets in the longest bucket) or checkpoint (resets right after each save)", NULL,
-     "none bucket checkpoint", 0},
+     "where loss resets begin: none (default), bucket (at random steps of one bucket, see --reset-bucket), "
+     "checkpoint (right after each save), epoch (at each epoch's first step) or random (anywhere: genuine "
+     "instability)",
+     NULL, "none bucket checkpoint epoch random", 0},
+    {"reset-steps", 'T', "N", RM_ARG_COUNT,
+     "steps a reset takes to decay back (1: a one-step blip); each reset decays exponentially or linearly",
+     "each draws 5..30", NULL, 0},
+    {"reset-height", 'H', "X", RM_ARG_TEXT, "the loss at a reset's onset, times the usual (1.1..100)",
+     "each draws 2..3", NULL, 0},
+    {"reset-bucket", 'B', "B", RM_ARG_COUNT, "with --spikes bucket: the bucket resets begin in", "the longest", NULL,
+     0},
+    {"reset-every", 'E', "N", RM_ARG_COUNT,
+     "with --spikes bucket or random: about one reset in N steps that may begin one (a new one only once the last "
+     "decayed)",
+     "100 (bucket), 400 (random)", NULL, 0},
+    {"lr-restarts", 'W', "N", RM_ARG_COUNT,
+     "restart the cosine learning-rate schedule every N steps (SGDR); the loss jumps at each restart", NULL, NULL, 0},
+    {"diverge", 'd', "HOW", RM_ARG_CHOICE,
+     "end the run diverged: nan, inf (the loss turns non-finite) or explode (tenfold every 20 steps)", NULL,
+     "none nan inf explode", 0},
+    {"diverge-at", 'A', "STEP", RM_ARG_STEP, "the step the divergence starts at", "the last 5% of the steps", NULL, 0},
     {"save-every", 'v', "N", RM_ARG_COUNT, "checkpoint interval in steps", "500", NULL, 0},
     {"steps-per-epoch", 'e', "N", RM_ARG_COUNT, "epoch length", "steps/3", NULL, 0},
     {"run", 'r', "NAME", RM_ARG_TEXT, "run name in the database", "sim-STRATEGY", NULL, 0},
     {"out", 'o', "DIR", RM_ARG_PATH, "write files to DIR instead of the database", NULL, NULL, 0},
     {"no-bucket", 'N', NULL, RM_ARG_NONE, "record lengths only, no bucket id (as most trainers do)", NULL, NULL, 0},
+    {"loss-only", 'O', NULL, RM_ARG_NONE,
+     "record the loss alone, no batch composition (as most W&B runs are); with --out, no batches.jsonl", NULL, NULL, 0},
     {"cumulative", 'U', NULL, RM_ARG_NONE,
      "record only cumulative counters on the loss rows (elapsed_tokens, elapsed_examples): no per-batch composition; "
      "with --out, no batches.jsonl",
@@ -108,15 +129,46 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct sim_a
 		case 'N': a->o.no_bucket = 1; break;
 		case 'U': a->o.cumulative = a->o.no_bucket = 1; break;
 		case 'p':
-			if (!strcmp(op.arg, "none"))
-				a->o.spikes = RM_SIM_SPIKES_NONE;
-			else if (!strcmp(op.arg, "bucket"))
-				a->o.spikes = RM_SIM_SPIKES_BUCKET;
-			else if (!strcmp(op.arg, "checkpoint"))
-				a->o.spikes = RM_SIM_SPIKES_CHECKPOINT;
-			else
-				return rm_cmd_usage_error(&cmd_simulate, "--spikes wants none, bucket or checkpoint");
+			if (rm_sim_spikes_parse(op.arg, &a->o.spikes))
+				return rm_cmd_usage_error(&cmd_simulate,
+				                          "--spikes wants none, bucket, checkpoint, epoch or random");
 			break;
+		case 'T':
+			if (rm_parse_int(op.arg, 1, &v) || v > 100000)
+				return rm_cmd_usage_error(&cmd_simulate, "--reset-steps wants 1..100000");
+			a->o.reset_steps = (int)v;
+			break;
+		case 'H': {
+			char *end;
+			double h = strtod(op.arg, &end);
+			if (end == op.arg || *end || !(h >= 1.1 && h <= 100))
+				return rm_cmd_usage_error(&cmd_simulate,
+				                          "--reset-height wants a number from 1.1 to 100");
+			a->o.reset_height = h;
+			break;
+		}
+		case 'B':
+			if (rm_parse_int(op.arg, 0, &v) || v > 63)
+				return rm_cmd_usage_error(&cmd_simulate, "--reset-bucket wants a bucket index 0..63");
+			a->o.reset_bucket = (int)v;
+			break;
+		case 'E':
+			if (rm_parse_int(op.arg, 1, &a->o.reset_every))
+				return rm_cmd_usage_error(&cmd_simulate, "--reset-every wants a step count >= 1");
+			break;
+		case 'W':
+			if (rm_parse_int(op.arg, 2, &a->o.lr_restarts))
+				return rm_cmd_usage_error(&cmd_simulate, "--lr-restarts wants a step count >= 2");
+			break;
+		case 'd':
+			if (rm_sim_diverge_parse(op.arg, &a->o.diverge))
+				return rm_cmd_usage_error(&cmd_simulate, "--diverge wants none, nan, inf or explode");
+			break;
+		case 'A':
+			if (rm_parse_int(op.arg, 1, &a->o.diverge_at))
+				return rm_cmd_usage_error(&cmd_simulate, "--diverge-at wants a step >= 1");
+			break;
+		case 'O': a->o.loss_only = 1; break;
 		case 'v':
 			if (rm_parse_int(op.arg, 2, &a->o.save_every))
 				return rm_cmd_usage_error(&cmd_simulate, "--save-every wants a step count >= 2");
@@ -199,8 +251,31 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 		code = rm_cmd_usage_error(&cmd_simulate, "--lengths-column goes with --lengths-from");
 		goto out;
 	}
-	if (a.o.lens && a.o.cumulative) {
-		code = rm_cmd_usage_error(&cmd_simulate, "--lens records batches, which --cumulative leaves out");
+	if (a.o.lens && (a.o.cumulative || a.o.loss_only)) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--lens records batches, which --%s leaves out",
+		                          a.o.cumulative ? "cumulative" : "loss-only");
+		goto out;
+	}
+	if (a.o.loss_only && a.o.cumulative) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--loss-only and --cumulative each say what is recorded: one");
+		goto out;
+	}
+	if (a.o.reset_bucket >= 0 && a.o.spikes != RM_SIM_SPIKES_BUCKET) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--reset-bucket goes with --spikes bucket");
+		goto out;
+	}
+	if (a.o.reset_bucket >= (a.o.bounds ? a.o.nbounds - 1 : 6)) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--reset-bucket %d: the run has %d buckets (0..%d)",
+		                          a.o.reset_bucket, a.o.bounds ? a.o.nbounds - 1 : 6,
+		                          (a.o.bounds ? a.o.nbounds - 1 : 6) - 1);
+		goto out;
+	}
+	if (a.o.reset_every > 0 && a.o.spikes != RM_SIM_SPIKES_BUCKET && a.o.spikes != RM_SIM_SPIKES_RANDOM) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--reset-every goes with --spikes bucket or random");
+		goto out;
+	}
+	if (a.o.diverge_at > 0 && !a.o.diverge) {
+		code = rm_cmd_usage_error(&cmd_simulate, "--diverge-at goes with --diverge");
 		goto out;
 	}
 	if (a.lengths_from && (code = load_lengths(&a)) >= 0)
@@ -226,13 +301,15 @@ static int run_simulate(int argc, char **argv, struct rm_ctx *ctx)
 			code = rm_exit_code(err.code);
 			goto out;
 		}
-		if (a.o.cumulative)
-			printf("wrote %s/history.jsonl with cumulative counters (%s, %lld steps, seed %llu)\n", a.out,
+		if (a.o.cumulative || a.o.loss_only)
+			printf("wrote %s/history.jsonl (%s) and %s/truth.json (%s, %lld steps, seed %llu)\n", a.out,
+			       a.o.cumulative ? "with cumulative counters" : "the loss alone", a.out,
 			       rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps, (unsigned long long)a.o.seed);
 		else
-			printf("wrote %s/history.jsonl and %s/batches.jsonl (%s, %lld steps, seed %llu)\n", a.out,
-			       a.out, rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps,
-			       (unsigned long long)a.o.seed);
+			printf(
+			    "wrote %s/history.jsonl, %s/batches.jsonl and %s/truth.json (%s, %lld steps, seed %llu)\n",
+			    a.out, a.out, a.out, rm_sim_strategy_name(a.o.strategy), (long long)a.o.steps,
+			    (unsigned long long)a.o.seed);
 		code = RM_EXIT_OK;
 		goto out;
 	}

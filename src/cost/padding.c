@@ -169,17 +169,23 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 	qsort(budgets, out->batches, sizeof(int64_t), cmp_i64);
 	out->budget = budgets[out->batches / 2];
 	free(budgets);
-	/* Throughput: real tokens over the time their step took. */
+	/* Throughput: real tokens over the time their steps took (the ranks'
+	 * batches in parallel), and per bucket over its batches' own time. */
 	double tsec[RM_PAD_MAX] = {0}, ttok[RM_PAD_MAX] = {0}, all_s = 0, all_t = 0;
+	int timed = 0; /* the current step's time is known */
 	for (size_t t = 0; in->dt && t < in->nb; t++) {
-		double dt = in->dt[t];
-		if (!(dt > 0) || !isfinite(dt) || !isfinite(in->tokens[t]))
+		double sdt = in->step_dt ? in->step_dt[t] : in->dt[t];
+		if (!in->step_dt || t == 0 || in->step[t] != in->step[t - 1]) {
+			timed = sdt > 0 && isfinite(sdt);
+			if (timed)
+				all_s += sdt;
+		}
+		if (!timed || !isfinite(in->tokens[t]))
 			continue;
-		all_s += dt;
 		all_t += in->tokens[t];
 		int b = in->bucket[t], d = b >= 0 && b < 256 ? id_of[b] : -1;
-		if (d >= 0) {
-			tsec[d] += dt;
+		if (d >= 0 && in->dt[t] > 0) {
+			tsec[d] += in->dt[t];
 			ttok[d] += in->tokens[t];
 		}
 	}

@@ -331,3 +331,25 @@ void rm_prepared_release(struct rm_prepared *p)
 	free(p->bto);
 	memset(p, 0, sizeof(*p));
 }
+
+double rm_prepared_share(const struct rm_prepared *p, size_t j, int b)
+{
+	if (p->dom[j] < 0)
+		return 0;
+	if (p->onehot[j])
+		return p->dom[j] == b;
+	return p->share[j * (size_t)p->k + (size_t)b];
+}
+
+double rm_prepared_mix(const struct rm_prepared *p, size_t j, const double *v)
+{
+	if (p->dom[j] < 0)
+		return 0;
+	if (p->onehot[j])
+		return v[p->dom[j]];
+	const float *s = p->share + j * (size_t)p->k;
+	double m = 0;
+	for (int b = 0; b < p->k; b++)
+		m += s[b] * v[b];
+	return m;
+}

@@ -55,6 +55,42 @@ static double mean_over(const struct rm_curves *c, const double *bins, int64_t l
 	return n ? sum / n : NAN;
 }
 
+static int streaky(const struct rm_diagnosis *d)
+{
+	return d->runs.flagged || d->ladder.ramp || d->suspected;
+}
+
+/* The paired change of the adjusted loss over the common steps. */
+static void adjusted_change(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c)
+{
+	double span = (double)(c->common_last - c->common_first + 1) / RM_COMPARE_SEGMENTS, sum = 0, sq = 0;
+	int m = 0;
+	for (int i = 0; i < RM_COMPARE_SEGMENTS; i++) {
+		int64_t lo = c->common_first + (int64_t)(span * i),
+		        hi = c->common_first + (int64_t)(span * (i + 1)) - 1;
+		double x = mean_over(&a->curves, a->curves.adjusted, lo, hi);
+		double y = mean_over(&b->curves, b->curves.adjusted, lo, hi);
+		if (!(x > 0) || !isfinite(y))
+			continue;
+		sum += y / x - 1;
+		sq += (y / x - 1) * (y / x - 1);
+		m++;
+	}
+	c->segments = m;
+	if (m < 4)
+		return;
+	double mean = sum / m, var = fmax(0, (sq - m * mean * mean) / (m - 1));
+	c->adjusted_change = mean;
+	c->adjusted_se = sqrt(var / m);
+	/* Buckets in streaks are partly confounded with the trend (the split
+	 * gives them no level intervals for it): such a run's adjusted loss
+	 * is no yardstick. */
+	c->adjusted_judged = !streaky(a) && !streaky(b);
+	c->adjusted_worse = c->adjusted_judged && mean > 0.01 && mean > 2 * c->adjusted_se;
+	if (c->adjusted_worse)
+		c->worse = 1;
+}
+
 void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -78,6 +114,7 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 	c->common_first = a->first_step > b->first_step ? a->first_step : b->first_step;
 	c->common_last = a->last_step < b->last_step ? a->last_step : b->last_step;
 	c->adjusted[0] = c->adjusted[1] = c->length_adjusted[0] = c->length_adjusted[1] = NAN;
+	c->adjusted_change = c->adjusted_se = NAN;
 	if (a->points && b->points && c->common_first <= c->common_last) {
 		c->common = 1;
 		const struct rm_diagnosis *d[2] = {a, b};
@@ -87,5 +124,6 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 			c->length_adjusted[i] =
 			    mean_over(&d[i]->curves, d[i]->curves.length_adjusted, c->common_first, c->common_last);
 		}
+		adjusted_change(a, b, c);
 	}
 }

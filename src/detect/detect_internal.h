@@ -77,9 +77,17 @@ int rm_detect_rank_fits(const struct rm_series *s, struct rm_split_result *split
                         int *ranks);
 void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *split,
                       const struct rm_detect_opts *o, struct rm_ladder_result *r);
-/* adjusted: the loss with the buckets' (or the length's) effect removed. */
-void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
-                      const struct rm_detect_opts *o, struct rm_resets_result *r);
+/* Reset onsets against the level each point's composition expects: the
+ * split's trend and bucket shares, or with len_adj (not NULL) the
+ * length-adjusted loss, or without composition the split's levels. */
+void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result *split, const double *len_adj,
+                      const struct rm_series *s, const struct rm_detect_opts *o, struct rm_resets_result *r);
+/* The share of dense bucket b among point j's batches, and the mix of
+ * per-bucket values v over them (sum of share x v). */
+double rm_prepared_share(const struct rm_prepared *p, size_t j, int b);
+double rm_prepared_mix(const struct rm_prepared *p, size_t j, const double *v);
+/* Divergence in the series' own losses (NaN and Inf kept). */
+void rm_detect_divergence(const struct rm_series *s, struct rm_divergence *d);
 void rm_detect_order(const struct rm_prepared *p, const struct rm_series *s, const struct rm_split_result *sp,
                      struct rm_order_result *r);
 void rm_detect_length(const struct rm_prepared *p, const struct rm_split_result *split, struct rm_length_result *r);

@@ -1,20 +1,37 @@
 /*
- * detect_resets.c - loss resets: spikes, and what they cluster by.
+ * detect_resets.c - loss resets: where they begin, and what they cluster by.
  *
- * Spikes by the Hampel identifier (Hampel 1974): y > median_w + k * 1.4826
- * * MAD, with the rolling median over w = 31 points *of the same bucket*
- * and the MAD of that bucket's residuals, followed by recovery (the next
- * point of the bucket is back below half the threshold), and at least
- * 50% above the baseline. A global baseline
- * would turn every long batch of a homogeneous run into a "spike": that
- * count is reported too, with the share of its spikes that vanish in the
- * bucket-adjusted loss.
- * Clustering by bucket: the spikes x bucket contingency table (Pearson's
- * chi-square, k-1 df, Cramer's V = sqrt(chi2 / N)) and per-bucket
- * enrichment (share of spikes / share of points) with the binomial tail.
- * Competing causes: checkpoint saves, epoch boundaries and learning-rate
- * changes by the binomial tail of spikes falling just after them; the
- * Rayleigh R of spike phases modulo the save interval (Zar, Biostatistical
+ * A reset jumps and then decays over several steps, so it is found by its
+ * onset and counted once however long it lasts. Each loss point is held
+ * against the level its composition expects: the trend times the mixture
+ * of the bucket levels its batches hold, weighted as the point averages
+ * them (a point logged every K steps on R ranks averages K x R batches; its
+ * expected level is the arithmetic mean of theirs). The levels are a least
+ * squares fit of loss / trend on the points' bucket shares, so a logging
+ * interval that straddles a switch of bucket, or a step whose ranks hold
+ * different buckets, expects what it averages and is no spike. Without
+ * bucket ids, lengths stand in (the length-adjusted loss); without any
+ * composition, the levels the loss alone switches between (detect_split.c).
+ *
+ * The excess of a point is log(loss / expected) less its running median
+ * (what the trend left), in units of a robust scale (1.4826 MAD; Hampel
+ * 1974), per dominant bucket when it has enough points: heavier-tailed
+ * buckets get their own. An onset is a point above k scales and at least
+ * 1 + 0.5 / K times the expected level (a jump, not a wiggle in heavy-
+ * tailed noise: 1.5x at one step a point, less when a point averages K
+ * steps and so a shorter part of the reset); the reset then lasts while
+ * the excess stays above half the threshold, and must recover within
+ * MAX_EVENT points with its peak in its first third (a jump that decays,
+ * not a level shift or a ramp).
+ *
+ * Clustering by bucket: onsets x bucket, each onset counted by the bucket
+ * shares of the point where it begins (Pearson's chi-square, k-1 df,
+ * Cramer's V = sqrt(chi2 / N), as description) and per-bucket enrichment
+ * (share of onsets / share of points) with the binomial tail. Competing causes: checkpoint
+ * saves, epoch boundaries and learning-rate changes by the binomial tail
+ * of onsets falling just after them (the window widened by the logging
+ * interval: an onset logged at step s began within its interval); the
+ * Rayleigh R of onset phases modulo the save interval (Zar, Biostatistical
  * Analysis 1999, ch. 27) is reported as description only.
  */
 #include <math.h>
@@ -25,47 +42,242 @@
 #include "detect_internal.h"
 #include "runmon/stats.h"
 
-#define HAMPEL_W 31
-#define MIN_JUMP 1.5
+#define LOCAL_W       101  /* points: the running median of the excess */
+#define GLOBAL_W      31   /* points: the global baselines a framework's spike detector would use */
+#define MAX_EVENT     64   /* points a reset may take to recover */
+#define MIN_PER_SCALE 200  /* points of a bucket for a scale of its own */
+#define EXPLAINED_P   1e-3 /* an event this clearly near the onsets explains those near it */
 
-/* Hampel flags over x[idx[0..m)] with its own rolling median; marks
- * spike[idx[i]] and stores the baseline. Returns the count. */
-static size_t hampel(const double *y, const size_t *idx, size_t m, double k, char *spike, double *baseline)
+/* Steps a point averages: the spacing of the loss rows (median of the
+ * first gaps; a trainer logs every K steps). */
+static double spacing(const struct rm_prepared *p)
 {
-	if (m < HAMPEL_W)
-		return 0;
-	double *v = rm_xmalloc(m * sizeof(double)), *med = rm_xmalloc(m * sizeof(double));
-	double *e = rm_xmalloc(m * sizeof(double));
+	size_t m = p->n > 1 ? (p->n - 1 < 999 ? p->n - 1 : 999) : 0;
+	if (m == 0)
+		return 1;
+	double *g = rm_xmalloc(m * sizeof(double));
 	for (size_t i = 0; i < m; i++)
-		v[i] = y[idx[i]];
-	rm_running_median(v, m, HAMPEL_W, med);
-	for (size_t i = 0; i < m; i++)
-		e[i] = fabs(v[i] - med[i]);
-	double scale = 1.4826 * rm_median_inplace(e, m);
-	size_t count = 0;
-	if (scale > 0) {
-		for (size_t i = 0; i < m; i++) {
-			double thr = k * scale;
-			/* A reset is a jump, not a wiggle in heavy-tailed noise:
-			 * also 50% above the baseline. */
-			if (v[i] - med[i] <= thr || (med[i] > 0 && v[i] < MIN_JUMP * med[i]))
+		g[i] = (double)(p->step[i + 1] - p->step[i]);
+	double k = fmax(1, rm_median_inplace(g, m));
+	free(g);
+	return k;
+}
+
+/* The arithmetic levels of the buckets, relative to the trend: least
+ * squares of y / trend on the shares, refit three times without the
+ * points far off the fit (above it sooner: resets). Additive (y - trend)
+ * when a loss is not positive. */
+static void mixture_levels(const struct rm_prepared *p, const double *trend, int ratio, double *L)
+{
+	int k = p->k;
+	double *r = rm_xmalloc(p->n * sizeof(double)), *a = rm_xmalloc(p->n * sizeof(double));
+	char *keep = rm_xmalloc(p->n);
+	for (size_t j = 0; j < p->n; j++)
+		r[j] = ratio ? p->y[j] / trend[j] : p->y[j] - trend[j];
+	for (int round = 0; round < 4; round++) {
+		double A[RM_MAX_BUCKETS * RM_MAX_BUCKETS] = {0}, b[RM_MAX_BUCKETS] = {0};
+		for (size_t j = 0; j < p->n; j++) {
+			if (p->dom[j] < 0 || (round && !keep[j]) || !isfinite(r[j]))
 				continue;
-			if (i + 1 < m && v[i + 1] - med[i + 1] > thr / 2)
-				continue; /* no recovery: a level shift, not a reset */
-			spike[idx[i]] = 1;
-			baseline[idx[i]] = med[i];
-			count++;
+			if (p->onehot[j]) {
+				int i = p->dom[j];
+				A[i * k + i] += 1;
+				b[i] += r[j];
+				continue;
+			}
+			const float *s = p->share + j * (size_t)k;
+			for (int i = 0; i < k; i++) {
+				if (s[i] == 0)
+					continue;
+				b[i] += s[i] * r[j];
+				for (int l = 0; l < k; l++)
+					A[i * k + l] += (double)s[i] * s[l];
+			}
+		}
+		rm_solve(A, b, k, L);
+		size_t m = 0;
+		for (size_t j = 0; j < p->n; j++)
+			if (p->dom[j] >= 0 && isfinite(r[j]))
+				a[m++] = fabs(r[j] - rm_prepared_mix(p, j, L));
+		double mad = m ? 1.4826 * rm_median_inplace(a, m) : 0;
+		/* Resets only raise the loss: points well above the fit are left
+		 * out (2.5 scales; a normal tail loses 0.6%), far below only. */
+		for (size_t j = 0; j < p->n; j++) {
+			double d = r[j] - rm_prepared_mix(p, j, L);
+			keep[j] = p->dom[j] >= 0 && d <= 2.5 * mad + 1e-300 && d >= -4 * mad - 1e-300;
 		}
 	}
-	free(v);
+	free(r);
+	free(a);
+	free(keep);
+}
+
+/* The excess of each point over what its composition expects, in log
+ * units (additive where a loss or its expectation is not positive). */
+static void excess(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj, double *e,
+                   double **own)
+{
+	*own = NULL;
+	size_t n = p->n;
+	int positive = 1;
+	for (size_t j = 0; j < n && positive; j++)
+		positive = p->y[j] > 0 && (!sp->trend || sp->trend[j] > 0) && (!len_adj || len_adj[j] > 0);
+	if (len_adj) { /* lengths stand in for buckets: the length-adjusted loss */
+		for (size_t j = 0; j < n; j++)
+			e[j] = positive ? log(len_adj[j]) : len_adj[j];
+		return;
+	}
+	double L[RM_MAX_BUCKETS] = {0};
+	int mix = sp->trend && p->k >= 2 && p->with_batches >= 50;
+	if (mix)
+		mixture_levels(p, sp->trend, positive, L);
+	for (size_t j = 0; j < n; j++) {
+		double t = sp->trend ? sp->trend[j] : 0;
+		double m = mix && p->dom[j] >= 0 ? rm_prepared_mix(p, j, L) : (positive ? 1 : 0);
+		if (positive && m > 0)
+			e[j] = log(p->y[j] / (t > 0 ? t * m : m));
+		else if (positive)
+			e[j] = log(p->y[j] / fmax(t, 1e-300));
+		else
+			e[j] = p->y[j] - t - m;
+	}
+	/* The loss alone: a point that sits at one of its levels may be a batch
+	 * of that level or a reset of a lower one, and one between two levels a
+	 * logging interval across a switch; only a rise above the highest
+	 * level is a reset for sure. Resets of lower levels go unseen: the
+	 * price of having no composition. */
+	if (!mix && sp->levels >= 2) {
+		*own = rm_xmalloc(n * sizeof(double));
+		double top = sp->level_at[sp->levels - 1];
+		for (size_t j = 0; j < n; j++) {
+			int c = 0;
+			while (c + 1 < sp->levels && e[j] >= sp->level_cut[c + 1])
+				c++;
+			(*own)[j] = e[j] - sp->level_at[c];
+			e[j] -= top;
+		}
+	}
+}
+
+/* A robust scale per point: of its dominant bucket's excesses when that
+ * bucket has enough points, else of all. x is the excess less its local
+ * median. */
+static void scales(const struct rm_prepared *p, const double *x, double *scale)
+{
+	size_t n = p->n;
+	double *a = rm_xmalloc(n * sizeof(double));
+	for (size_t j = 0; j < n; j++)
+		a[j] = fabs(x[j]);
+	double all = 1.4826 * rm_median_inplace(a, n), by[RM_MAX_BUCKETS];
+	for (int b = 0; b < p->k; b++) {
+		size_t m = 0;
+		for (size_t j = 0; j < n; j++)
+			if (p->dom[j] == b && p->onehot[j])
+				a[m++] = fabs(x[j]);
+		by[b] = m >= MIN_PER_SCALE ? 1.4826 * rm_median_inplace(a, m) : all;
+	}
+	for (size_t j = 0; j < n; j++)
+		scale[j] = p->dom[j] >= 0 && p->onehot[j] ? by[p->dom[j]] : all;
+	free(a);
+}
+
+struct onset {
+	size_t at, len; /* the point it begins at, points it lasts */
+	double peak;    /* the highest loss / expected of the reset */
+	double area;    /* its excess in steps of doubled loss: sum of (ratio - 1) x steps per point */
+};
+
+/* Onsets in the excess series e (log units) over its running median of
+ * w points, in units of a robust scale of that; or, with own (each point's
+ * distance to its own level), over the running median of own, in units of
+ * its scale: what the trend left, measured where levels do not switch.
+ * Marks mark[at] (may be NULL) and returns how many, listing them into ev
+ * (may be NULL; n entries room). */
+static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w, const double *own, double k, double K,
+                          int per_bucket, char *mark, struct onset *ev)
+{
+	size_t n = p->n, count = 0;
+	double *med = rm_xmalloc(n * sizeof(double)), *x = rm_xmalloc(n * sizeof(double));
+	double *scale = rm_xmalloc(n * sizeof(double));
+	rm_running_median(own ? own : e, n, w, med);
+	for (size_t j = 0; j < n; j++)
+		x[j] = e[j] - med[j];
+	if (per_bucket && !own)
+		scales(p, x, scale);
+	else {
+		for (size_t j = 0; j < n; j++)
+			scale[j] = fabs(own ? own[j] - med[j] : x[j]);
+		double s = 1.4826 * rm_median_inplace(scale, n);
+		for (size_t j = 0; j < n; j++)
+			scale[j] = s;
+	}
+	double min_jump = log(1 + 0.5 / K);
+	for (size_t j = 0; j < n;) {
+		double thr = k * scale[j], xj = x[j];
+		if (!(scale[j] > 0) || !(xj > thr) || xj < min_jump) {
+			j++;
+			continue;
+		}
+		size_t end = j + 1, peak = j;
+		/* It lasts while above half the threshold, until a second jump
+		 * (a new reset before this one decayed) starts an event of its own. */
+		while (end < n && end - j < MAX_EVENT && x[end] > 0.5 * k * scale[end] &&
+		       x[end] - x[end - 1] <= k * scale[end]) {
+			if (x[end] > x[peak])
+				peak = end;
+			end++;
+		}
+		size_t len = end - j;
+		int recovered = end == n || len < MAX_EVENT;
+		/* A jump that decays: its peak in its first third, its last third
+		 * well below its first (a block of a level is flat). */
+		int decays = peak - j <= len / 3;
+		if (decays && len >= 3) {
+			double head = 0, tail = 0;
+			size_t third = (len + 2) / 3;
+			for (size_t i = 0; i < third; i++) {
+				head += x[j + i];
+				tail += x[end - 1 - i];
+			}
+			decays = tail <= 0.7 * head;
+		}
+		if (recovered && decays) {
+			double area = 0;
+			for (size_t i = j; i < end; i++)
+				area += (exp(fmax(0, x[i])) - 1) * K;
+			if (mark)
+				mark[j] = 1;
+			if (ev)
+				ev[count] = (struct onset){j, len, exp(x[peak]), area};
+			count++;
+		}
+		if (recovered && decays) {
+			j = end;
+			continue;
+		}
+		j = end;
+		while (j < n && x[j] > 0.5 * k * scale[j] && x[j] - x[j - 1] <= k * scale[j]) /* a level shift */
+			j++;
+	}
 	free(med);
-	free(e);
+	free(x);
+	free(scale);
 	return count;
 }
 
-static double rel_height(const struct rm_spike *sp)
+/* The onsets a global baseline (a running median of the series itself,
+ * as a framework's spike detector has) finds in y. */
+static size_t global_onsets(const struct rm_prepared *p, const double *y, double k, double K)
 {
-	return sp->loss / fmax(fabs(sp->baseline), 1e-12);
+	double *e = rm_xmalloc(p->n * sizeof(double));
+	int positive = 1;
+	for (size_t j = 0; j < p->n && positive; j++)
+		positive = y[j] > 0;
+	for (size_t j = 0; j < p->n; j++)
+		e[j] = positive ? log(y[j]) : y[j];
+	size_t c = find_onsets(p, e, GLOBAL_W, NULL, k, K, 0, NULL, NULL);
+	free(e);
+	return c;
 }
 
 /* Rayleigh test of uniformity for phases of steps modulo period. */
@@ -84,16 +296,17 @@ static void rayleigh(const int64_t *steps, size_t n, int64_t period, double *rba
 	*p = fmin(1, fmax(0, pv));
 }
 
-/* Spikes within [event, event + window) of any event, against what the
+/* Onsets within [event, event + window) of any event, against what the
  * share of steps so covered would give by chance. */
-static void near_events(const int64_t *spikes, size_t ns, const int64_t *ev, size_t ne, int64_t window, int64_t lo,
-                        int64_t hi, double *near, double *expected, double *p)
+static void near_events(const int64_t *ons, size_t ns, const int64_t *ev, size_t ne, int64_t window, int64_t lo,
+                        int64_t hi, char *hit, double *near, double *expected, double *p)
 {
 	size_t hits = 0, e = 0;
 	for (size_t i = 0; i < ns; i++) {
-		while (e < ne && ev[e] + window <= spikes[i])
+		while (e < ne && ev[e] + window <= ons[i])
 			e++;
-		hits += e < ne && ev[e] <= spikes[i];
+		hit[i] = e < ne && ev[e] <= ons[i];
+		hits += (size_t)hit[i];
 	}
 	double covered = fmin(1, (double)ne * (double)window / fmax(1, (double)(hi - lo + 1)));
 	*near = (double)hits;
@@ -101,44 +314,136 @@ static void near_events(const int64_t *spikes, size_t ns, const int64_t *ev, siz
 	*p = rm_binom_sf((double)hits, (double)ns, covered);
 }
 
-/* Spikes x bucket: chi-square with Cramer's V, and each bucket's
- * enrichment (share of spikes over share of points, binomial p). */
-static void spikes_by_bucket(const struct rm_prepared *p, const size_t *npts, size_t tot, struct rm_resets_result *r)
+/* Onsets x bucket, each onset by the bucket shares of its point: chi-square
+ * with Cramer's V, and each bucket's enrichment (share of onsets over share
+ * of points, binomial p). */
+/* Each bucket's share of the onsets' points. */
+static void onset_counts(const struct rm_prepared *p, const struct onset *ev, size_t ne, double *cnt)
 {
-	if (p->k < 2 || r->spikes == 0)
-		return;
-	double N = (double)tot, S = (double)r->spikes, chi2 = 0;
+	memset(cnt, 0, (size_t)p->k * sizeof(double));
+	for (size_t i = 0; i < ne; i++) {
+		size_t j = ev[i].at;
+		if (p->dom[j] < 0)
+			continue;
+		if (p->onehot[j])
+			cnt[p->dom[j]]++;
+		else
+			for (int b = 0; b < p->k; b++)
+				cnt[b] += rm_prepared_share(p, j, b);
+	}
+}
+
+static void onsets_by_bucket(const struct rm_prepared *p, const struct onset *ev, size_t ne, struct rm_resets_result *r)
+{
+	double npts[RM_MAX_BUCKETS] = {0}, tot = 0, cnt[RM_MAX_BUCKETS];
+	for (size_t j = 0; j < p->n; j++)
+		for (int b = 0; b < p->k && p->dom[j] >= 0; b++) {
+			double s = rm_prepared_share(p, j, b);
+			npts[b] += s;
+			tot += s;
+		}
+	onset_counts(p, ev, ne, cnt);
+	double S = 0;
 	for (int b = 0; b < p->k; b++) {
-		double share = (double)npts[b] / N, es = S * share, en = (N - S) * share;
-		double os = (double)r->bucket_spikes[b], on = (double)npts[b] - os;
+		S += cnt[b];
+		r->bucket[b] = p->bucket_id[b];
+		r->bucket_spikes[b] = (size_t)llround(cnt[b]);
+	}
+	if (p->k < 2 || S < 1 || tot <= 0)
+		return;
+	double chi2 = 0;
+	for (int b = 0; b < p->k; b++) {
+		double share = npts[b] / tot, es = S * share, en = (tot - S) * share;
+		double os = cnt[b], on = npts[b] - os;
 		if (es > 0)
 			chi2 += (os - es) * (os - es) / es;
 		if (en > 0)
 			chi2 += (on - en) * (on - en) / en;
 		r->enrichment[b] = share > 0 ? (os / S) / share : 0;
-		r->enrich_p[b] = rm_binom_sf(os, S, share);
 	}
 	r->chi2 = chi2;
 	r->chi2_df = p->k - 1;
 	r->chi2_p = rm_chi2_sf(chi2, r->chi2_df);
-	r->cramers_v = sqrt(chi2 / N);
+	r->cramers_v = sqrt(chi2 / tot);
+	for (int b = 0; b < p->k; b++)
+		r->enrich_p[b] = rm_binom_sf(cnt[b], S, npts[b] / tot);
 }
 
-/* Checkpoint saves every `every` steps: the spikes within w steps after a
- * save against the share of steps so covered (binomial), and Rayleigh's R. */
-static void checkpoint_test(const int64_t *ss, size_t ns, int64_t every, int64_t lo, int64_t hi,
-                            struct rm_resets_result *r)
+/* Do the onsets fall on longer (or shorter) batches than the points do?
+ * The onsets' mean log length against all points', in standard errors:
+ * with buckets a coarse cut of the length (a least-padding fit), a
+ * bucket's resets may show only in their lengths. */
+static double length_lean(const struct rm_prepared *p, const struct onset *ev, size_t ne)
 {
+	if (!p->blog || ne < 3)
+		return 0;
+	double sum = 0, sq = 0, on = 0;
+	size_t m = 0, mo = 0;
+	for (size_t j = 0, i = 0; j < p->n; j++) {
+		double v = 0;
+		size_t c = 0;
+		for (size_t t = p->bfrom[j]; t < p->bto[j]; t++)
+			if (!isnan(p->blog[t])) {
+				v += p->blog[t];
+				c++;
+			}
+		while (i < ne && ev[i].at < j)
+			i++;
+		if (!c)
+			continue;
+		v /= (double)c;
+		sum += v;
+		sq += v * v;
+		m++;
+		if (i < ne && ev[i].at == j) {
+			on += v;
+			mo++;
+		}
+	}
+	if (m < 2 || mo < 3)
+		return 0;
+	double mean = sum / (double)m, sd = sqrt(fmax(0, sq / (double)m - mean * mean));
+	return sd > 0 ? (on / (double)mo - mean) / (sd / sqrt((double)mo)) : 0;
+}
+
+/* Checkpoint saves every `every` steps: the onsets within w (widened by the
+ * logging interval K) steps after a save against the share of steps so
+ * covered (binomial), and Rayleigh's R. */
+static void checkpoint_test(const struct rm_prepared *p, const struct onset *ev, const int64_t *ss, size_t ns,
+                            int64_t every, int64_t K, char *hit, struct rm_resets_result *r)
+{
+	int64_t lo = p->step[0], hi = p->step[p->n - 1];
 	rayleigh(ss, ns, every, &r->ckpt_r, &r->ckpt_p);
-	/* Saves at every multiple of P: a spike is near one when its phase is
+	/* Saves at every multiple of P: an onset is near one when its phase is
 	 * below w. Counted, not listed: a run whose steps jump to 2^53 with
 	 * saves every 7 steps would need petabytes (fuzz_diagnose). */
-	int64_t P = every, w = P / 50 > 5 ? P / 50 : 5;
+	int64_t P = every, w = (P / 50 > 5 ? P / 50 : 5) + K - 1;
+	if (w >= P)
+		w = P - 1 > 0 ? P - 1 : 1;
 	size_t hits = 0;
-	for (size_t i = 0; i < ns; i++)
-		hits += ss[i] % P < w;
-	double nsaves = (double)((hi - (lo / P) * P) / P + 1);
+	for (size_t i = 0; i < ns; i++) { /* the first save is at step P */
+		hit[i] = ss[i] >= P && ss[i] % P < w;
+		hits += (size_t)hit[i];
+	}
+	double nsaves = (double)(hi / P - (lo > P ? (lo - 1) / P : 0)); /* saves at P, 2P, ... in the run */
 	double covered = fmin(1, nsaves * (double)w / fmax(1, (double)(hi - lo) + 1));
+	/* Where the batch order repeats (an interleaved order whose cycle
+	 * divides the save interval), a bucket may sit at the same phases as
+	 * the saves: an onset of bucket b is near a save as often as b's
+	 * points are. */
+	if (p->k >= 2) {
+		double near[RM_MAX_BUCKETS] = {0}, all[RM_MAX_BUCKETS] = {0}, expect = 0;
+		for (size_t j = 0; j < p->n; j++)
+			if (p->dom[j] >= 0) {
+				all[p->dom[j]]++;
+				near[p->dom[j]] += p->step[j] >= P && p->step[j] % P < w;
+			}
+		for (size_t i = 0; i < ns; i++) {
+			int b = p->dom[ev[i].at];
+			expect += b >= 0 && all[b] > 0 ? near[b] / all[b] : covered;
+		}
+		covered = fmin(1, fmax(covered, expect / (double)ns));
+	}
 	r->ckpt_near = (double)hits;
 	r->ckpt_expected = covered * (double)ns;
 	r->ckpt_p = rm_binom_sf((double)hits, (double)ns, covered);
@@ -170,85 +475,38 @@ static size_t lr_changes(const struct rm_prepared *p, int64_t *ev)
 	return ne;
 }
 
-void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const struct rm_series *s,
-                      const struct rm_detect_opts *o, struct rm_resets_result *r)
+/* Keeps the RM_MAX_LIST largest onsets (by peak over expected) in r->list. */
+static void list_onsets(const struct rm_prepared *p, const double *e, const struct onset *ev, size_t ne,
+                        struct rm_resets_result *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->chi2_p = r->ckpt_p = r->epoch_p = r->lr_p = r->period_p = 1;
-	r->period_beyond_bucket_p = r->bucket_beyond_period_p = 1;
-	for (int i = 0; i < RM_MAX_BUCKETS; i++)
-		r->enrich_p[i] = 1;
-	if (p->n < 2 * HAMPEL_W)
-		return;
-	r->ok = 1;
-	size_t n = p->n;
-	char *spike = rm_xcalloc(n, 1), *gspike = rm_xcalloc(n, 1), *aspike = rm_xcalloc(n, 1);
-	double *baseline = rm_xcalloc(n, sizeof(double)), *scratch = rm_xcalloc(n, sizeof(double));
-	size_t *idx = rm_xmalloc(n * sizeof(size_t)), *all = rm_xmalloc(n * sizeof(size_t));
-	for (size_t j = 0; j < n; j++)
-		all[j] = j;
-	/* Global baselines, raw and adjusted (for bucket or length). */
-	r->spikes_global = hampel(p->y, all, n, o->hampel_k, gspike, scratch);
-	if (adjusted)
-		r->spikes_adjusted = hampel(adjusted, all, n, o->hampel_k, aspike, scratch);
-	size_t vanished = 0;
-	for (size_t j = 0; j < n; j++)
-		vanished += gspike[j] && !aspike[j];
-	r->vanish_share = r->spikes_global ? (double)vanished / (double)r->spikes_global : 0;
-	/* Per-bucket baselines; without buckets the global one stands in. */
-	r->k = p->k;
-	size_t npts[RM_MAX_BUCKETS] = {0}, tot = 0;
-	if (p->k >= 1) {
-		for (int b = 0; b < p->k; b++) {
-			size_t m = 0;
-			for (size_t j = 0; j < n; j++)
-				if (p->dom[j] == b)
-					idx[m++] = j;
-			npts[b] = m;
-			tot += m;
-			r->bucket[b] = p->bucket_id[b];
-			r->bucket_spikes[b] = hampel(p->y, idx, m, o->hampel_k, spike, baseline);
-			r->spikes += r->bucket_spikes[b];
-		}
-	} else {
-		r->spikes = hampel(p->y, all, n, o->hampel_k, spike, baseline);
-		tot = n;
-	}
-	/* The spikes, largest first (relative to their baseline). */
-	int64_t *ss = rm_xmalloc((r->spikes ? r->spikes : 1) * sizeof(int64_t));
-	size_t ns = 0, nl = 0;
-	for (size_t j = 0; j < n; j++) {
-		if (!spike[j])
-			continue;
-		ss[ns++] = p->step[j];
-		r->spikes_2x += baseline[j] > 0 && p->y[j] >= 2 * baseline[j];
-		struct rm_spike cand = {p->step[j], p->dom[j] >= 0 ? p->bucket_id[p->dom[j]] : -1, p->y[j],
-		                        baseline[j]};
+	size_t nl = 0;
+	for (size_t i = 0; i < ne; i++) {
+		size_t j = ev[i].at;
+		double base = p->y[j] / exp(e[j]); /* the expected level */
+		struct rm_spike cand = {
+		    p->step[j], p->dom[j] >= 0 ? p->bucket_id[p->dom[j]] : -1, p->y[j], base, ev[i].peak, ev[i].len};
 		if (nl < RM_MAX_LIST)
 			r->list[nl++] = cand;
-		else if (rel_height(&cand) > rel_height(&r->list[nl - 1]))
+		else if (cand.peak > r->list[nl - 1].peak)
 			r->list[nl - 1] = cand;
 		else
 			continue;
-		for (size_t a = nl - 1; a > 0 && rel_height(&r->list[a]) > rel_height(&r->list[a - 1]); a--) {
+		for (size_t a = nl - 1; a > 0 && r->list[a].peak > r->list[a - 1].peak; a--) {
 			struct rm_spike t = r->list[a];
 			r->list[a] = r->list[a - 1];
 			r->list[a - 1] = t;
 		}
 	}
-	spikes_by_bucket(p, npts, tot, r);
-	/* Checkpoint saves: how many spikes fall within w steps after a save,
-	 * against the share of steps so covered. Rayleigh's R describes the
-	 * phase concentration but is not the test: spikes that cluster in time
-	 * (during a streak of long batches) have dependent phases, and the
-	 * Rayleigh test would take them for periodic. */
+}
+
+/* The events a person would suspect: epoch boundaries and learning-rate
+ * changes near the onsets. */
+static void competing_causes(const struct rm_prepared *p, const struct rm_series *s, const int64_t *ss, size_t ns,
+                             int64_t K, char *hit_epoch, char *hit_lr, struct rm_resets_result *r)
+{
+	size_t n = p->n, ne = 0;
 	int64_t lo = p->step[0], hi = p->step[n - 1];
 	int64_t *ev = rm_xmalloc((n > 64 ? n : 64) * sizeof(int64_t));
-	size_t ne = 0;
-	r->checkpoint_every = s->checkpoint_every;
-	if (s->checkpoint_every > 1 && ns >= 3)
-		checkpoint_test(ss, ns, s->checkpoint_every, lo, hi, r);
-	/* Epoch boundaries: given, or where the epoch column crosses an integer. */
 	r->steps_per_epoch = s->steps_per_epoch;
 	if (s->steps_per_epoch > 0) {
 		for (int64_t e = (lo / s->steps_per_epoch + 1) * s->steps_per_epoch; e <= hi && ne < n;
@@ -266,21 +524,77 @@ void rm_detect_resets(const struct rm_prepared *p, const double *adjusted, const
 	}
 	if (ne > 0 && ns > 0) {
 		int64_t w = (hi - lo) / (int64_t)(200 * ne) > 3 ? (hi - lo) / (int64_t)(200 * ne) : 3;
-		near_events(ss, ns, ev, ne, w, lo, hi, &r->epoch_near, &r->epoch_expected, &r->epoch_p);
+		near_events(ss, ns, ev, ne, w + K, lo, hi, hit_epoch, &r->epoch_near, &r->epoch_expected, &r->epoch_p);
 	}
 	ne = lr_changes(p, ev);
 	r->lr_changes = ne;
-	if (s->checkpoint_every <= 1) /* a configured interval wins: no search */
-		rm_detect_period(p, spike, r);
 	if (ne > 0 && ns > 0)
-		near_events(ss, ns, ev, ne, 10, lo, hi, &r->lr_near, &r->lr_expected, &r->lr_p);
+		near_events(ss, ns, ev, ne, 10 + K, lo, hi, hit_lr, &r->lr_near, &r->lr_expected, &r->lr_p);
 	free(ev);
+}
+
+void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
+                      const struct rm_series *s, const struct rm_detect_opts *o, struct rm_resets_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->chi2_p = r->ckpt_p = r->epoch_p = r->lr_p = r->period_p = 1;
+	r->period_beyond_bucket_p = r->bucket_beyond_period_p = 1;
+	for (int i = 0; i < RM_MAX_BUCKETS; i++)
+		r->enrich_p[i] = 1;
+	if (p->n < 2 * GLOBAL_W || !sp->trend)
+		return;
+	r->ok = 1;
+	size_t n = p->n;
+	double K = spacing(p);
+	r->interval = K;
+	/* What a framework's spike detector sees, raw and adjusted. */
+	r->spikes_global = global_onsets(p, p->y, o->hampel_k, K);
+	if (sp->adjusted || len_adj)
+		r->spikes_adjusted = global_onsets(p, len_adj ? len_adj : sp->adjusted, o->hampel_k, K);
+	r->vanish_share = r->spikes_global && r->spikes_adjusted < r->spikes_global
+	                      ? 1 - (double)r->spikes_adjusted / (double)r->spikes_global
+	                      : 0;
+	/* Onsets against the expected level. */
+	double *e = rm_xmalloc(n * sizeof(double));
+	char *mark = rm_xcalloc(n, 1);
+	struct onset *ev = rm_xmalloc(n * sizeof(*ev));
+	double *own;
+	excess(p, sp, len_adj, e, &own);
+	size_t ne = find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, K, 1, mark, ev);
+	free(own);
+	r->spikes = ne;
+	r->k = p->k;
+	int64_t *ss = rm_xmalloc((ne ? ne : 1) * sizeof(int64_t));
+	for (size_t i = 0; i < ne; i++) {
+		ss[i] = p->step[ev[i].at];
+		r->spikes_2x += ev[i].area >= 1;
+		r->with_composition += p->dom[ev[i].at] >= 0;
+	}
+	list_onsets(p, e, ev, ne, r);
+	/* The events a person would suspect; the onsets they clearly explain
+	 * are left out of the test by bucket (an interleaved order that
+	 * repeats may put one bucket at every save). */
+	char *hit = rm_xcalloc(3 * (ne ? ne : 1), 1), *hit_ckpt = hit, *hit_epoch = hit + ne, *hit_lr = hit + 2 * ne;
+	r->checkpoint_every = s->checkpoint_every;
+	if (s->checkpoint_every > 1 && ne >= 3)
+		checkpoint_test(p, ev, ss, ne, s->checkpoint_every, (int64_t)K, hit_ckpt, r);
+	competing_causes(p, s, ss, ne, (int64_t)K, hit_epoch, hit_lr, r);
+	size_t kept = 0;
+	for (size_t i = 0; i < ne; i++) {
+		int explained = (r->ckpt_near && r->ckpt_p < EXPLAINED_P && hit_ckpt[i]) ||
+		                (r->epoch_near && r->epoch_p < EXPLAINED_P && hit_epoch[i]) ||
+		                (r->lr_near && r->lr_p < EXPLAINED_P && hit_lr[i]);
+		if (!explained)
+			ev[kept++] = ev[i];
+	}
+	r->bucket_tested = kept;
+	onsets_by_bucket(p, ev, kept, r);
+	r->length_z = length_lean(p, ev, kept);
+	free(hit);
+	if (s->checkpoint_every <= 1) /* a configured interval wins: no search */
+		rm_detect_period(p, mark, r);
 	free(ss);
-	free(spike);
-	free(gspike);
-	free(aspike);
-	free(baseline);
-	free(scratch);
-	free(idx);
-	free(all);
+	free(ev);
+	free(mark);
+	free(e);
 }

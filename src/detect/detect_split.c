@@ -60,46 +60,6 @@ static void smooth_trend(const double *a, size_t n, size_t w, double *out)
 	free(scratch);
 }
 
-/* Solves the k x k system A x = b in place (Gaussian elimination with
- * partial pivoting); a singular column gets x = 0. */
-static void solve(double *A, double *b, int k, double *x)
-{
-	for (int c = 0; c < k; c++) {
-		int piv = c;
-		for (int r = c + 1; r < k; r++)
-			if (fabs(A[r * k + c]) > fabs(A[piv * k + c]))
-				piv = r;
-		if (piv != c) {
-			for (int j = 0; j < k; j++) {
-				double t = A[c * k + j];
-				A[c * k + j] = A[piv * k + j];
-				A[piv * k + j] = t;
-			}
-			double t = b[c];
-			b[c] = b[piv];
-			b[piv] = t;
-		}
-		if (fabs(A[c * k + c]) < 1e-12)
-			continue;
-		for (int r = c + 1; r < k; r++) {
-			double f = A[r * k + c] / A[c * k + c];
-			for (int j = c; j < k; j++)
-				A[r * k + j] -= f * A[c * k + j];
-			b[r] -= f * b[c];
-		}
-	}
-	for (int c = k - 1; c >= 0; c--) {
-		if (fabs(A[c * k + c]) < 1e-12) {
-			x[c] = 0;
-			continue;
-		}
-		double s = b[c];
-		for (int j = c + 1; j < k; j++)
-			s -= A[c * k + j] * x[j];
-		x[c] = s / A[c * k + c];
-	}
-}
-
 /* The point covers batches of known bucket (and buckets are in use). */
 static int has(const struct rm_prepared *p, size_t j)
 {
@@ -134,7 +94,7 @@ static void solve_offsets(const struct rm_prepared *p, const double *r, const ch
 				A[i * k + l] += (double)s[i] * s[l];
 		}
 	}
-	solve(A, b, k, o);
+	rm_solve(A, b, k, o);
 }
 
 /* The offsets over every point, centred to a zero weighted mean. */
@@ -446,11 +406,13 @@ static void modes(const struct rm_prepared *p, const double *resid, struct rm_sp
 	}
 	if (npk > GMM_MAX)
 		npk = GMM_MAX;
-	double cut[GMM_MAX + 1]; /* basin c is [cut[c], cut[c+1]) */
+	double *cut = r->mode_cut; /* basin c is [cut[c], cut[c+1]) */
 	cut[0] = -INFINITY;
 	for (int i = 0; i < npk; i++) {
 		r->mode_mean[i] = lo + (hi - lo) * pk[i] / (GRID - 1);
 		cut[i + 1] = i + 1 < npk ? lo + (hi - lo) * valley(dens, pk[i], pk[i + 1]) / (GRID - 1) : INFINITY;
+		r->mode_depth[i] =
+		    i + 1 < npk ? dens[valley(dens, pk[i], pk[i + 1])] / fmin(dens[pk[i]], dens[pk[i + 1]]) : 0;
 	}
 	r->modes = npk;
 	double mass[GMM_MAX] = {0};
@@ -502,6 +464,172 @@ static void modes(const struct rm_prepared *p, const double *resid, struct rm_sp
 	free(at);
 }
 
+#define LEVEL_DEPTH      0.5  /* a valley at most this share of the lower peak's density parts two levels */
+#define LEVEL_SEED_DEPTH 0.8  /* looser, for the levels the backfitting starts from */
+#define LEVEL_SHARE      0.10 /* of the points, each level: resets' excursions hold fewer */
+#define LEVEL_VISITS     5    /* separate runs of points at each level */
+
+/* Merges level i + 1 into level i. */
+static void merge_level(struct rm_split_result *r, int i, double *depth)
+{
+	r->level_share[i] += r->level_share[i + 1];
+	depth[i] = depth[i + 1];
+	for (int c = i + 1; c + 1 < r->levels; c++) {
+		r->level_share[c] = r->level_share[c + 1];
+		r->level_cut[c] = r->level_cut[c + 1];
+		depth[c] = depth[c + 1];
+	}
+	r->level_cut[r->levels - 1] = r->level_cut[r->levels];
+	r->levels--;
+}
+
+/* Without composition: the modes of the detrended loss (resid) that are
+ * levels, deeply parted and each held by enough points visited often
+ * enough, and the runs test on the sequence of levels the points sit at. */
+static void loss_levels(const struct rm_prepared *p, const double *resid, int log_scale, double max_depth,
+                        struct rm_split_result *r)
+{
+	double depth[GMM_MAX];
+	r->levels = r->modes;
+	r->level_log = log_scale;
+	for (int c = 0; c <= r->modes; c++)
+		r->level_cut[c] = r->mode_cut[c];
+	for (int c = 0; c < r->modes; c++) {
+		r->level_share[c] = r->mode_weight[c];
+		depth[c] = r->mode_depth[c];
+	}
+	for (int i = 0; i + 1 < r->levels;) /* shallow valleys are one level */
+		if (depth[i] > max_depth)
+			merge_level(r, i, depth);
+		else
+			i++;
+	for (int i = 0; i < r->levels && r->levels > 1; i++) /* a thin level joins its neighbour */
+		if (r->level_share[i] < LEVEL_SHARE) {
+			merge_level(r, i + 1 < r->levels ? i : i - 1, depth);
+			i = -1;
+		}
+	if (r->levels < 2) {
+		r->levels = 0;
+		return;
+	}
+	size_t count[GMM_MAX] = {0}, visits[GMM_MAX] = {0}, runs = 0;
+	double *v[GMM_MAX];
+	for (int c = 0; c < r->levels; c++)
+		v[c] = rm_xmalloc(p->n * sizeof(double));
+	int prev = -1;
+	for (size_t j = 0; j < p->n; j++) {
+		int c = 0;
+		while (c + 1 < r->levels && resid[j] >= r->level_cut[c + 1])
+			c++;
+		v[c][count[c]++] = resid[j];
+		if (c != prev) {
+			runs++;
+			visits[c]++;
+		}
+		prev = c;
+	}
+	int ok = 1;
+	for (int c = 0; c < r->levels; c++) {
+		ok &= visits[c] >= LEVEL_VISITS;
+		r->level_share[c] = (double)count[c] / (double)p->n;
+		r->level_at[c] = count[c] ? rm_median_inplace(v[c], count[c]) : NAN;
+		free(v[c]);
+	}
+	if (!ok) { /* a step change, not levels the loss keeps switching between */
+		r->levels = 0;
+		return;
+	}
+	for (int c = 0; c < r->levels; c++)
+		r->level_ratio[c] = log_scale ? exp(r->level_at[c] - r->level_at[0]) : r->level_at[c] - r->level_at[0];
+	double mean, var;
+	rm_runs_moments(count, r->levels, &mean, &var);
+	r->level_runs = runs;
+	r->level_runs_expected = mean;
+	r->level_runs_z = var > 0 ? ((double)runs - mean) / sqrt(var) : 0;
+}
+
+/* The loss alone: a first trend over a window wide enough for blocks of
+ * levels (a fifth of the run), its levels; then, with each point labelled
+ * by the level it sits at, backfitting as with buckets (the trend of the
+ * loss less its level, over a window of a few label runs), and the levels
+ * again. On log scale when every loss is positive. */
+static void fit_alone(const struct rm_prepared *p, struct rm_split_result *r)
+{
+	size_t n = p->n;
+	int positive = 1;
+	for (size_t j = 0; j < n && positive; j++)
+		positive = p->y[j] > 0;
+	double *z = rm_xmalloc(n * sizeof(double));
+	for (size_t j = 0; j < n; j++)
+		z[j] = positive ? log(p->y[j]) : p->y[j];
+	struct rm_prepared q = *p;
+	struct fit f = {0};
+	q.k = 0;
+	/* A third of the run, then a fifth: the blocks' levels average out in
+	 * the wider, a steep early trend fits the narrower. */
+	for (int div = 3; div <= 5; div += 2) {
+		size_t w = trend_window(p);
+		if (w < (n / (size_t)div | 1))
+			w = n / (size_t)div | 1;
+		fit_release(&f);
+		fit_round(&q, z, w, &f);
+		modes(&q, f.resid, r);
+		loss_levels(&q, f.resid, positive, LEVEL_SEED_DEPTH, r);
+		if (r->levels >= 2)
+			break;
+	}
+	int *label = r->levels >= 2 ? rm_xmalloc(n * sizeof(int)) : NULL;
+	char *onehot = label ? rm_xmalloc(n) : NULL;
+	for (int round = 0; label && round < 2; round++) {
+		size_t runs = 0;
+		for (size_t j = 0; j < n; j++) {
+			int c = 0;
+			while (c + 1 < r->levels && f.resid[j] >= r->level_cut[c + 1])
+				c++;
+			label[j] = c;
+			onehot[j] = 1;
+			runs += j == 0 || label[j] != label[j - 1];
+		}
+		struct rm_prepared lq = *p;
+		lq.k = r->levels;
+		lq.dom = label;
+		lq.onehot = onehot;
+		lq.share = NULL;
+		size_t lw = 4 * (n / (runs ? runs : 1)) | 1;
+		if (lw < (n / 20 | 1))
+			lw = n / 20 | 1;
+		if (lw < 201)
+			lw = 201;
+		if (lw > n / 3)
+			lw = n / 3 | 1;
+		for (int c = 0; c < r->levels; c++) /* backfitting starts from the levels found */
+			f.o[c] = r->level_at[c];
+		fit_round(&lq, z, lw, &f);
+		fit_round(&lq, z, lw, &f);
+		modes(&q, f.resid, r);
+		loss_levels(&q, f.resid, positive, round ? LEVEL_DEPTH : LEVEL_SEED_DEPTH, r);
+		if (r->levels < 2)
+			break;
+	}
+	/* The level-adjusted loss: each point less the level it sits at, as the
+	 * bucket-adjusted loss is each batch less its bucket's. */
+	for (size_t j = 0; j < n; j++) {
+		r->trend[j] = positive ? exp(f.trend[j]) : f.trend[j];
+		double at = 0;
+		if (r->levels >= 2) {
+			int c = 0;
+			while (c + 1 < r->levels && f.resid[j] >= r->level_cut[c + 1])
+				c++;
+			at = r->level_at[c];
+		}
+		r->adjusted[j] = positive ? p->y[j] * exp(-at) : p->y[j] - at;
+	}
+	free(label);
+	free(onehot);
+	free(z);
+	fit_release(&f);
+}
+
 struct round_job {
 	const struct rm_prepared *p;
 	const double *z;
@@ -527,10 +655,15 @@ void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 	r->trend = rm_xmalloc(p->n * sizeof(double));
 	r->adjusted = rm_xmalloc(p->n * sizeof(double));
 	if (p->k < 2 || p->with_batches < 50) {
-		/* No bucket information: the trend is still useful downstream. */
+		/* No bucket information: the trend is still useful downstream,
+		 * and without any composition the loss's own levels speak. */
 		struct rm_prepared q = *p;
 		struct fit f = {0};
 		q.k = 0;
+		if (p->nb == 0) {
+			fit_alone(p, r);
+			return;
+		}
 		fit_round(&q, p->y, trend_window(p), &f);
 		memcpy(r->trend, f.trend, p->n * sizeof(double));
 		memcpy(r->adjusted, p->y, p->n * sizeof(double));

@@ -100,9 +100,19 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	}
 	ru->flagged = ru->flagged && q[at_runs] < o->alpha;
 	sp->flagged = sp->flagged && q[at_split] < o->alpha;
-	re->cluster_by_bucket = re->spikes >= 5 && re->chi2_q < o->alpha && enriched;
-	re->checkpoint_cause = re->spikes >= 5 && re->ckpt_q < o->alpha;
+	/* The enrichment tests say which bucket (chi-square, an omnibus test over
+	 * k buckets, lacks the power for a few resets all in one). */
+	re->cluster_by_bucket = re->spikes >= 5 && enriched;
+	/* a cause that explains a quarter of the resets or more, not a few by chance */
+	re->checkpoint_cause =
+	    re->spikes >= 5 && re->ckpt_near >= fmax(3, 0.25 * (double)re->spikes) && re->ckpt_q < o->alpha;
 	periodic_or_bucket(o, &d->ladder, re);
+	/* The same batches every epoch make the same resets every epoch: their
+	 * period is the order's, not an event's. */
+	if (d->order.flagged && d->order.nspikes && re->periodic_cause) {
+		re->periodic_cause = 0;
+		re->period_alias = 1;
+	}
 	re->flagged = re->cluster_by_bucket || re->checkpoint_cause || re->periodic_cause;
 
 	struct rm_ranked *h = d->rank;
@@ -142,6 +152,19 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 		if (mx->worst >= 0)
 			hb->score = fmax(hb->score, fmin(300, mx->ratio_z[mx->worst]));
 	}
+	/* The loss alone, switching between levels as homogeneous batches make
+	 * it: a hypothesis until composition is recorded. */
+	if (d->suspected && hb->severity < RM_SEV_WARN) {
+		hb->severity = RM_SEV_WARN;
+		hb->score = fmax(hb->score, d->split.level_runs_z < 0
+		                                ? evidence(rm_norm_cdf(d->split.level_runs_z), d->split.level_runs_z)
+		                                : 1);
+	}
+	struct rm_ranked *hd = &h[RM_H_DIVERGENCE];
+	if (d->divergence.found) {
+		hd->severity = RM_SEV_CRITICAL;
+		hd->score = fmin(300, 10 + (double)d->divergence.points);
+	}
 	/* Resets that cluster by bucket while the order is healthy: the data of
 	 * those buckets, not the batching. */
 	struct rm_ranked *hr = &h[RM_H_BUCKET_RESETS];
@@ -163,12 +186,22 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	h[RM_H_LR].score = evidence(re->lr_q, 0);
 	h[RM_H_LR].severity = re->spikes >= 3 && re->lr_q < o->alpha ? RM_SEV_INFO : RM_SEV_NONE;
 	/* Resets no cause explains, still there in the bucket-adjusted loss:
-	 * a warning when they are big (twice their baseline), else information. */
+	 * a warning when they are big (twice their baseline), else information;
+	 * information only where the loss alone suggests homogeneous batching,
+	 * or the batches of the resets' steps were not recorded: unrecorded
+	 * buckets may be what they cluster by. */
 	struct rm_ranked *hi = &h[RM_H_INSTABILITY];
 	hi->score = log10(1.0 + (double)re->spikes_adjusted);
-	if (re->spikes >= 5 && !re->cluster_by_bucket && !re->checkpoint_cause && !re->periodic_cause &&
+	/* Resets where the batches were not recorded (a sidecar covering part
+	 * of the run) cannot be ruled out as a bucket's. */
+	int unplaced = d->has_buckets && (double)re->with_composition < 0.8 * (double)re->spikes;
+	int leans = 0; /* onsets lean to a bucket, short of significance: no verdict of instability */
+	for (int b = 0; b < re->k; b++)
+		leans |= re->enrichment[b] > 1 && re->enrich_q[b] < 0.02;
+	leans |= fabs(re->length_z) > 3.5; /* or to a length, where buckets are a coarse cut of it */
+	if (re->spikes >= 5 && !re->cluster_by_bucket && !leans && !re->checkpoint_cause && !re->periodic_cause &&
 	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE && !od->nspikes)
-		hi->severity = re->spikes_2x >= 5 ? RM_SEV_WARN : RM_SEV_INFO;
+		hi->severity = re->spikes_2x >= 5 && !d->suspected && !unplaced ? RM_SEV_WARN : RM_SEV_INFO;
 
 	/* Rank: severity first, then evidence. */
 	for (int a = 0; a < RM_H_COUNT; a++)
@@ -476,10 +509,17 @@ static void use_rank_fits(const struct rm_series *s, struct rm_diagnosis *d)
 	}
 }
 
-void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d)
+void rm_detect_all(const struct rm_series *whole, const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_prepared p;
 	memset(d, 0, sizeof(*d));
+	/* A diverged tail is a cause of its own; every other detector reads the
+	 * run before it. */
+	rm_detect_divergence(whole, &d->divergence);
+	struct rm_series before = *whole;
+	const struct rm_series *s = &before;
+	while (d->divergence.found && before.n > 0 && before.step[before.n - 1] >= d->divergence.first_step)
+		before.n--;
 	rm_prepare(s, &p);
 	d->points = s->n;
 	d->finite = p.n;
@@ -507,8 +547,9 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->split.mixed_batches = p.mix.n;
 	/* Derived buckets are a coarse cut of the length: without a recorded
 	 * id, resets are measured on the length-adjusted loss. */
-	d->resets_by_length = s->derived_bounds && d->length.adjusted;
-	rm_detect_resets(&p, d->resets_by_length ? d->length.adjusted : d->split.adjusted, s, o, &d->resets);
+	d->resets_by_length = s->derived_bounds && !s->derived_cut_points && d->length.adjusted;
+	rm_detect_resets(&p, &d->split, d->resets_by_length ? d->length.adjusted : NULL, s, o, &d->resets);
+	d->suspected = p.nb == 0 && d->split.levels >= 2 && d->split.level_runs_z < RM_LEVELS_INTERLEAVED_Z;
 	if (threaded)
 		pthread_join(th, NULL);
 	if (othreaded)
@@ -518,10 +559,17 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	length_ranges(s, &d->curves);
 	plot(&p, &d->split, d->length.adjusted, &d->runs, &d->plot);
-	d->first_step = p.n ? p.step[0] : -1;
-	d->last_step = p.n ? p.step[p.n - 1] : -1;
+	d->points = whole->n;
+	d->nonfinite = whole->n - p.n;
+	d->first_step = whole->n ? whole->step[0] : -1;
+	d->last_step = whole->n ? whole->step[whole->n - 1] : -1;
 	d->last_loss = d->last_adjusted = d->last_length_adjusted = NAN;
-	if (p.n) {
+	size_t last = whole->n ? whole->n - 1 : 0;
+	if (whole->n && !isfinite(whole->loss[last]))
+		d->last_nonfinite = whole->nonfinite ? whole->nonfinite[last] : isinf(whole->loss[last]) ? 2 : 1;
+	else if (whole->n && d->divergence.found)
+		d->last_loss = d->last_adjusted = whole->loss[last]; /* exploded: the loss as logged */
+	else if (p.n) {                                              /* the last logged point is the last finite one */
 		d->last_loss = p.y[p.n - 1];
 		d->last_adjusted = d->split.adjusted ? d->split.adjusted[p.n - 1] : p.y[p.n - 1];
 		if (d->length.adjusted)
@@ -540,6 +588,7 @@ void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, st
 	d->labels_grouped = s->labels_seen > (size_t)p.k ? s->labels_seen : 0;
 	if (s->derived_bounds && s->nderived_bounds <= RM_MAX_BUCKETS + 1) {
 		d->nderived = s->nderived_bounds;
+		d->derived_cut_points = s->derived_cut_points;
 		memcpy(d->derived_bound, s->derived_bounds, (size_t)s->nderived_bounds * sizeof(int64_t));
 	}
 	rm_prepared_release(&p);

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runmon/model.h"
 
@@ -19,7 +20,14 @@ struct rm_seen_run *rm_seen_push(struct rm_seen *s, const char *run, enum rm_sev
 void rm_seen_push_finding(struct rm_seen_run *r, const char *detector, enum rm_severity sev, int64_t first_step)
 {
 	r->f = rm_xrealloc(r->f, (r->nf + 1) * sizeof(*r->f));
-	struct rm_seen_finding *f = &r->f[r->nf++];
+	/* Kept in detector order, as the store lists them, whatever order a
+	 * report file wrote them in: the same findings compare the same. */
+	size_t at = r->nf++;
+	while (at > 0 && strcmp(r->f[at - 1].detector, detector) > 0) {
+		r->f[at] = r->f[at - 1];
+		at--;
+	}
+	struct rm_seen_finding *f = &r->f[at];
 	snprintf(f->detector, sizeof(f->detector), "%s", detector);
 	f->severity = sev;
 	f->first_step = first_step;

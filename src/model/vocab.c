@@ -30,10 +30,15 @@ int rm_severity_parse(const char *name, enum rm_severity *out)
 }
 
 static const char *const hyp_names[RM_H_COUNT] = {
-    [RM_H_HOMOGENEOUS] = "homogeneous batching",   [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
-    [RM_H_CHECKPOINT] = "checkpoint interference", [RM_H_EPOCH] = "epoch boundaries",
-    [RM_H_LR] = "learning-rate changes",           [RM_H_INSTABILITY] = "genuine instability",
-    [RM_H_PERIODIC] = "a periodic event",          [RM_H_FIXED_ORDER] = "a fixed data order",
+    [RM_H_HOMOGENEOUS] = "homogeneous batching",
+    [RM_H_BUCKET_RESETS] = "resets specific to some buckets",
+    [RM_H_CHECKPOINT] = "checkpoint interference",
+    [RM_H_EPOCH] = "epoch boundaries",
+    [RM_H_LR] = "learning-rate changes",
+    [RM_H_INSTABILITY] = "genuine instability",
+    [RM_H_PERIODIC] = "a periodic event",
+    [RM_H_FIXED_ORDER] = "a fixed data order",
+    [RM_H_DIVERGENCE] = "divergence",
 };
 
 const char *rm_hypothesis_name(enum rm_hypothesis h)
@@ -52,6 +57,7 @@ const char *rm_hypothesis_id(enum rm_hypothesis h)
 	    [RM_H_INSTABILITY] = "instability",
 	    [RM_H_PERIODIC] = "periodic",
 	    [RM_H_FIXED_ORDER] = "fixed_order",
+	    [RM_H_DIVERGENCE] = "divergence",
 	};
 	return ids[h];
 }
@@ -74,6 +80,7 @@ const char *rm_hypothesis_alertname(enum rm_hypothesis h)
 	    [RM_H_INSTABILITY] = "RunmonInstability",
 	    [RM_H_PERIODIC] = "RunmonPeriodicResets",
 	    [RM_H_FIXED_ORDER] = "RunmonFixedDataOrder",
+	    [RM_H_DIVERGENCE] = "RunmonDivergence",
 	};
 	return names[h];
 }

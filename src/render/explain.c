@@ -47,6 +47,31 @@ static void drift_summary(const struct rm_diagnosis *d, char *buf, size_t n)
 	}
 }
 
+/* The levels of the loss alone: "3 levels (x1.00 for 38% of points, ...)". */
+static void levels_words(const struct rm_split_result *sp, char *buf, size_t n)
+{
+	int w = snprintf(buf, n, "%d levels (", sp->levels);
+	for (int c = 0; c < sp->levels && w > 0 && (size_t)w < n; c++)
+		w += snprintf(buf + w, n - (size_t)w,
+		              sp->level_log ? "%sx%.2f for %.0f%% of points" : "%s%+.3g for %.0f%% of points",
+		              c ? ", " : "", sp->level_ratio[c], 100 * sp->level_share[c]);
+	if (w > 0 && (size_t)w < n)
+		snprintf(buf + w, n - (size_t)w, ")");
+}
+
+/* The divergence in one clause. */
+static void divergence_words(const struct rm_divergence *dv, char *buf, size_t n)
+{
+	if (dv->nan + dv->inf >= dv->exploded)
+		snprintf(buf, n, "the loss diverges at step %lld: from there %zu of its points are %s",
+		         (long long)dv->first_step, dv->nan + dv->inf, dv->inf > dv->nan ? "Inf" : "NaN");
+	else
+		snprintf(buf, n,
+		         "the loss diverges at step %lld: it explodes to %.3g, %.0fx the median loss before (%.3g),"
+		         " over %zu points",
+		         (long long)dv->first_step, dv->peak, dv->peak / dv->baseline, dv->baseline, dv->points);
+}
+
 /* The summary of one cause at warn or above. */
 static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, char *buf, size_t n)
 {
@@ -54,7 +79,18 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 	const struct rm_resets_result *re = &d->resets;
 	const struct rm_mixture_result *mx = &d->mixture;
 	switch (h) {
+	case RM_H_DIVERGENCE: divergence_words(&d->divergence, buf, n); break;
 	case RM_H_HOMOGENEOUS:
+		if (d->suspected) {
+			char lv[256];
+			levels_words(&d->split, lv, sizeof(lv));
+			snprintf(buf, n,
+			         "suspected homogeneous batching (from the loss alone): it switches between %s, %s"
+			         " (%zu runs of one level where a random order gives %.0f, z = %.1f)",
+			         lv, d->split.level_runs_z < -4 ? "in blocks" : "in random order, a braid",
+			         d->split.level_runs, d->split.level_runs_expected, d->split.level_runs_z);
+			break;
+		}
 		if (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT) {
 			drift_summary(d, buf, n);
 			break;
@@ -155,7 +191,15 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			    "no alarm; batch composition is recorded but holds a single bucket, so there is no bucket"
 			    " order to test (length autocorrelation %.2f)",
 			    len->acf[0]);
-		else if (!d->has_buckets)
+		else if (!d->has_buckets && d->split.levels >= 2) {
+			char lv[256];
+			levels_words(&d->split, lv, sizeof(lv));
+			snprintf(
+			    buf, n,
+			    "no alarm: the loss alone switches between %s, but alternates faster than a random order"
+			    " (z = %.1f), as interleaved buckets make it; record batch composition to confirm",
+			    lv, d->split.level_runs_z);
+		} else if (!d->has_buckets)
 			snprintf(buf, n,
 			         "no alarm from the bucket-free checks; record batch composition to test for"
 			         " homogeneous batching");
@@ -192,7 +236,27 @@ static void cause_fixes(const struct rm_diagnosis *d, enum rm_hypothesis h, cons
 	int n = *np;
 	const struct rm_mixture_result *mx = &d->mixture;
 	switch (h) {
+	case RM_H_DIVERGENCE: {
+		static char resume[256];
+		snprintf(resume, sizeof(resume),
+		         "resume from a checkpoint before step %lld with a lower learning rate or gradient clipping;"
+		         " look at that step's batch for non-finite inputs, and at the loss scale for an fp16 overflow",
+		         (long long)d->divergence.first_step);
+		ADD(resume);
+		break;
+	}
 	case RM_H_HOMOGENEOUS:
+		if (d->suspected) {
+			ADD("confirm it: record each batch's bucket or lengths, one line in the training loop with the"
+			    " recorder (rec.record(step, batch=batch), contrib/python/runmon_record.py; see"
+			    " docs/formats.md), and import that file beside this run");
+			ADD("if confirmed, interleave the buckets: the shipped StrideBucketSampler (pip install"
+			    " ./contrib/python; DataLoader(dataset, batch_sampler=StrideBucketSampler(lengths, "
+			    "boundaries,"
+			    " batch_size))) keeps one bucket a batch and every window of batches in proportion");
+			ADD("meanwhile, read the level-adjusted loss: each point less the level it sits at");
+			break;
+		}
 		if (mx->shape == RM_MIX_RANK_STREAKS) {
 			ADD("interleave per rank: give each rank's sampler stride scheduling over the buckets, so each"
 			    " rank's batches (and so every step) hold the buckets in their overall proportions");

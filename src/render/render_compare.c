@@ -12,11 +12,23 @@
 #include "runmon/render.h"
 #include "report_internal.h"
 
-#define CELL 40
+#define CELL 30
 
-static void row(FILE *fp, const char *label, const char *a, const char *b)
+static void row(FILE *fp, const char *label, const char *a, const char *b, const char *change)
 {
-	fprintf(fp, "  %-30s %-*s %s\n", label, CELL, a, b);
+	fprintf(fp, "  %-30s %-*s %-*s %s\n", label, CELL, a, CELL, b, change);
+}
+
+/* The change from a to b: relative (percent) or in units, "" when unknown. */
+static void change_of(char *buf, size_t n, double a, double b, int relative, int prec, const char *unit)
+{
+	buf[0] = 0;
+	if (!isfinite(a) || !isfinite(b) || (relative && a == 0))
+		return;
+	if (relative)
+		snprintf(buf, n, "%+.1f%%", 100 * (b / a - 1));
+	else
+		snprintf(buf, n, "%+.*f%s", prec, b - a, unit);
 }
 
 static void cell_runs(char *buf, size_t n, const struct rm_diagnosis *d)
@@ -109,19 +121,30 @@ void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n)
 			                         rm_delta_name(x->change));
 			sep = ", ";
 		}
+	if (c->adjusted_worse && used < n) {
+		used +=
+		    (size_t)snprintf(buf + used, n - used,
+		                     "%sthe adjusted loss rose %.1f%% (+-%.1f%% over %d segments of the common steps)",
+		                     sep, 100 * c->adjusted_change, 100 * c->adjusted_se, c->segments);
+		sep = ", ";
+	}
 	if (!*sep && used < n)
 		snprintf(buf + used, n - used, "every cause at the level it was (verdict %s)",
 		         rm_verdict_word(c->after));
 }
 
-static void add(struct rm_compare_rows *r, const char *label, const char *a, const char *b)
+static struct rm_compare_row *add(struct rm_compare_rows *r, const char *label, const char *a, const char *b)
 {
+	static struct rm_compare_row spare;
 	if (r->n == RM_COMPARE_ROWS)
-		return;
+		return &spare;
 	struct rm_compare_row *x = &r->row[r->n++];
 	snprintf(x->label, sizeof(x->label), "%s", label);
 	snprintf(x->cell[0], sizeof(x->cell[0]), "%s", a);
 	snprintf(x->cell[1], sizeof(x->cell[1]), "%s", b);
+	x->change[0] = 0;
+	x->worse = 0;
+	return x;
 }
 
 void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparison *c, struct rm_compare_rows *r)
@@ -133,14 +156,27 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	snprintf(a, sizeof(a), "%lld..%lld", (long long)x->first_step, (long long)x->last_step);
 	snprintf(b, sizeof(b), "%lld..%lld", (long long)y->first_step, (long long)y->last_step);
 	add(r, "steps", a, b);
-	snprintf(b, sizeof(b), "%s (%s)", rm_verdict_word(y->severity), rm_delta_name(c->severity));
-	add(r, "verdict", rm_verdict_word(x->severity), b);
+	if (x->nderived || y->nderived) { /* one bucketing for both, shown once */
+		const struct rm_diagnosis *dv = x->nderived ? x : y;
+		int w = 0;
+		for (int i = 0; i < dv->nderived && w >= 0 && (size_t)w < sizeof(a); i++)
+			w += snprintf(a + w, sizeof(a) - (size_t)w, "%s%lld", i ? "," : "",
+			              (long long)dv->derived_bound[i]);
+		add(r, "buckets derived from lengths", a, "the same");
+	}
+	struct rm_compare_row *w = add(r, "verdict", rm_verdict_word(x->severity), rm_verdict_word(y->severity));
+	snprintf(w->change, sizeof(w->change), "%s", rm_delta_name(c->severity));
+	w->worse = c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE;
 	cell_runs(a, sizeof(a), x);
 	cell_runs(b, sizeof(b), y);
-	add(r, "same-bucket runs", a, b);
+	w = add(r, "same-bucket runs", a, b);
+	if (x->runs.ok && y->runs.ok)
+		change_of(w->change, sizeof(w->change), x->runs.z, y->runs.z, 0, 1, " in z");
 	cell_split(a, sizeof(a), x);
 	cell_split(b, sizeof(b), y);
-	add(r, "loss split by bucket", a, b);
+	w = add(r, "loss split by bucket", a, b);
+	if (x->split.ok && y->split.ok)
+		change_of(w->change, sizeof(w->change), x->split.eta2, y->split.eta2, 0, 2, "");
 	const char *labels[2 * RM_MAX_BUCKETS];
 	int nl = level_labels(s, labels);
 	int ratio = x->split.log_scale || y->split.log_scale; /* a ratio to the trend, else an offset */
@@ -148,35 +184,51 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 		snprintf(label, sizeof(label), "  level, bucket %.40s", labels[i]);
 		cell_number(a, sizeof(a), level_of(x, labels[i]), 3, !ratio, ratio ? "x" : "");
 		cell_number(b, sizeof(b), level_of(y, labels[i]), 3, !ratio, ratio ? "x" : "");
-		add(r, label, a, b);
+		w = add(r, label, a, b);
+		change_of(w->change, sizeof(w->change), level_of(x, labels[i]), level_of(y, labels[i]), ratio, 3, "");
 	}
 	cell_ladders(a, sizeof(a), x);
 	cell_ladders(b, sizeof(b), y);
-	add(r, "ladders in the reported loss", a, b);
+	w = add(r, "ladders in the reported loss", a, b);
+	if (x->ladder.ok && y->ladder.ok)
+		change_of(w->change, sizeof(w->change), (double)x->ladder.count, (double)y->ladder.count, 0, 0, "");
 	cell_resets(a, sizeof(a), x);
 	cell_resets(b, sizeof(b), y);
-	add(r, "loss resets", a, b);
+	w = add(r, "loss resets", a, b);
+	change_of(w->change, sizeof(w->change), (double)x->resets.spikes, (double)y->resets.spikes, 0, 0, "");
 	if (c->common) {
 		snprintf(label, sizeof(label), "adjusted loss, steps %lld..%lld", (long long)c->common_first,
 		         (long long)c->common_last);
 		cell_number(a, sizeof(a), c->adjusted[0], 4, 0, "");
 		cell_number(b, sizeof(b), c->adjusted[1], 4, 0, "");
-		add(r, label, a, b);
+		w = add(r, label, a, b);
+		if (isfinite(c->adjusted_change))
+			snprintf(w->change, sizeof(w->change), "%+.1f%% (+-%.1f)%s", 100 * c->adjusted_change,
+			         100 * c->adjusted_se,
+			         c->adjusted_worse     ? ", worse"
+			         : !c->adjusted_judged ? ", not judged: streaks"
+			                               : "");
+		else
+			change_of(w->change, sizeof(w->change), c->adjusted[0], c->adjusted[1], 1, 0, "");
+		w->worse = c->adjusted_worse;
 		if (isfinite(c->length_adjusted[0]) || isfinite(c->length_adjusted[1])) {
 			cell_number(a, sizeof(a), c->length_adjusted[0], 4, 0, "");
 			cell_number(b, sizeof(b), c->length_adjusted[1], 4, 0, "");
-			add(r, "length-adjusted, same steps", a, b);
+			w = add(r, "length-adjusted, same steps", a, b);
+			change_of(w->change, sizeof(w->change), c->length_adjusted[0], c->length_adjusted[1], 1, 0, "");
 		}
 	} else {
 		add(r, "adjusted loss", "no steps in common", "");
 	}
 	cell_number(a, sizeof(a), efficiency(x), 1, 0, "%");
 	cell_number(b, sizeof(b), efficiency(y), 1, 0, "%");
-	add(r, "padding efficiency", a, b);
+	w = add(r, "padding efficiency", a, b);
+	change_of(w->change, sizeof(w->change), efficiency(x), efficiency(y), 0, 1, " points");
 	if (isfinite(tps(x)) || isfinite(tps(y))) {
 		cell_number(a, sizeof(a), tps(x), 0, 0, "");
 		cell_number(b, sizeof(b), tps(y), 0, 0, "");
-		add(r, "tokens per second", a, b);
+		w = add(r, "tokens per second", a, b);
+		change_of(w->change, sizeof(w->change), tps(x), tps(y), 1, 0, "");
 	}
 	r->price[0] = 0;
 	if (isfinite(efficiency(x)) && isfinite(efficiency(y))) {
@@ -194,9 +246,9 @@ void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const s
 {
 	struct rm_compare_rows *r = rm_xmalloc(sizeof(*r));
 	rm_compare_rows(s, c, r);
-	row(fp, "", "before", "after");
+	row(fp, "", "before", "after", "change");
 	for (int i = 0; i < r->n; i++)
-		row(fp, r->row[i].label, r->row[i].cell[0], r->row[i].cell[1]);
+		row(fp, r->row[i].label, r->row[i].cell[0], r->row[i].cell[1], r->row[i].change);
 	fprintf(fp, "\nCauses:\n");
 	int shown = 0;
 	for (int h = 0; h < RM_H_COUNT; h++) {
@@ -253,11 +305,14 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 		                   "change", rm_delta_name(c->hyp[h].change)));
 	json_t *common = json_null();
 	if (c->common)
-		common = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)c->common_first,
-		                   "last_step", (json_int_t)c->common_last, "adjusted_before",
-		                   rm_json_num(c->adjusted[0]), "adjusted_after", rm_json_num(c->adjusted[1]),
-		                   "length_adjusted_before", rm_json_num(c->length_adjusted[0]),
-		                   "length_adjusted_after", rm_json_num(c->length_adjusted[1]));
+		common =
+		    json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b}", "first_step",
+		              (json_int_t)c->common_first, "last_step", (json_int_t)c->common_last, "adjusted_before",
+		              rm_json_num(c->adjusted[0]), "adjusted_after", rm_json_num(c->adjusted[1]),
+		              "length_adjusted_before", rm_json_num(c->length_adjusted[0]), "length_adjusted_after",
+		              rm_json_num(c->length_adjusted[1]), "adjusted_change", rm_json_num(c->adjusted_change),
+		              "adjusted_change_se", rm_json_num(c->adjusted_se), "segments", c->segments,
+		              "adjusted_judged", c->adjusted_judged, "adjusted_worse", c->adjusted_worse);
 	char sum[512];
 	rm_compare_summary(c, sum, sizeof(sum));
 	return json_pack("{s:s, s:o, s:o, s:s, s:b, s:s, s:o, s:o}", "schema", "runmon.compare/1", "before",
@@ -275,7 +330,7 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 	rm_compare_rows(r->compare_side, c, rows);
 	fputs("<section id='compare'><h2>Compared: before and after</h2>\n<p class='summary'>", fp);
 	rm_html_esc(fp, rows->summary);
-	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th></tr>\n", fp);
+	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
 	for (int i = 0; i < rows->n; i++) {
 		fputs("<tr><td>", fp);
 		rm_html_esc(fp, rows->row[i].label);
@@ -283,6 +338,8 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 			fputs("</td><td>", fp);
 			rm_html_esc(fp, rows->row[i].cell[j]);
 		}
+		fprintf(fp, "</td><td%s>", rows->row[i].worse ? " class='worse'" : "");
+		rm_html_esc(fp, rows->row[i].change);
 		fputs("</td></tr>\n", fp);
 	}
 	fputs("</table>\n<table><tr><th>cause</th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
@@ -315,7 +372,7 @@ void rm_compare_md(FILE *fp, const struct rm_report *r)
 	rm_compare_rows(r->compare_side, r->compare, rows);
 	fputs("## Compared: before and after\n\n**", fp);
 	rm_md_esc(fp, rows->summary);
-	fputs("**\n\n| | before | after |\n|---|---|---|\n", fp);
+	fputs("**\n\n| | before | after | change |\n|---|---|---|---|\n", fp);
 	for (int i = 0; i < rows->n; i++) {
 		fputs("| ", fp);
 		rm_md_esc(fp, rows->row[i].label);
@@ -323,6 +380,8 @@ void rm_compare_md(FILE *fp, const struct rm_report *r)
 			fputs(" | ", fp);
 			rm_md_esc(fp, rows->row[i].cell[j]);
 		}
+		fputs(" | ", fp);
+		rm_md_esc(fp, rows->row[i].change);
 		fputs(" |\n", fp);
 	}
 	if (rows->price[0]) {

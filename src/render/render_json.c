@@ -104,6 +104,20 @@ static json_t *split_json(const struct rm_split_result *s, const struct rm_curve
 	                          "trimodal", s->trimodal, "means", series(s->mode_mean, s->modes), "weights",
 	                          series(s->mode_weight, s->modes), "bic", series(s->bic, 4));
 	json_object_set_new(o, "modes", modes);
+	if (s->levels >= 2) { /* the loss alone */
+		json_t *lv = json_array();
+		for (int c = 0; c < s->levels; c++)
+			json_array_append_new(lv, json_pack("{s:o, s:o, s:o}", "at", rm_json_num(s->level_at[c]),
+			                                    "ratio", rm_json_num(s->level_ratio[c]), "share",
+			                                    rm_json_num(s->level_share[c])));
+		json_object_set_new(o, "levels",
+		                    json_pack("{s:s, s:o, s:I, s:o, s:o}", "scale", s->level_log ? "log" : "linear",
+		                              "levels", lv, "runs", (json_int_t)s->level_runs, "runs_expected",
+		                              rm_json_num(s->level_runs_expected), "runs_z",
+		                              rm_json_num(s->level_runs_z)));
+	} else {
+		json_object_set_new(o, "levels", json_null());
+	}
 	json_t *b = json_array();
 	for (int i = 0; i < cv->k; i++) {
 		json_t *e =
@@ -157,12 +171,23 @@ static json_t *ladder_json(const struct rm_ladder_result *l)
 	return o;
 }
 
+static json_t *divergence_json(const struct rm_divergence *v)
+{
+	if (!v->found)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "first_step", (json_int_t)v->first_step, "points",
+	                 (json_int_t)v->points, "nan", (json_int_t)v->nan, "inf", (json_int_t)v->inf, "exploded",
+	                 (json_int_t)v->exploded, "baseline", rm_json_num(v->baseline), "peak", rm_json_num(v->peak));
+}
+
 static json_t *resets_json(const struct rm_resets_result *r)
 {
 	json_t *o = json_pack("{s:b, s:b}", "ok", r->ok, "flagged", r->flagged);
 	if (!r->ok)
 		return o;
+	json_object_set_new(o, "interval", rm_json_num(r->interval));
 	json_object_set_new(o, "spikes", json_integer((json_int_t)r->spikes));
+	json_object_set_new(o, "bucket_tested", json_integer((json_int_t)r->bucket_tested));
 	json_object_set_new(o, "spikes_2x", json_integer((json_int_t)r->spikes_2x));
 	json_object_set_new(o, "spikes_global", json_integer((json_int_t)r->spikes_global));
 	json_object_set_new(o, "spikes_adjusted", json_integer((json_int_t)r->spikes_adjusted));
@@ -172,9 +197,11 @@ static json_t *resets_json(const struct rm_resets_result *r)
 	json_object_set_new(o, "periodic_cause", json_boolean(r->periodic_cause));
 	json_t *list = json_array(), *buckets = json_array();
 	for (size_t i = 0; i < r->spikes && i < RM_MAX_LIST; i++)
-		json_array_append_new(list, json_pack("{s:I, s:i, s:o, s:o}", "step", (json_int_t)r->list[i].step,
-		                                      "bucket", r->list[i].bucket, "loss", rm_json_num(r->list[i].loss),
-		                                      "baseline", rm_json_num(r->list[i].baseline)));
+		json_array_append_new(list,
+		                      json_pack("{s:I, s:i, s:o, s:o, s:o, s:I}", "step", (json_int_t)r->list[i].step,
+		                                "bucket", r->list[i].bucket, "loss", rm_json_num(r->list[i].loss),
+		                                "baseline", rm_json_num(r->list[i].baseline), "peak",
+		                                rm_json_num(r->list[i].peak), "points", (json_int_t)r->list[i].points));
 	json_object_set_new(o, "largest", list);
 	for (int b = 0; b < r->k; b++)
 		json_array_append_new(
@@ -335,11 +362,16 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	                                      : json_null());
 	json_object_set_new(o, "first_step", d->points ? json_integer(d->first_step) : json_null());
 	json_object_set_new(o, "last_step", d->points ? json_integer(d->last_step) : json_null());
+	static const char *const nonfinite[] = {NULL, "nan", "inf", "not logged"};
 	json_object_set_new(o, "latest",
-	                    d->finite ? json_pack("{s:I, s:o, s:o, s:o}", "step", (json_int_t)d->last_step, "loss",
-	                                          rm_json_num(d->last_loss), "adjusted", rm_json_num(d->last_adjusted),
-	                                          "length_adjusted", rm_json_num(d->last_length_adjusted))
-	                              : json_null());
+	                    d->points
+	                        ? json_pack("{s:I, s:o, s:o, s:o, s:s?}", "step", (json_int_t)d->last_step, "loss",
+	                                    rm_json_num(d->last_loss), "adjusted", rm_json_num(d->last_adjusted),
+	                                    "length_adjusted", rm_json_num(d->last_length_adjusted), "nonfinite",
+	                                    nonfinite[d->last_nonfinite & 3])
+	                        : json_null());
+	json_object_set_new(o, "suspected", json_boolean(d->suspected));
+	json_object_set_new(o, "divergence", divergence_json(&d->divergence));
 	json_t *causes = json_array(); /* every hypothesis at warn or above, strongest first */
 	for (int i = 0; i < RM_H_COUNT && d->rank[i].severity >= RM_SEV_WARN; i++)
 		json_array_append_new(causes, json_string(rm_hypothesis_name(d->rank[i].h)));
@@ -423,6 +455,12 @@ size_t rm_render_findings(const struct rm_diagnosis *d, struct rm_finding_row **
 	if (r->periodic_cause)
 		add_row(rows, &n, "resets_periodic", RM_SEV_WARN, -1, -1, (double)r->period, r->period_q,
 		        resets_json(r));
+	if (d->divergence.found)
+		add_row(rows, &n, "divergence", RM_SEV_CRITICAL, d->divergence.first_step, d->last_step,
+		        (double)d->divergence.points, NAN, divergence_json(&d->divergence));
+	if (d->suspected)
+		add_row(rows, &n, "loss_levels", RM_SEV_WARN, d->first_step, d->last_step, d->split.level_runs_z, NAN,
+		        split_json(&d->split, &d->curves));
 	for (int i = 0; i < RM_H_COUNT; i++) {
 		const struct rm_ranked *h = &d->rank[i];
 		if (h->h == RM_H_INSTABILITY && h->severity >= RM_SEV_INFO)

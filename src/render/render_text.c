@@ -86,7 +86,9 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 		fputs("no bucket ids recorded: buckets derived from max_len (else mean_len), boundaries ", fp);
 		for (int i = 0; i < d->nderived; i++)
 			fprintf(fp, "%s%lld", i ? "," : "", (long long)d->derived_bound[i]);
-		fputs(" (least-padding fit, the fewest buckets within a point of 8)\n", fp);
+		fputs(d->derived_cut_points ? " (the cuts no batch's lengths straddle: the bucketing sampler's own)\n"
+		                            : " (least-padding fit, the fewest buckets within a point of 8)\n",
+		      fp);
 	}
 	if (d->rank_fit_ranks)
 		fprintf(fp,
@@ -196,6 +198,26 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	const struct rm_split_result *s = &d->split;
 	const struct rm_curves *cv = &d->curves;
 	char p[32];
+	if (!d->batches && s->trend) { /* the loss alone */
+		fputs("\nLevels of the loss alone\n", fp);
+		if (s->levels < 2) {
+			fprintf(fp, "  none: the detrended loss has %d mode%s, no levels it keeps switching between\n",
+			        s->modes, s->modes == 1 ? "" : "s");
+			return;
+		}
+		fprintf(fp, "  the detrended %sloss switches between %d levels:", s->level_log ? "log " : "",
+		        s->levels);
+		for (int c = 0; c < s->levels; c++)
+			fprintf(fp, s->level_log ? "%s x%.2f (%.0f%% of points)" : "%s %+.3g (%.0f%% of points)",
+			        c ? "," : "", s->level_ratio[c], 100 * s->level_share[c]);
+		fprintf(fp, "\n  %zu runs of one level, %.0f in a random order of the same points: z = %.1f (%s)%s\n",
+		        s->level_runs, s->level_runs_expected, s->level_runs_z,
+		        s->level_runs_z < -4                        ? "blocks: streaks of one level"
+		        : s->level_runs_z > RM_LEVELS_INTERLEAVED_Z ? "alternating: as interleaved buckets make it"
+		                                                    : "a braid: levels in random order",
+		        d->suspected ? "  [suspected homogeneous batching]" : "");
+		return;
+	}
 	fputs("\nLoss by bucket\n", fp);
 	if (!s->ok) {
 		fprintf(fp, "  not tested: no batch composition (%d modes in the detrended loss)\n", s->modes);
@@ -374,6 +396,21 @@ static void order_section(FILE *fp, const struct rm_diagnosis *d)
 		        (long long)r->spike_pos[i], r->spike_epochs[i], (long long)r->spike_first[i]);
 }
 
+static void divergence_section(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_divergence *v = &d->divergence;
+	if (!v->found)
+		return;
+	fprintf(
+	    fp,
+	    "\nDivergence\n  from step %lld to the end: %zu points, %zu NaN, %zu Inf, %zu over %.0fx the median loss"
+	    " before (%.4g)",
+	    (long long)v->first_step, v->points, v->nan, v->inf, v->exploded, 10.0, v->baseline);
+	if (isfinite(v->peak))
+		fprintf(fp, ", the largest %.4g", v->peak);
+	fputs("\n  the other detectors read the run before it\n", fp);
+}
+
 static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_resets_result *r = &d->resets;
@@ -382,42 +419,55 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 		fputs("  not tested: too few points\n", fp);
 		return;
 	}
-	fprintf(fp, "  %zu spike%s against per-bucket baselines (%zu at least twice their baseline)\n", r->spikes,
-	        r->spikes == 1 ? "" : "s", r->spikes_2x);
+	const char *expects = d->has_buckets         ? "the level each point's composition expects"
+	                      : d->split.levels >= 2 ? "the highest level of the loss alone"
+	                                             : "the trend";
+	fprintf(fp, "  %zu reset%s beginning above %s (%zu large: a doubled loss's worth of a step or more)", r->spikes,
+	        r->spikes == 1 ? "" : "s", expects, r->spikes_2x);
+	if (r->interval > 1)
+		fprintf(fp, "; a point averages %.0f steps", r->interval);
+	fputc('\n', fp);
 	/* two counts of two curves, and the share of the first that the
 	 * adjustment removes: the second also holds spikes only it shows */
-	const char *curve = d->resets_by_length ? "length" : "bucket";
+	const char *curve = d->resets_by_length ? "length" : d->has_buckets ? "bucket" : "level";
 	size_t gone = (size_t)llround(r->vanish_share * (double)r->spikes_global);
 	fprintf(fp,
 	        "  a global baseline flags %zu in the loss and %zu in the %s-adjusted loss; %zu of the loss's"
 	        " (%.0f%%) are gone once adjusted\n",
 	        r->spikes_global, r->spikes_adjusted, curve, gone, 100 * r->vanish_share);
 	if (r->spikes && r->k >= 2) {
-		fprintf(fp, "  by bucket: chi2(%.0f) = %.2f, q = %.2g, Cramer's V = %.3f%s\n", r->chi2_df, r->chi2,
-		        r->chi2_q, r->cramers_v, r->cluster_by_bucket ? "  [clustered]" : "");
+		fprintf(fp, "  by bucket%s: chi2(%.0f) = %.2f, q = %.2g, Cramer's V = %.3f%s\n",
+		        r->bucket_tested < r->spikes ? " (the resets no save, epoch or schedule change explains)" : "",
+		        r->chi2_df, r->chi2, r->chi2_q, r->cramers_v, r->cluster_by_bucket ? "  [clustered]" : "");
 		for (int b = 0; b < r->k; b++)
 			if (r->bucket_spikes[b])
-				fprintf(fp, "    bucket %s: %zu spikes, %.2fx its share of steps, q = %.2g\n",
+				fprintf(fp, "    bucket %s: %zu resets, %.2fx its share of steps, q = %.2g\n",
 				        rm_tx(rm_bucket_label_short(d, r->bucket[b])), r->bucket_spikes[b],
 				        r->enrichment[b], r->enrich_q[b]);
 	}
 	if (r->checkpoint_every > 1)
-		fprintf(fp,
-		        "  checkpoint saves every %lld steps: %.0f spikes just after one, %.1f expected, q = %.2g "
-		        "(phase R = %.2f)%s\n",
-		        (long long)r->checkpoint_every, r->ckpt_near, r->ckpt_expected, r->ckpt_q, r->ckpt_r,
-		        r->checkpoint_cause ? "  [aligned]" : "");
+		fprintf(
+		    fp,
+		    "  checkpoint saves every %lld steps: %.0f resets begin just after one, %.1f expected, q = %.2g "
+		    "(phase R = %.2f)%s\n",
+		    (long long)r->checkpoint_every, r->ckpt_near, r->ckpt_expected, r->ckpt_q, r->ckpt_r,
+		    r->checkpoint_cause ? "  [aligned]" : "");
 	else
 		period_line(fp, r);
 	if (r->epoch_expected > 0)
-		fprintf(fp, "  epoch boundaries: %.0f spikes just after one, %.1f expected, q = %.2g\n", r->epoch_near,
-		        r->epoch_expected, r->epoch_q);
+		fprintf(fp, "  epoch boundaries: %.0f resets begin just after one, %.1f expected, q = %.2g\n",
+		        r->epoch_near, r->epoch_expected, r->epoch_q);
 	if (r->lr_changes)
-		fprintf(fp, "  learning-rate jumps (%zu): %.0f spikes just after one, %.1f expected, q = %.2g\n",
+		fprintf(fp, "  learning-rate jumps (%zu): %.0f resets begin just after one, %.1f expected, q = %.2g\n",
 		        r->lr_changes, r->lr_near, r->lr_expected, r->lr_q);
-	for (size_t i = 0; i < r->spikes && i < 5; i++)
-		fprintf(fp, "    step %lld: loss %.4f, baseline %.4f (bucket %s)\n", (long long)r->list[i].step,
-		        r->list[i].loss, r->list[i].baseline, rm_tx(rm_bucket_label_short(d, r->list[i].bucket)));
+	for (size_t i = 0; i < r->spikes && i < 5; i++) {
+		fprintf(fp, "    step %lld: loss %.4f, expected %.4f, peak x%.2f over %zu point%s",
+		        (long long)r->list[i].step, r->list[i].loss, r->list[i].baseline, r->list[i].peak,
+		        r->list[i].points, r->list[i].points == 1 ? "" : "s");
+		if (r->list[i].bucket >= 0)
+			fprintf(fp, " (bucket %s)", rm_tx(rm_bucket_label_short(d, r->list[i].bucket)));
+		fputc('\n', fp);
+	}
 }
 
 static void cost_section(FILE *fp, const struct rm_diagnosis *d)
@@ -470,7 +520,7 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		range_of(d->curves.length_adjusted, d->curves.bins, &lo, &hi);
 		fputs("\nloss            ", fp);
 		spark(fp, d->curves.loss, d->curves.bins, lo, hi);
-		fputs("\nbucket-adjusted ", fp);
+		fputs(d->has_buckets || d->batches ? "\nbucket-adjusted " : "\nlevel-adjusted  ", fp);
 		spark(fp, d->curves.adjusted, d->curves.bins, lo, hi);
 		fputs(d->resets_by_length ? "\n" : "  <- the curve to watch\n", fp);
 		if (d->length.ok) {
@@ -494,14 +544,15 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		      fp);
 	else if (!d->has_buckets)
 		fputs("\nNo batch composition for this run: the runs test, the split and the per-bucket baselines need"
-		      " it.\nRecord it with a sidecar file or batch/* keys (see docs/formats.md), then import or"
-		      " sync again.\n",
+		      " it; the loss alone is read for levels.\nRecord it with a sidecar file or batch/* keys (see"
+		      " docs/formats.md), then import or sync again.\n",
 		      fp);
 	runs_section(fp, d);
 	mixture_section(fp, d);
 	split_section(fp, d);
 	length_section(fp, d);
 	ladder_section(fp, d);
+	divergence_section(fp, d);
 	resets_section(fp, d);
 	order_section(fp, d);
 	cost_section(fp, d);

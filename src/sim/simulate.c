@@ -1,16 +1,20 @@
 /*
  * simulate.c - see runmon/sim.h.
  *
- * Sequence lengths are log-normal (median 1100 tokens, sigma 0.75),
- * clipped to [16, last boundary]. A bucketed batch takes as many sequences
- * of one bucket as fit the token budget at that bucket's upper bound. The
- * loss of a batch is the mean of a per-length level over its sequences
- * (piecewise linear through anchors that give the three groups teams
- * see: up to 1216 tokens ~0.55, to 2432 ~1.1, longer 1.7-2.0), times the trend 1 + 1.2 exp(-t / (steps/4)), times
- * 0.92 per completed epoch, times (1 + 0.05 noise).
+ * A bucketed batch takes as many sequences of one bucket as fit the token
+ * budget at that bucket's upper bound. The loss of a batch is the mean of
+ * a per-length level over its tokens (piecewise linear through anchors
+ * that give the three groups teams see: up to 1216 tokens ~0.55, to 2432
+ * ~1.1, longer 1.7-2.0); a step's is the mean over its batches, times the
+ * trend 1 + 1.2 exp(-t / (steps/4)), times 0.92 per completed epoch, times
+ * (1 + 0.05 noise).
+ *
+ * Events are shaped as real ones are, not as a detector looks for them: a
+ * loss reset jumps to 2-3x and decays over 5-30 steps, exponentially or
+ * linearly (each reset draws its own), and multiplies the whole step's
+ * loss, every rank's batch alike (the model is shared). A run that
+ * diverges turns NaN or +Inf, or grows tenfold every 20 steps.
  */
-#include "runmon/cost.h"
-#include "runmon/model.h"
 #include "runmon/sim.h"
 
 #include <math.h>
@@ -18,11 +22,23 @@
 #include <string.h>
 
 #include "runmon/common.h"
-#include "runmon/stats.h"
+#include "runmon/model.h"
+#include "sim_internal.h"
 
 static const int64_t default_bounds[] = {0, 770, 1216, 1728, 2432, 3296, 8192};
 static const char *const names[RM_SIM_COUNT] = {"sorted", "chunked",      "bucketed-random", "interleaved",
                                                 "mixed",  "hf-megabatch", "stride"};
+static const char *const spike_names[RM_SIM_SPIKES_COUNT] = {"none", "bucket", "checkpoint", "epoch", "random"};
+static const char *const diverge_names[RM_SIM_DIVERGE_COUNT] = {"none", "nan", "inf", "explode"};
+static const char *const mode_names[RM_SIM_RANK_MODES] = {"lockstep", "sharded", "independent"};
+
+static int parse_name(const char *const *table, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, table[i]))
+			return i;
+	return -1;
+}
 
 const char *rm_sim_strategy_name(enum rm_sim_strategy s)
 {
@@ -31,12 +47,49 @@ const char *rm_sim_strategy_name(enum rm_sim_strategy s)
 
 int rm_sim_strategy_parse(const char *name, enum rm_sim_strategy *out)
 {
-	for (int i = 0; i < RM_SIM_COUNT; i++)
-		if (!strcmp(name, names[i])) {
-			*out = (enum rm_sim_strategy)i;
-			return 0;
-		}
-	return -1;
+	int i = parse_name(names, RM_SIM_COUNT, name);
+	if (i >= 0)
+		*out = (enum rm_sim_strategy)i;
+	return i < 0 ? -1 : 0;
+}
+
+const char *rm_sim_spikes_name(enum rm_sim_spikes s)
+{
+	return spike_names[s];
+}
+
+int rm_sim_spikes_parse(const char *name, enum rm_sim_spikes *out)
+{
+	int i = parse_name(spike_names, RM_SIM_SPIKES_COUNT, name);
+	if (i >= 0)
+		*out = (enum rm_sim_spikes)i;
+	return i < 0 ? -1 : 0;
+}
+
+const char *rm_sim_diverge_name(enum rm_sim_diverge d)
+{
+	return diverge_names[d];
+}
+
+int rm_sim_diverge_parse(const char *name, enum rm_sim_diverge *out)
+{
+	int i = parse_name(diverge_names, RM_SIM_DIVERGE_COUNT, name);
+	if (i >= 0)
+		*out = (enum rm_sim_diverge)i;
+	return i < 0 ? -1 : 0;
+}
+
+const char *rm_sim_rank_mode_name(enum rm_sim_rank_mode m)
+{
+	return mode_names[m];
+}
+
+int rm_sim_rank_mode_parse(const char *name, enum rm_sim_rank_mode *out)
+{
+	int i = parse_name(mode_names, RM_SIM_RANK_MODES, name);
+	if (i >= 0)
+		*out = (enum rm_sim_rank_mode)i;
+	return i < 0 ? -1 : 0;
 }
 
 void rm_sim_opts_default(struct rm_sim_opts *o)
@@ -50,6 +103,12 @@ void rm_sim_opts_default(struct rm_sim_opts *o)
 	o->tokens_per_batch = 65536;
 	o->ranks = o->micro = 1;
 	o->rank_mode = RM_SIM_SHARDED;
+	o->reset_bucket = -1;
+}
+
+int rm_sim_slots(const struct rm_sim_opts *o)
+{
+	return (o->ranks > 1 ? o->ranks : 1) * (o->micro > 1 ? o->micro : 1);
 }
 
 /* Loss level by sequence length: short ~0.55, medium ~1.1, long 1.6-2.2. */
@@ -61,85 +120,6 @@ static double level_of(double len)
 		if (len <= x[i])
 			return y[i - 1] + (y[i] - y[i - 1]) * (len - x[i - 1]) / (x[i] - x[i - 1]);
 	return y[6];
-}
-
-struct gen {
-	struct rm_rng rng;
-	const int64_t *b;
-	int nb; /* boundaries */
-	int k;  /* buckets */
-	double maxlen;
-	const struct rm_lengths *d; /* an empirical distribution, or NULL */
-	int64_t *cum;               /* d's cumulative counts */
-};
-
-/* The first distinct length index whose length is >= x. */
-static size_t lower_len(const struct rm_lengths *d, double x)
-{
-	size_t lo = 0, hi = d->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if ((double)d->len[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* A length of the empirical distribution within [lo, hi], by inverting its
- * cumulative counts; -1 when it has none there. */
-static double draw_empirical(struct gen *g, double lo, double hi)
-{
-	size_t a = lower_len(g->d, lo), b = lower_len(g->d, hi + 0.5); /* [a, b) */
-	if (a >= b)
-		return -1;
-	int64_t base = a ? g->cum[a - 1] : 0, span = g->cum[b - 1] - base;
-	int64_t u = base + (int64_t)(rm_rng_uniform(&g->rng) * (double)span);
-	size_t l = a, h = b - 1;
-	while (l < h) { /* the first index whose cumulative count exceeds u */
-		size_t mid = l + (h - l) / 2;
-		if (g->cum[mid] > u)
-			h = mid;
-		else
-			l = mid + 1;
-	}
-	return (double)g->d->len[l];
-}
-
-/* A length from the log-normal truncated to [lo, hi], by inverting its
- * CDF: no rejection loop, however narrow the range. */
-static double draw_between(struct gen *g, double lo, double hi)
-{
-	double e = g->d ? draw_empirical(g, lo, hi) : -1;
-	if (e >= 0)
-		return e;
-	double plo = rm_norm_cdf((log(lo - 0.5) - log(1100)) / 0.75);
-	double phi = rm_norm_cdf((log(hi + 0.5) - log(1100)) / 0.75);
-	double u = plo + (phi - plo) * rm_rng_uniform(&g->rng);
-	double v = round(exp(log(1100) + 0.75 * rm_norm_quantile(u)));
-	return fmin(fmax(v, lo), hi);
-}
-
-static double draw_len(struct gen *g)
-{
-	if (g->d) /* all of it: lengths past the last boundary go to the last bucket */
-		return draw_between(g, 1, (double)g->d->len[g->d->n - 1]);
-	return draw_between(g, fmin(16, g->maxlen), g->maxlen);
-}
-
-static int bucket_of(const struct gen *g, double len)
-{
-	for (int i = 0; i + 1 < g->nb; i++)
-		if (len <= (double)g->b[i + 1])
-			return i;
-	return g->k - 1;
-}
-
-/* A length from bucket b: (lo, hi], at least 1. */
-static double draw_len_in(struct gen *g, int b)
-{
-	return draw_between(g, fmax((double)g->b[b] + 1, 1), (double)g->b[b + 1]);
 }
 
 /* Fills st's composition from lengths and returns the batch's level. */
@@ -158,7 +138,7 @@ static double compose(struct rm_sim_step *st, const double *len, int n, const st
 	st->mean_len = sum / n;
 	st->tokens = (int64_t)sum;
 	st->padded = (int64_t)(n * hi - sum);
-	st->bucket = bucket_of(g, hi);
+	st->bucket = rm_sim_bucket_of(g, hi);
 	return lev / sum; /* token-weighted: the loss is a mean over tokens */
 }
 
@@ -166,9 +146,9 @@ static double compose(struct rm_sim_step *st, const double *len, int n, const st
  * share over sequences per batch. */
 static void bucket_shares(struct gen *g, const struct rm_sim_opts *o, double *q)
 {
-	double cnt[64] = {0}, tot = 0;
+	double cnt[SIM_MAX_K] = {0}, tot = 0;
 	for (int i = 0; i < 20000; i++)
-		cnt[bucket_of(g, draw_len(g))]++;
+		cnt[rm_sim_bucket_of(g, rm_sim_draw_len(g))]++;
 	for (int b = 0; b < g->k; b++) {
 		double per = fmax(1, floor((double)o->tokens_per_batch / (double)g->b[b + 1]));
 		q[b] = cnt[b] / per;
@@ -176,66 +156,6 @@ static void bucket_shares(struct gen *g, const struct rm_sim_opts *o, double *q)
 	}
 	for (int b = 0; b < g->k; b++)
 		q[b] /= tot;
-}
-
-static int pick(struct gen *g, const double *q)
-{
-	double u = rm_rng_uniform(&g->rng), c = 0;
-	for (int b = 0; b < g->k; b++) {
-		c += q[b];
-		if (u < c)
-			return b;
-	}
-	return g->k - 1;
-}
-
-/* The bucket sequence of a bucketed strategy: n batches, epochs of
- * `epoch` batches. */
-static void bucket_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int64_t n, int64_t epoch,
-                         int *seq)
-{
-	double credit[64] = {0};
-	int cur = 0, left = 0;
-	for (int64_t t = 0; t < n; t++) {
-		switch (o->strategy) {
-		case RM_SIM_SORTED: {
-			/* Within an epoch, the bucket whose cumulative share covers
-			 * the position: short first, long last. */
-			double pos = (double)(t % epoch) / (double)epoch, c = 0;
-			seq[t] = g->k - 1;
-			for (int b = 0; b < g->k; b++) {
-				c += q[b];
-				if (pos < c) {
-					seq[t] = b;
-					break;
-				}
-			}
-			break;
-		}
-		case RM_SIM_CHUNKED:
-			if (left == 0) {
-				cur = pick(g, q);
-				left = 50 + (int)rm_rng_below(&g->rng, 151);
-			}
-			left--;
-			seq[t] = cur;
-			break;
-		case RM_SIM_INTERLEAVED: {
-			/* Stride scheduling: each bucket earns its share per step;
-			 * the richest bucket goes next. */
-			int best = 0;
-			for (int b = 0; b < g->k; b++) {
-				credit[b] += q[b];
-				if (credit[b] > credit[best])
-					best = b;
-			}
-			credit[best] -= 1;
-			seq[t] = best;
-			break;
-		}
-		default: seq[t] = pick(g, q);
-		}
-	}
 }
 
 /* The stride strategy: a dataset drawn once, an epoch of batches, ordered
@@ -284,9 +204,10 @@ static void stride_begin(struct stride_run *sr, struct gen *g, const struct rm_s
 		while (have < want || sr->n == 0) {
 			if (sr->n == cap)
 				sr->data = rm_xrealloc(sr->data, (cap *= 2) * sizeof(int64_t));
-			double v = draw_len(g);
+			double v = rm_sim_draw_len(g);
 			sr->data[sr->n++] = (int64_t)v;
-			have += 1 / fmax(1, floor((double)o->tokens_per_batch / (double)g->b[bucket_of(g, v) + 1]));
+			have +=
+			    1 / fmax(1, floor((double)o->tokens_per_batch / (double)g->b[rm_sim_bucket_of(g, v) + 1]));
 		}
 		stride_epoch(sr, g, o);
 		if (sr->epoch_steps >= o->steps_per_epoch)
@@ -315,78 +236,319 @@ static int stride_lengths(struct stride_run *sr, const struct gen *g, const stru
 	return (int)cnt;
 }
 
-static void stride_end(struct stride_run *sr, const struct rm_sim_opts *o)
+static void stride_end(struct stride_run *sr, int slots)
 {
-	for (int r = 0; sr->ep && r < rm_sim_slots(o); r++)
+	for (int r = 0; sr->ep && r < slots; r++)
 		rm_stride_epoch_free(&sr->ep[r]);
 	free(sr->ep);
 	free(sr->data);
 }
 
-static const char *const mode_names[RM_SIM_RANK_MODES] = {"lockstep", "sharded", "independent"};
-
-const char *rm_sim_rank_mode_name(enum rm_sim_rank_mode m)
-{
-	return mode_names[m];
-}
-
-int rm_sim_rank_mode_parse(const char *name, enum rm_sim_rank_mode *out)
-{
-	for (int i = 0; i < RM_SIM_RANK_MODES; i++)
-		if (!strcmp(name, mode_names[i])) {
-			*out = (enum rm_sim_rank_mode)i;
-			return 0;
-		}
-	return -1;
-}
-
-int rm_sim_slots(const struct rm_sim_opts *o)
-{
-	return (o->ranks > 1 ? o->ranks : 1) * (o->micro > 1 ? o->micro : 1);
-}
-
-/* The bucket of every batch, steps x slots in (step, rank, micro) order:
- * lockstep, every slot of a step draws the step's bucket; sharded, one
- * global order dealt out in turn; independent, each rank its own order of
- * steps x micro batches, started at its own phase. */
-static void slot_order(struct gen *g, const struct rm_sim_opts *o, const double *q, int *seq)
-{
-	int64_t n = o->steps, epoch = o->steps_per_epoch;
-	int R = o->ranks > 1 ? o->ranks : 1, M = o->micro > 1 ? o->micro : 1, S = R * M;
-	if (S == 1 || o->rank_mode == RM_SIM_LOCKSTEP) {
-		int *step_seq = S == 1 ? seq : rm_xmalloc((size_t)n * sizeof(int));
-		bucket_order(g, o, q, n, epoch, step_seq);
-		for (int64_t t = 0; t < n && S > 1; t++)
-			for (int j = 0; j < S; j++)
-				seq[t * S + j] = step_seq[t];
-		if (S > 1)
-			free(step_seq);
-	} else if (o->rank_mode == RM_SIM_SHARDED) {
-		bucket_order(g, o, q, n * S, epoch * S, seq);
-	} else {
-		int64_t per = n * M;
-		int *own = rm_xmalloc((size_t)per * sizeof(int));
-		for (int r = 0; r < R; r++) {
-			bucket_order(g, o, q, per, epoch * M, own);
-			int64_t phase = (int64_t)rm_rng_below(&g->rng, (uint64_t)per);
-			for (int64_t t = 0; t < n; t++)
-				for (int m = 0; m < M; m++)
-					seq[t * S + r * M + m] = own[(t * M + m + phase) % per];
-		}
-		free(own);
-	}
-}
-
-/* The batch's lengths as a trainer records them (whole tokens). */
-static void record_lens(struct rm_sim_step *st, const double *len, int n)
+/* The batch's lengths as a trainer records them (whole tokens), into the
+ * step's buffer. */
+static void record_lens(struct rm_sim_step *st, const double *len, int n, uint8_t *buf)
 {
 	int64_t v[4096];
-	uint8_t code[5 * 4096];
 	for (int i = 0; i < n; i++)
 		v[i] = (int64_t)len[i]; /* as compose() takes min_len and max_len */
-	st->lens_bytes = (uint32_t)rm_lens_encode(v, (size_t)n, code);
-	st->lens = rm_xmalloc(st->lens_bytes);
-	memcpy(st->lens, code, st->lens_bytes);
+	st->lens_bytes = (uint32_t)rm_lens_encode(v, (size_t)n, buf);
+	st->lens = buf;
+}
+
+enum { MEGA = 50, MEGA_PER = 16 }; /* HF megabatches: 50 batches of 16, sorted longest first */
+
+/* A reset under way: the loss times 1 + (height - 1) * decay(step - t0). */
+struct reset {
+	int64_t t0, len;
+	double height;
+	int linear; /* else exponential, to 5% of the jump after len steps */
+};
+
+struct rm_sim {
+	struct rm_sim_opts o;
+	struct gen g;
+	double q[SIM_MAX_K];
+	int S, M, bucketed;
+	struct slot_orders so;
+	int *slot_bucket;
+	struct stride_run sr;
+	double pool[MEGA * MEGA_PER];
+	int64_t batch_i; /* batches drawn (megabatch position) */
+	double len[4096];
+	struct rm_sim_step *st; /* S entries */
+	uint8_t *lens_buf;      /* S x 5 x 4096 bytes with o.lens */
+	struct rm_rng noise;    /* the loss's noise and its events */
+	int64_t t;              /* the next step */
+	double runtime;
+	struct reset reset;
+	size_t truth_cap;
+	struct rm_sim_truth truth;
+};
+
+struct rm_sim *rm_sim_open(const struct rm_sim_opts *o0)
+{
+	struct rm_sim *s = rm_xcalloc(1, sizeof(*s));
+	struct rm_sim_opts *o = &s->o;
+	*o = *o0;
+	struct gen *g = &s->g;
+	g->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 1;
+	g->b = o->bounds && o->nbounds >= 2 ? o->bounds : default_bounds;
+	g->nb = o->bounds && o->nbounds >= 2 ? o->nbounds : 7;
+	g->k = g->nb - 1 < SIM_MAX_K ? g->nb - 1 : SIM_MAX_K;
+	g->maxlen = (double)g->b[g->nb - 1];
+	if (o->lengths && o->lengths->n) {
+		g->d = o->lengths;
+		g->cum = rm_xmalloc(g->d->n * sizeof(int64_t));
+		for (size_t i = 0; i < g->d->n; i++)
+			g->cum[i] = g->d->count[i] + (i ? g->cum[i - 1] : 0);
+	}
+	rm_sim_gen_init(g);
+	if (o->steps_per_epoch <= 0)
+		o->steps_per_epoch = o->steps / 3 > 0 ? o->steps / 3 : 1;
+	if (o->log_every < 1)
+		o->log_every = 1;
+	if (o->reset_bucket < 0 || o->reset_bucket >= g->k)
+		o->reset_bucket = g->k - 1;
+	if (o->diverge && o->diverge_at <= 0)
+		o->diverge_at = o->steps - o->steps / 20;
+	s->S = rm_sim_slots(o);
+	s->M = o->micro > 1 ? o->micro : 1;
+	s->st = rm_xcalloc((size_t)s->S, sizeof(*s->st));
+	s->slot_bucket = rm_xcalloc((size_t)s->S, sizeof(int));
+	if (o->lens)
+		s->lens_buf = rm_xmalloc((size_t)s->S * 5 * 4096);
+	s->noise.s = o->seed * 0xBF58476D1CE4E5B9ull + 3;
+	s->reset.t0 = -1;
+	bucket_shares(g, o, s->q);
+	s->bucketed = o->strategy != RM_SIM_MIXED && o->strategy != RM_SIM_HF_MEGABATCH && o->strategy != RM_SIM_STRIDE;
+	if (s->bucketed)
+		rm_sim_slots_init(&s->so, o, s->q, g->k, o->seed);
+	if (o->strategy == RM_SIM_STRIDE)
+		stride_begin(&s->sr, g, o);
+	s->truth.reset_bucket = o->spikes == RM_SIM_SPIKES_BUCKET ? o->reset_bucket : -1;
+	s->truth.diverge_step = o->diverge ? o->diverge_at : -1;
+	s->truth.steps_per_epoch = o->steps_per_epoch;
+	return s;
+}
+
+/* Slot j's lengths at step t into s->len; their count. */
+static int batch_lengths(struct rm_sim *s, int64_t t, int j)
+{
+	struct gen *g = &s->g;
+	const struct rm_sim_opts *o = &s->o;
+	int cnt;
+	if (j > 0 && !s->bucketed && o->rank_mode == RM_SIM_LOCKSTEP)
+		return s->st[j - 1].n; /* the step's lengths again */
+	if (s->bucketed) {
+		int b = s->slot_bucket[j];
+		cnt = (int)fmax(1, floor((double)o->tokens_per_batch / (double)g->b[b + 1]));
+		if (cnt > 4096)
+			cnt = 4096;
+		for (int x = 0; x < cnt; x++)
+			s->len[x] = rm_sim_draw_len_in(g, b);
+		return cnt;
+	}
+	if (o->strategy == RM_SIM_STRIDE)
+		return stride_lengths(&s->sr, g, o, t, j, s->len);
+	if (o->strategy == RM_SIM_MIXED) {
+		/* Random lengths until the padded batch would pass the budget. */
+		double hi = 0;
+		cnt = 0;
+		for (;;) {
+			double v = rm_sim_draw_len(g);
+			if (cnt > 0 && (cnt + 1) * fmax(hi, v) > (double)o->tokens_per_batch)
+				break;
+			s->len[cnt++] = v;
+			hi = fmax(hi, v);
+			if (cnt == 4096)
+				break;
+		}
+		return cnt;
+	}
+	int slot = (int)(s->batch_i % MEGA);
+	if (slot == 0) {
+		for (int x = 0; x < MEGA * MEGA_PER; x++)
+			s->pool[x] = rm_sim_draw_len(g);
+		for (int x = 1; x < MEGA * MEGA_PER; x++) { /* descending insertion sort, 800 entries */
+			double v = s->pool[x];
+			int y = x;
+			while (y > 0 && s->pool[y - 1] < v) {
+				s->pool[y] = s->pool[y - 1];
+				y--;
+			}
+			s->pool[y] = v;
+		}
+	}
+	memcpy(s->len, s->pool + slot * MEGA_PER, MEGA_PER * sizeof(double));
+	return MEGA_PER;
+}
+
+/* The bucket most of the step's batches hold (ties: the first slot's). */
+static int dominant(const struct rm_sim *s)
+{
+	int count[SIM_MAX_K] = {0}, best = s->st[0].bucket;
+	for (int j = 0; j < s->S; j++)
+		if (++count[s->st[j].bucket] > count[best])
+			best = s->st[j].bucket;
+	return best;
+}
+
+static void onset(struct rm_sim *s, int64_t t, enum rm_sim_spikes cause)
+{
+	struct reset *r = &s->reset;
+	r->t0 = t;
+	r->len = s->o.reset_steps > 0 ? s->o.reset_steps : 5 + (int64_t)rm_rng_below(&s->noise, 26);
+	r->height = s->o.reset_height > 0 ? s->o.reset_height : 2 + rm_rng_uniform(&s->noise);
+	r->linear = rm_rng_uniform(&s->noise) < 0.5;
+	if (s->truth.nresets == s->truth_cap) {
+		s->truth_cap = s->truth_cap ? 2 * s->truth_cap : 64;
+		s->truth.reset = rm_xrealloc(s->truth.reset, s->truth_cap * sizeof(*s->truth.reset));
+	}
+	s->truth.reset[s->truth.nresets++] = (struct rm_sim_onset){t, dominant(s), cause};
+}
+
+/* Starts the resets due at step t; returns the loss factor of the one under way. */
+static double resets(struct rm_sim *s, int64_t t, int64_t warm)
+{
+	const struct rm_sim_opts *o = &s->o;
+	struct reset *r = &s->reset;
+	int idle = r->t0 < 0 || t >= r->t0 + r->len;
+	switch (o->spikes) {
+	case RM_SIM_SPIKES_CHECKPOINT:
+		if (o->save_every > 0 && t > 1 && t % o->save_every == 1)
+			onset(s, t, o->spikes);
+		break;
+	case RM_SIM_SPIKES_EPOCH:
+		if (t > 0 && t % o->steps_per_epoch == 0)
+			onset(s, t, o->spikes);
+		break;
+	case RM_SIM_SPIKES_BUCKET: /* one reset every 100 steps of the bucket, about */
+		if (rm_rng_uniform(&s->noise) < 1.0 / (double)(o->reset_every > 0 ? o->reset_every : 100) && idle &&
+		    dominant(s) == o->reset_bucket)
+			onset(s, t, o->spikes);
+		break;
+	case RM_SIM_SPIKES_RANDOM:
+		if (rm_rng_uniform(&s->noise) < 1.0 / (double)(o->reset_every > 0 ? o->reset_every : 400) && idle)
+			onset(s, t, o->spikes);
+		break;
+	default: break;
+	}
+	if (o->lr_restarts > 0 && t > warm && (t - warm) % o->lr_restarts == 0)
+		onset(s, t, RM_SIM_SPIKES_NONE);
+	if (r->t0 < 0 || t >= r->t0 + r->len + 4 * r->len)
+		return 1;
+	double d = (double)(t - r->t0),
+	       decay = r->linear ? fmax(0, 1 - d / (double)r->len) : exp(-3 * d / (double)r->len);
+	return 1 + (r->height - 1) * decay;
+}
+
+const struct rm_sim_step *rm_sim_next(struct rm_sim *s)
+{
+	const struct rm_sim_opts *o = &s->o;
+	int64_t t = s->t, n = o->steps;
+	if (t >= n)
+		return NULL;
+	s->t++;
+	if (s->bucketed)
+		rm_sim_slots_next(&s->so, s->slot_bucket);
+	double level = 0, work = 0;
+	for (int j = 0; j < s->S; j++) {
+		struct rm_sim_step *st = &s->st[j];
+		int cnt = batch_lengths(s, t, j);
+		s->batch_i++;
+		level += compose(st, s->len, cnt, &s->g) / s->S; /* the step's loss: the mean over its batches */
+		st->lens = NULL;
+		st->lens_bytes = 0;
+		if (o->lens)
+			record_lens(st, s->len, cnt, s->lens_buf + (size_t)j * 5 * 4096);
+		st->step = t;
+		st->rank = j / s->M;
+		st->micro = j % s->M;
+		work += (double)(st->tokens + st->padded);
+	}
+	double epoch = (double)t / (double)o->steps_per_epoch;
+	double trend = (1 + 1.2 * exp(-(double)t / fmax(1, (double)n / 4))) * pow(0.92, floor(epoch));
+	double loss = level * trend * (1 + 0.05 * rm_rng_normal(&s->noise));
+	double warm = fmax(1, (double)n / 50);
+	loss *= resets(s, t, (int64_t)warm);
+	if (o->diverge && t >= o->diverge_at) {
+		if (o->diverge == RM_SIM_DIVERGE_NAN)
+			loss = NAN;
+		else if (o->diverge == RM_SIM_DIVERGE_INF)
+			loss = INFINITY;
+		else
+			loss *= pow(10, fmin(250, (double)(t - o->diverge_at) / 20));
+	}
+	double lr;
+	if ((double)t < warm)
+		lr = 3e-4 * ((double)t + 1) / warm;
+	else if (o->lr_restarts > 0) /* cosine annealing with warm restarts (Loshchilov and Hutter, 2017) */
+		lr = 3e-4 * 0.5 *
+		     (1 + cos(M_PI * (double)(((int64_t)t - (int64_t)warm) % o->lr_restarts) / (double)o->lr_restarts));
+	else
+		lr = 3e-4 * 0.5 * (1 + cos(M_PI * ((double)t - warm) / fmax(1, (double)n - warm)));
+	s->runtime += work / (s->S / s->M) / 30000.0; /* ranks work in parallel */
+	for (int j = 0; j < s->S; j++) {
+		s->st[j].loss = loss;
+		s->st[j].lr = lr;
+		s->st[j].epoch = epoch;
+		s->st[j].runtime = s->runtime;
+	}
+	return s->st;
+}
+
+const struct rm_sim_truth *rm_sim_truth(const struct rm_sim *s)
+{
+	return &s->truth;
+}
+
+void rm_sim_close(struct rm_sim *s)
+{
+	if (!s)
+		return;
+	if (s->bucketed)
+		rm_sim_slots_release(&s->so);
+	stride_end(&s->sr, s->S);
+	rm_sim_gen_release(&s->g);
+	free(s->st);
+	free(s->slot_bucket);
+	free(s->lens_buf);
+	rm_sim_truth_release(&s->truth);
+	free(s);
+}
+
+void rm_sim_truth_release(struct rm_sim_truth *t)
+{
+	free(t->reset);
+	t->reset = NULL;
+	t->nresets = 0;
+}
+
+void rm_simulate_truth(const struct rm_sim_opts *o, struct rm_sim_step **out, struct rm_sim_truth *truth)
+{
+	struct rm_sim *s = rm_sim_open(o);
+	size_t S = (size_t)s->S, N = (size_t)o->steps * S;
+	struct rm_sim_step *all = rm_xcalloc(N ? N : 1, sizeof(*all));
+	const struct rm_sim_step *st;
+	for (size_t i = 0; (st = rm_sim_next(s)); i += S)
+		for (size_t j = 0; j < S; j++) {
+			all[i + j] = st[j];
+			if (st[j].lens) {
+				all[i + j].lens = rm_xmalloc(st[j].lens_bytes);
+				memcpy(all[i + j].lens, st[j].lens, st[j].lens_bytes);
+			}
+		}
+	if (truth) {
+		*truth = s->truth;
+		s->truth.reset = NULL;
+	}
+	rm_sim_close(s);
+	*out = all;
+}
+
+void rm_simulate(const struct rm_sim_opts *o, struct rm_sim_step **out)
+{
+	rm_simulate_truth(o, out, NULL);
 }
 
 void rm_sim_steps_free(struct rm_sim_step *st, size_t n)
@@ -396,180 +558,90 @@ void rm_sim_steps_free(struct rm_sim_step *st, size_t n)
 	free(st);
 }
 
-void rm_simulate(const struct rm_sim_opts *o0, struct rm_sim_step **out)
+static int streak_order(const struct rm_sim_opts *o)
 {
-	struct rm_sim_opts o = *o0;
-	struct gen g = {.rng = {o.seed * 0x9E3779B97F4A7C15ull + 1}};
-	g.b = o.bounds && o.nbounds >= 2 ? o.bounds : default_bounds;
-	g.nb = o.bounds && o.nbounds >= 2 ? o.nbounds : 7;
-	g.k = g.nb - 1 < 64 ? g.nb - 1 : 64;
-	g.maxlen = (double)g.b[g.nb - 1];
-	if (o.lengths && o.lengths->n) {
-		g.d = o.lengths;
-		g.cum = rm_xmalloc(g.d->n * sizeof(int64_t));
-		for (size_t i = 0; i < g.d->n; i++)
-			g.cum[i] = g.d->count[i] + (i ? g.cum[i - 1] : 0);
-	}
-	if (o.steps_per_epoch <= 0)
-		o.steps_per_epoch = o.steps / 3 > 0 ? o.steps / 3 : 1;
-	if (o.log_every < 1)
-		o.log_every = 1;
-	int64_t n = o.steps;
-	int S = rm_sim_slots(&o), M = o.micro > 1 ? o.micro : 1;
-	size_t N = (size_t)n * (size_t)S;
-	struct rm_sim_step *st = rm_xcalloc(N ? N : 1, sizeof(*st));
-	double q[64], len[4096];
-	int *seq = rm_xmalloc((N ? N : 1) * sizeof(int));
-	bucket_shares(&g, &o, q);
-	int bucketed = o.strategy != RM_SIM_MIXED && o.strategy != RM_SIM_HF_MEGABATCH && o.strategy != RM_SIM_STRIDE;
-	if (bucketed)
-		slot_order(&g, &o, q, seq);
-	struct stride_run sr = {0};
-	if (o.strategy == RM_SIM_STRIDE)
-		stride_begin(&sr, &g, &o);
-	/* HF megabatches: 50 batches of a fixed size, sorted longest first. */
-	const int mega = 50, per = 16;
-	double *pool = rm_xmalloc(mega * per * sizeof(double));
-	double runtime = 0;
-	for (int64_t t = 0; t < n; t++) {
-		double level = 0, work = 0;
-		for (int j = 0; j < S; j++) {
-			size_t i = (size_t)t * (size_t)S + (size_t)j;
-			int cnt;
-			if (j > 0 && !bucketed && o.rank_mode == RM_SIM_LOCKSTEP) {
-				cnt = st[i - 1].n; /* the step's lengths again */
-			} else if (bucketed) {
-				int b = seq[i];
-				cnt = (int)fmax(1, floor((double)o.tokens_per_batch / (double)g.b[b + 1]));
-				if (cnt > 4096)
-					cnt = 4096;
-				for (int x = 0; x < cnt; x++)
-					len[x] = draw_len_in(&g, b);
-			} else if (o.strategy == RM_SIM_STRIDE) {
-				cnt = stride_lengths(&sr, &g, &o, t, j, len);
-			} else if (o.strategy == RM_SIM_MIXED) {
-				/* Random lengths until the padded batch would pass the budget. */
-				double hi = 0;
-				cnt = 0;
-				for (;;) {
-					double v = draw_len(&g);
-					if (cnt > 0 && (cnt + 1) * fmax(hi, v) > (double)o.tokens_per_batch)
-						break;
-					len[cnt++] = v;
-					hi = fmax(hi, v);
-					if (cnt == 4096)
-						break;
-				}
-			} else {
-				int slot = (int)(i % (size_t)mega);
-				if (slot == 0) {
-					for (int x = 0; x < mega * per; x++)
-						pool[x] = draw_len(&g);
-					/* descending sort (insertion sort is fine for 800) */
-					for (int x = 1; x < mega * per; x++) {
-						double v = pool[x];
-						int y = x;
-						while (y > 0 && pool[y - 1] < v) {
-							pool[y] = pool[y - 1];
-							y--;
-						}
-						pool[y] = v;
-					}
-				}
-				cnt = per;
-				memcpy(len, pool + slot * per, per * sizeof(double));
-			}
-			level += compose(&st[i], len, cnt, &g) / S; /* the step's loss: the mean over its batches */
-			if (o.lens)
-				record_lens(&st[i], len, cnt);
-			st[i].step = t;
-			st[i].rank = j / M;
-			st[i].micro = j % M;
-			work += (double)(st[i].tokens + st[i].padded);
-		}
-		struct rm_sim_step *s = &st[(size_t)t * (size_t)S];
-		double epoch = (double)t / (double)o.steps_per_epoch;
-		double trend = (1 + 1.2 * exp(-(double)t / fmax(1, (double)n / 4))) * pow(0.92, floor(epoch));
-		double loss = level * trend * (1 + 0.05 * rm_rng_normal(&g.rng));
-		if (o.spikes == RM_SIM_SPIKES_BUCKET && s->bucket == g.k - 1 && rm_rng_uniform(&g.rng) < 0.03)
-			loss *= 1.8;
-		if (o.spikes == RM_SIM_SPIKES_CHECKPOINT && o.save_every > 0 && t % o.save_every == 1)
-			loss *= 1.8;
-		double warm = fmax(1, (double)n / 50);
-		double lr =
-		    3e-4 * ((double)t < warm ? ((double)t + 1) / warm
-		                             : 0.5 * (1 + cos(M_PI * ((double)t - warm) / fmax(1, (double)n - warm))));
-		runtime += work / (S / M) / 30000.0; /* ranks work in parallel */
-		for (int j = 0; j < S; j++) {
-			s[j].loss = loss;
-			s[j].lr = lr;
-			s[j].epoch = epoch;
-			s[j].runtime = runtime;
-		}
-	}
-	free(pool);
-	free(seq);
-	free(g.cum);
-	stride_end(&sr, &o);
-	*out = st;
+	return o->strategy == RM_SIM_SORTED || o->strategy == RM_SIM_CHUNKED || o->strategy == RM_SIM_HF_MEGABATCH;
 }
 
-void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
+int rm_sim_onset_composition(const struct rm_sim_opts *o)
 {
-	struct rm_sim_step *x;
-	rm_simulate(o, &x);
-	size_t T = (size_t)o->steps, S = (size_t)rm_sim_slots(o), N = T * S;
-	memset(out, 0, sizeof(*out));
-	out->step = rm_xmalloc((T ? T : 1) * sizeof(int64_t));
-	out->loss = rm_xmalloc((T ? T : 1) * sizeof(double));
-	out->bstep = rm_xmalloc((N ? N : 1) * sizeof(int64_t));
-	out->max_len = rm_xmalloc((N ? N : 1) * sizeof(double));
-	out->bucket = rm_xmalloc((N ? N : 1) * sizeof(int));
-	out->brank = rm_xmalloc((N ? N : 1) * sizeof(int));
-	struct rm_length_cuts cuts = {.n = 0};
-	if (o->lens) { /* bucket i holds (b[i], b[i + 1]], the last longer lengths too, as bucket_of() */
-		const int64_t *b = o->bounds && o->nbounds >= 2 ? o->bounds : default_bounds;
-		int nb = o->bounds && o->nbounds >= 2 ? o->nbounds : 7;
-		cuts.n = nb - 1 < RM_MAX_BUCKETS ? nb - 1 : RM_MAX_BUCKETS;
-		for (int i = 0; i < cuts.n; i++) {
-			cuts.hi[i] = b[i + 1];
-			cuts.dense[i] = i;
-		}
-	}
-	for (size_t i = 0; i < N; i++) {
-		uint8_t bucket[RM_MAX_BUCKETS];
-		float share[RM_MAX_BUCKETS];
-		int parts = x[i].lens ? rm_lens_shares(x[i].lens, x[i].lens_bytes, &cuts, bucket, share) : 0;
-		if (parts >= 2)
-			rm_mix_add(&out->mix, i, bucket, share, parts);
-		out->bstep[i] = x[i].step;
-		out->bucket[i] = x[i].bucket;
-		out->brank[i] = x[i].rank;
-		out->max_len[i] = x[i].max_len;
-		out->step[i / S] = x[i].step;
-		out->loss[i / S] = x[i].loss;
-	}
-	rm_sim_steps_free(x, N);
-	out->s = (struct rm_series){.n = T,
-	                            .step = out->step,
-	                            .loss = out->loss,
-	                            .nb = N,
-	                            .bstep = out->bstep,
-	                            .brank = out->brank,
-	                            .nranks = o->ranks > 1 ? o->ranks : 1,
-	                            .bucket = out->bucket,
-	                            .max_len = out->max_len,
-	                            .mix = out->mix.n ? &out->mix : NULL};
+	int S = rm_sim_slots(o);
+	if (streak_order(o) && o->strategy != RM_SIM_HF_MEGABATCH)
+		return S == 1 || o->rank_mode != RM_SIM_INDEPENDENT;
+	return S * (o->log_every > 1 ? o->log_every : 1) == 1;
 }
 
-void rm_sim_series_release(struct rm_sim_series *ss)
+int rm_sim_loss_alone_shows_resets(const struct rm_sim_opts *o)
 {
-	free(ss->step);
-	free(ss->loss);
-	free(ss->bstep);
-	free(ss->max_len);
-	free(ss->bucket);
-	free(ss->brank);
-	rm_mix_release(&ss->mix);
-	memset(ss, 0, sizeof(*ss));
+	int per_point = rm_sim_slots(o) * (o->log_every > 1 ? o->log_every : 1);
+	/* Where the loss has levels, a reset of a lower one looks like a batch
+	 * of a higher one: only a mixture that hardly changes shows them all. */
+	if (o->strategy == RM_SIM_INTERLEAVED || o->strategy == RM_SIM_STRIDE)
+		return per_point >= 8;
+	return o->strategy == RM_SIM_MIXED;
+}
+
+int rm_sim_causes(const struct rm_sim_opts *o, enum rm_hypothesis *req, unsigned *allowed)
+{
+	int n = 0, S = rm_sim_slots(o);
+	unsigned ok = 0;
+	int streaks = streak_order(o);
+	/* An event's resets: required where they can be seen (and, for a
+	 * bucket's, told apart by bucket), else allowed either way. */
+	int seen = !o->loss_only || rm_sim_loss_alone_shows_resets(o);
+	enum rm_hypothesis ev[3];
+	int nev = 0;
+	/* One bucket a batch in random order braids the loss: from the loss
+	 * alone, suspected; with the order recorded, healthy. */
+	int braid = o->strategy == RM_SIM_BUCKETED_RANDOM;
+	/* From the loss alone a level shows only where a logged point holds one
+	 * bucket: streaks dealt to ranks in turn or in lockstep, or a braid of
+	 * single batches logged every step. Ranks with orders of their own
+	 * average the levels away, as does a logging interval over a braid; a
+	 * sorted epoch visits each level once; a megabatch's lengths ramp down
+	 * in each (a saw-tooth, not levels). */
+	int one_rank = S == 1 || o->rank_mode == RM_SIM_LOCKSTEP;
+	int shows = (streaks && o->strategy != RM_SIM_SORTED && o->strategy != RM_SIM_HF_MEGABATCH &&
+	             o->rank_mode != RM_SIM_INDEPENDENT) ||
+	            (braid && one_rank && o->log_every <= 1);
+	if (o->loss_only ? shows : streaks)
+		req[n++] = RM_H_HOMOGENEOUS;
+	else if (streaks || braid)
+		ok |= 1u << RM_H_HOMOGENEOUS;
+	switch (o->spikes) {
+	case RM_SIM_SPIKES_BUCKET:
+		if (o->loss_only || !rm_sim_onset_composition(o)) /* resets no cause explains, or a bucket's */
+			ok |= 1u << RM_H_INSTABILITY | 1u << RM_H_BUCKET_RESETS;
+		else if (!streaks)
+			ev[nev++] = RM_H_BUCKET_RESETS;
+		if (streaks) /* the buckets come in streaks: a period of the order may carry them */
+			ok |= 1u << RM_H_PERIODIC;
+		break;
+	case RM_SIM_SPIKES_CHECKPOINT:
+		ev[nev++] = RM_H_CHECKPOINT;
+		ok |= 1u << RM_H_PERIODIC;
+		break;
+	case RM_SIM_SPIKES_EPOCH:
+		ev[nev++] = RM_H_EPOCH;
+		ok |= 1u << RM_H_PERIODIC | 1u << RM_H_FIXED_ORDER;
+		break;
+	case RM_SIM_SPIKES_RANDOM: ev[nev++] = RM_H_INSTABILITY; break;
+	default: break;
+	}
+	if (o->lr_restarts > 0) {
+		ev[nev++] = RM_H_LR;
+		ok |= 1u << RM_H_PERIODIC;
+	}
+	for (int i = 0; i < nev; i++)
+		if (seen)
+			req[n++] = ev[i];
+		else
+			ok |= 1u << ev[i];
+	if (o->diverge)
+		req[n++] = RM_H_DIVERGENCE;
+	for (int i = 0; i < n; i++)
+		ok |= 1u << req[i];
+	if (allowed)
+		*allowed = ok;
+	return n;
 }

@@ -478,3 +478,43 @@ void rm_rng_shuffle_int(struct rm_rng *r, int *a, size_t n)
 		a[j] = t;
 	}
 }
+
+/* Solves the k x k system A x = b in place (Gaussian elimination with
+ * partial pivoting); a singular column gets x = 0. */
+void rm_solve(double *A, double *b, int k, double *x)
+{
+	for (int c = 0; c < k; c++) {
+		int piv = c;
+		for (int r = c + 1; r < k; r++)
+			if (fabs(A[r * k + c]) > fabs(A[piv * k + c]))
+				piv = r;
+		if (piv != c) {
+			for (int j = 0; j < k; j++) {
+				double t = A[c * k + j];
+				A[c * k + j] = A[piv * k + j];
+				A[piv * k + j] = t;
+			}
+			double t = b[c];
+			b[c] = b[piv];
+			b[piv] = t;
+		}
+		if (fabs(A[c * k + c]) < 1e-12)
+			continue;
+		for (int r = c + 1; r < k; r++) {
+			double f = A[r * k + c] / A[c * k + c];
+			for (int j = c; j < k; j++)
+				A[r * k + j] -= f * A[c * k + j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = k - 1; c >= 0; c--) {
+		if (fabs(A[c * k + c]) < 1e-12) {
+			x[c] = 0;
+			continue;
+		}
+		double s = b[c];
+		for (int j = c + 1; j < k; j++)
+			s -= A[c * k + j] * x[j];
+		x[c] = s / A[c * k + c];
+	}
+}

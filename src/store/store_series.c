@@ -153,8 +153,8 @@ static int load_rank_losses(struct rm_db *db, int64_t run_id, int64_t since, str
 /* Dense buckets for the loaded batches, with the run's text labels:
  * out->bucket holds each row's index into ids and becomes its dense
  * bucket. */
-static int map_buckets(struct rm_db *db, int64_t run_id, const struct rm_bucket_ids *ids, rm_bucket_derive_fn *derive,
-                       struct rm_store_series *out, struct rm_err *err)
+static int map_buckets(struct rm_db *db, int64_t run_id, const struct rm_bucket_ids *ids, const float *min_len,
+                       const struct rm_derive *derive, struct rm_store_series *out, struct rm_err *err)
 {
 	struct rm_dbq *s =
 	    rm_dbq_prepare(db, "SELECT bucket, label FROM bucket_labels WHERE run_id = ?1 ORDER BY bucket", 0, err);
@@ -184,8 +184,13 @@ static int map_buckets(struct rm_db *db, int64_t run_id, const struct rm_bucket_
 		free(dense_of);
 		if (out->map.labels == 0 && derive) { /* no bucket ids: the lengths are the composition */
 			rm_bucket_map_release(&out->map);
-			if (!derive(&out->map, out->max_len, out->nb, out->bucket))
+			double *lo = rm_xmalloc((out->nb ? out->nb : 1) * sizeof(double));
+			for (size_t i = 0; i < out->nb; i++)
+				lo[i] = min_len[i];
+			if (!derive->fn(&out->map, derive->bounds, derive->nbounds, lo, out->max_len, out->nb,
+			                out->bucket))
 				memset(&out->map, 0, sizeof(out->map));
+			free(lo);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -204,6 +209,7 @@ struct batch_part {
 	int64_t *bstep;
 	int *bucket; /* index into ids, -1 none */
 	double *max_len;
+	float *min_len; /* NaN unknown: where the batches' spans cut, when no id is recorded */
 	int *brank;
 	struct rm_bucket_ids ids;
 	/* Recorded lengths: row i's are at lens + lens_at[i] - 1 (lens_at[i]
@@ -238,10 +244,11 @@ static void keep_lens(struct batch_part *p, size_t i, const void *blob, size_t n
 static void *scan_batches(void *arg)
 {
 	struct batch_part *p = arg;
-	struct rm_dbq *s = rm_dbq_prepare(p->db,
-	                                  "SELECT step, bucket, COALESCE(max_len, mean_len), rank, lens FROM batches"
-	                                  " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
-	                                  RM_DBQ_STREAM, &p->err);
+	struct rm_dbq *s =
+	    rm_dbq_prepare(p->db,
+	                   "SELECT step, bucket, COALESCE(max_len, mean_len), rank, lens, min_len FROM batches"
+	                   " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 ORDER BY step, rank, micro",
+	                   RM_DBQ_STREAM, &p->err);
 	int rc;
 	if (!s) {
 		p->rc = RM_E_STORE;
@@ -253,6 +260,7 @@ static void *scan_batches(void *arg)
 	GROW(p->bstep, p->cap + 1);
 	GROW(p->bucket, p->cap + 1);
 	GROW(p->max_len, p->cap + 1);
+	GROW(p->min_len, p->cap + 1);
 	GROW(p->brank, p->cap + 1);
 	while ((rc = rm_dbq_step(s, &p->err)) == RM_DB_ROW) {
 		int64_t step = rm_dbq_col_int(s, 0);
@@ -266,6 +274,7 @@ static void *scan_batches(void *arg)
 			GROW(p->bstep, p->cap);
 			GROW(p->bucket, p->cap);
 			GROW(p->max_len, p->cap);
+			GROW(p->min_len, p->cap);
 			GROW(p->brank, p->cap);
 			if (p->lens_at) {
 				GROW(p->lens_at, p->cap + 1);
@@ -281,6 +290,7 @@ static void *scan_batches(void *arg)
 		p->bstep[i] = step;
 		p->bucket[i] = rm_bucket_ids_add(&p->ids, bucket, ml);
 		p->max_len[i] = ml;
+		p->min_len[i] = (float)rm_st_col_opt(s, 5);
 		p->brank[i] = rank >= 0 && rank < RM_MAX_RANKS ? (int)rank : RM_MAX_RANKS - 1;
 		if (rank > p->top_rank)
 			p->top_rank = rank;
@@ -312,6 +322,7 @@ static void join_parts(struct batch_part *a, struct batch_part *b)
 	JOIN(a->bstep, b->bstep);
 	JOIN(a->bucket, b->bucket);
 	JOIN(a->max_len, b->max_len);
+	JOIN(a->min_len, b->min_len);
 	JOIN(a->brank, b->brank);
 	if (b->lens_at && a->lens_len + b->lens_len < UINT32_MAX) { /* beyond: b's lengths go unread */
 		if (!a->lens_at)
@@ -402,7 +413,7 @@ static void mixed_batches(const struct batch_part *a, struct rm_store_series *ou
  * drew (the detectors read the mixture; see detect_mixture.c). A run of
  * many rows (8M for 1M steps on 8 ranks) is read in two halves at once,
  * the second on a connection of its own. */
-static int load_batches(struct rm_db *db, int64_t run_id, int64_t since, rm_bucket_derive_fn *derive,
+static int load_batches(struct rm_db *db, int64_t run_id, int64_t since, const struct rm_derive *derive,
                         struct rm_store_series *out, struct rm_err *err)
 {
 	int64_t lo, hi;
@@ -451,19 +462,20 @@ static int load_batches(struct rm_db *db, int64_t run_id, int64_t since, rm_buck
 	if (!rc && a.lens_at)
 		reserve_buckets(&a.ids, out);
 	if (!rc)
-		rc = map_buckets(db, run_id, &a.ids, derive, out, err);
+		rc = map_buckets(db, run_id, &a.ids, a.min_len, derive, out, err);
 	if (!rc && a.lens_at)
 		mixed_batches(&a, out);
 	rm_bucket_ids_release(&a.ids);
 	free(a.lens);
 	free(a.lens_at);
+	free(a.min_len);
 	return rc;
 }
 
 struct batch_job {
 	struct rm_db *db;
 	int64_t run_id, since;
-	rm_bucket_derive_fn *derive;
+	const struct rm_derive *derive;
 	struct rm_store_series *out;
 	int rc;
 	struct rm_err err;
@@ -476,7 +488,7 @@ static void *batch_thread(void *arg)
 	return NULL;
 }
 
-int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, rm_bucket_derive_fn *derive,
+int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, const struct rm_derive *derive,
                          struct rm_store_series *out, struct rm_err *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -550,15 +562,18 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 		return RM_OK;
 	s = rm_st_prepare(
 	    st,
-	    "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens,"
-	    " COALESCE(s.runtime - (SELECT p.runtime FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1),"
-	    "          s.ts - (SELECT p.ts FROM steps p WHERE p.run_id = ?1 AND p.step = b.step - 1))"
-	    " FROM batches b LEFT JOIN steps s ON s.run_id = b.run_id AND s.step = b.step"
-	    " WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank, b.micro",
+	    "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens, NULL, b.rank,"
+	    /* the logged rows either side: a step's time is their time apart over their steps apart */
+	    " (SELECT step FROM steps WHERE run_id = ?1 AND step >= b.step ORDER BY step LIMIT 1),"
+	    " (SELECT COALESCE(runtime, ts) FROM steps WHERE run_id = ?1 AND step >= b.step ORDER BY step LIMIT 1),"
+	    " (SELECT step FROM steps WHERE run_id = ?1 AND step < b.step ORDER BY step DESC LIMIT 1),"
+	    " (SELECT COALESCE(runtime, ts) FROM steps WHERE run_id = ?1 AND step < b.step ORDER BY step DESC LIMIT 1)"
+	    " FROM batches b WHERE b.run_id = ?1 AND b.step >= ?2 AND b.step < ?3 ORDER BY b.step, b.rank, b.micro",
 	    err);
 	if (!s)
 		return RM_E_STORE;
 	int64_t span = hi - lo + 1, width = out->stride > 1 ? span / out->stride / BLOCKS + 1 : span;
+	int64_t *rank = NULL;
 	int rc = RM_DB_DONE;
 	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == RM_DB_DONE; blk++) {
 		int64_t a = lo + (int64_t)((double)span / BLOCKS * blk); /* span may be near 2^62 (fuzz_diagnose) */
@@ -569,21 +584,14 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 		while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
 			int64_t step = rm_dbq_col_int(s, 0);
 			double v[6];
-			for (int i = 0; i < 6; i++)
+			for (int i = 0; i < 5; i++)
 				v[i] = rm_st_col_opt(s, 2 + i);
+			double next_t = rm_st_col_opt(s, 10), prev_t = rm_st_col_opt(s, 12);
+			double steps = rm_st_col_opt(s, 9) - rm_st_col_opt(s, 11);
+			v[5] = steps >= 1 ? (next_t - prev_t) / steps : NAN;
 			int bucket = map->derived           ? rm_bucket_map_of_length(map, v[2]) /* v[2]: max_len */
 			             : !rm_dbq_isnull(s, 1) ? rm_bucket_map_dense(map, rm_dbq_col_int(s, 1))
 			                                    : -1;
-			size_t i = out->nb;
-			if (i > 0 && out->step[i - 1] == step) { /* another rank: add its sequences */
-				i--;
-				out->n[i] += v[0];
-				out->min_len[i] = fmin(out->min_len[i], v[1]);
-				out->max_len[i] = fmax(out->max_len[i], v[2]);
-				out->tokens[i] += v[3];
-				out->padded[i] += v[4];
-				continue;
-			}
 			if (out->nb == cap) {
 				cap = cap ? cap * 2 : 4096;
 				GROW(out->step, cap);
@@ -594,7 +602,11 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 				GROW(out->tokens, cap);
 				GROW(out->padded, cap);
 				GROW(out->dt, cap);
+				GROW(out->step_dt, cap);
+				GROW(rank, cap);
 			}
+			size_t i = out->nb++;
+			int first = i == 0 || out->step[i - 1] != step;
 			out->step[i] = step;
 			out->bucket[i] = bucket;
 			out->n[i] = v[0];
@@ -602,10 +614,20 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 			out->max_len[i] = v[2];
 			out->tokens[i] = v[3];
 			out->padded[i] = v[4];
+			out->step_dt[i] = first ? v[5] : NAN;
 			out->dt[i] = v[5];
-			out->nb++;
+			rank[i] = rm_dbq_col_int(s, 8);
 		}
 	}
+	/* A batch's time: its step's, over the micro-batches its rank ran then. */
+	for (size_t a = 0, b; a < out->nb; a = b) {
+		size_t ranks = 1;
+		for (b = a + 1; b < out->nb && out->step[b] == out->step[a]; b++)
+			ranks += rank[b] != rank[b - 1];
+		for (size_t i = a; i < b; i++)
+			out->dt[i] = out->dt[a] * (double)ranks / (double)(b - a);
+	}
+	free(rank);
 	rm_dbq_finalize(s);
 	if (rc != RM_DB_DONE) {
 		rm_store_cost_release(out);
@@ -624,5 +646,42 @@ void rm_store_cost_release(struct rm_store_cost *c)
 	free(c->tokens);
 	free(c->padded);
 	free(c->dt);
+	free(c->step_dt);
 	memset(c, 0, sizeof(*c));
+}
+
+int rm_store_unbucketed_lengths(struct rm_store *st, int64_t run_id, int64_t since, int64_t until, double **lo,
+                                double **hi, size_t *n, struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(st,
+	                                 "SELECT min_len, COALESCE(max_len, mean_len) FROM batches"
+	                                 " WHERE run_id = ?1 AND step >= ?2 AND step < ?3 AND bucket IS NULL",
+	                                 err);
+	size_t cap = 0;
+	int rc;
+	*lo = *hi = NULL;
+	*n = 0;
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_int(s, 2, since);
+	rm_dbq_int(s, 3, until > 0 ? until : INT64_MAX);
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			GROW(*lo, cap);
+			GROW(*hi, cap);
+		}
+		(*lo)[*n] = rm_st_col_opt(s, 0);
+		(*hi)[(*n)++] = rm_st_col_opt(s, 1);
+	}
+	rm_dbq_finalize(s);
+	if (rc < 0) {
+		free(*lo);
+		free(*hi);
+		*lo = *hi = NULL;
+		*n = 0;
+		return rm_st_fail(st, err, "cannot read batch lengths");
+	}
+	return RM_OK;
 }

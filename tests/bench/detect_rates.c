@@ -6,6 +6,8 @@
  * the same cases over fewer seeds; this prints the rates.
  *
  * usage: detect_rates [SEEDS [epochs]]   (default 100; epochs: the fixed-order rates alone)
+ *        detect_rates SEEDS truth [FILTER]   the truth matrix: each cell's miss and false-alarm
+ *                                            rates (cells whose name holds FILTER)
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "runmon/sim.h"
 #include "runmon/stats.h"
 #include "epoch_series.h"
+#include "truth.h"
 
 enum { N = 12000 };
 static const int order8[] = {0, 1, 2, 0, 3, 4, 0, 5}; /* an interleaved order that repeats every 8 */
@@ -77,7 +80,7 @@ static void diagnose_sim_shaped(enum rm_sim_strategy strat, uint64_t seed, enum 
 	struct rm_series s = {
 	    .n = 6000, .step = step, .loss = loss, .nb = 6000, .bstep = step, .bucket = bucket, .max_len = max_len};
 	struct rm_bucket_map m = {0};
-	if (lengths_only && rm_bucket_map_derive(&m, max_len, 6000, bucket)) {
+	if (lengths_only && rm_bucket_map_derive(&m, NULL, 0, NULL, max_len, 6000, bucket)) {
 		s.labels = m.label;
 		s.nlabels = m.k;
 		s.derived_bounds = m.bound;
@@ -150,9 +153,45 @@ static int level_coverage(int seeds, int T, int streaks, double phi, int *with)
 	return covered;
 }
 
+/* The truth matrix over seeds 1..seeds: a row per cell. */
+static int truth_rates(int seeds, const char *filter)
+{
+	struct truth_cell *cells;
+	size_t n = truth_cells(&cells);
+	int worst_false = 0;
+	printf("%-48s %6s %6s %6s %8s %8s  %s\n", "cell", "miss", "false", "bucket", "made", "found", "first failure");
+	for (size_t i = 0; i < n; i++) {
+		char name[96], first[256] = "";
+		truth_cell_name(&cells[i], name, sizeof(name));
+		if (filter && !strstr(name, filter))
+			continue;
+		int miss = 0, fa = 0, wb = 0;
+		double made = 0, found = 0;
+		for (int seed = 1; seed <= seeds; seed++) {
+			struct truth_outcome out;
+			truth_run(&cells[i], (uint64_t)seed, &out);
+			miss += out.missed;
+			fa += out.false_alarm;
+			wb += out.wrong_bucket;
+			made += (double)out.onsets;
+			found += (double)out.found;
+			if (!first[0] && out.why[0])
+				snprintf(first, sizeof(first), "seed %d: %s", seed, out.why);
+		}
+		worst_false = fa > worst_false ? fa : worst_false;
+		printf("%-48s %5.1f%% %5.1f%% %5.1f%% %8.1f %8.1f  %s\n", name, 100.0 * miss / seeds,
+		       100.0 * fa / seeds, 100.0 * wb / seeds, made / seeds, found / seeds, first);
+		fflush(stdout);
+	}
+	free(cells);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int seeds = argc > 1 ? atoi(argv[1]) : 100;
+	if (argc > 2 && !strcmp(argv[2], "truth"))
+		return truth_rates(seeds, argc > 3 ? argv[3] : NULL);
 	if (argc > 2 && !strcmp(argv[2], "epochs")) /* the fixed-order rates alone */
 		goto epochs;
 	for (int streaks = 0; streaks <= 1; streaks++)

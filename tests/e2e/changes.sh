@@ -10,10 +10,10 @@ runmon=$1
 data=$2
 . "$(dirname "$0")/common.sh"
 db=$tmp/c.db
-sim() { # NAME STRATEGY [options]: 3000 steps, seed 2
+sim() { # NAME STRATEGY [options]: 6000 steps, seed 2
 	name=$1
 	shift
-	"$runmon" --db "$db" simulate --steps 3000 --seed 2 --run "$name" --strategy "$@" >/dev/null
+	"$runmon" --db "$db" simulate --steps 6000 --seed 2 --run "$name" --strategy "$@" >/dev/null
 }
 report() { # EPOCH [options]: the exit status is echoed, not failed on
 	epoch=$1
@@ -44,7 +44,7 @@ grep -q '"text": "4 of 6 runs need attention; no earlier report to compare with.
 # Night 2 (24 h later): each kind of change once.
 sqlite3 "$db" "UPDATE runs SET entity = '', project = '' WHERE name IN ('rising', 'healthy')" # simulate them again
 sim rising chunked --spikes bucket    # ok -> critical
-sim falling chunked                   # critical -> warn
+sim falling sorted                    # critical -> warn
 sim fixed interleaved                 # warn -> ok
 sim moved interleaved --spikes bucket # warn, another cause
 sim newcomer sorted                   # not seen before

@@ -147,7 +147,7 @@ s = parse(open(sys.argv[2], encoding="utf-8").read())
 sev = {"none": 0, "info": 1, "warn": 2, "critical": 3}
 hyp = {"homogeneous batching": "homogeneous_batching", "resets specific to some buckets": "bucket_resets",
        "checkpoint interference": "checkpoint", "epoch boundaries": "epoch", "learning-rate changes": "lr_changes",
-       "genuine instability": "instability", "a periodic event": "periodic", "a fixed data order": "fixed_order"}
+       "genuine instability": "instability", "a periodic event": "periodic", "a fixed data order": "fixed_order", "divergence": "divergence"}
 listed = json.load(open(sys.argv[3]))
 listed = listed["runs"] if isinstance(listed, dict) else listed
 checked = 0

@@ -46,6 +46,8 @@ VALUES = {
     "metrics": "127.0.0.1:9464", "metrics-path": "/metrics", "ranks": "4", "rank-mode": "independent", "micro": "2",
     "fail-on-new": "warn", "since-report": "20h", "baseline": "last.json",
     "from": "a.db", "to": "b.db", "at": "1000",
+    "reset-steps": "15", "reset-height": "2.5", "reset-bucket": "5", "lr-restarts": "500", "diverge": "nan",
+    "diverge-at": "900", "reset-every": "50",
 }
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",

@@ -7,7 +7,7 @@ data=$2
 . "$(dirname "$0")/common.sh"
 db=$tmp/r.db
 export SOURCE_DATE_EPOCH=1764403200
-"$runmon" --db "$db" simulate --strategy chunked --steps 3000 --seed 2 --spikes bucket --run homog >/dev/null
+"$runmon" --db "$db" simulate --strategy chunked --steps 6000 --seed 2 --spikes bucket --run homog >/dev/null
 "$runmon" --db "$db" simulate --strategy interleaved --steps 3000 --seed 2 --run inter >/dev/null
 
 # Golden files: the Markdown and the JSON of the same two runs.

@@ -35,7 +35,7 @@ static void sick(struct rm_diagnosis *d, enum rm_hypothesis h, enum rm_severity 
 	r->bucket_spikes[0] = 2;
 	r->enrichment[id] = 5;
 	r->enrichment[0] = 0.4;
-	r->list[0] = (struct rm_spike){500, id, 3, 1};
+	r->list[0] = (struct rm_spike){500, id, 3, 1, 3, 5};
 	d->nlabels = 6;
 	for (int b = 0; b < 6; b++) {
 		d->label_id[b] = b;

@@ -184,7 +184,7 @@ static void map_cuts(void **state)
 	rm_bucket_map_release(&m);
 	rm_bucket_ids_release(&t);
 	double dl[] = {100, 200, 900, 1000, 5000, 6000};
-	assert_true(rm_bucket_map_derive(&m, dl, 6, NULL));
+	assert_true(rm_bucket_map_derive(&m, NULL, 0, NULL, dl, 6, NULL));
 	assert_true(rm_bucket_map_cuts(&m, NULL, 0, &c));
 	assert_int_equal(c.n, m.k);
 	assert_true(c.hi[c.n - 1] == m.bound[m.nbound - 1]);

@@ -19,7 +19,7 @@ static void recorded_figures(void **state)
 	double pad[4];
 	for (int i = 0; i < 4; i++)
 		pad[i] = n[i] * hi[i] - tok[i];
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, NULL, NULL, 0, 1, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -46,7 +46,7 @@ static void dataset_lengths_replace_rebuilt(void **state)
 	int64_t lens[5000];
 	for (int i = 0; i < 5000; i++)
 		lens[i] = 300; /* all one length: every strategy packs without padding */
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1, lens, 5000};
+	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, NULL, NULL, NULL, 0, 1, lens, 5000};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -85,7 +85,7 @@ static void strategies_rank(void **state)
 		tok[t] = floor(n[t] * (lo[t] + hi[t]) / 2);
 		pad[t] = n[t] * hi[t] - tok[t];
 	}
-	struct rm_padding_input in = {N, step, bucket, n, lo, hi, tok, pad, NULL, bounds, 5, 3, NULL, 0};
+	struct rm_padding_input in = {N, step, bucket, n, lo, hi, tok, pad, NULL, NULL, bounds, 5, 3, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	const double *e = r.strategy_eff;
@@ -112,7 +112,7 @@ static void hostile_rows_bounded(void **state)
 	const double lo[] = {50, 50, 100, 50, 9e18, 10, 10, NAN};
 	const double tok[] = {100, 100, 600, 100, 4e6, 40, 40, 900};
 	const double pad[] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, NULL, 0, 1, NULL, 0};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -128,7 +128,7 @@ static void hostile_rows_bounded(void **state)
 		st[t] = t, bk[t] = t % 2, nn[t] = RM_BATCH_MAX_N, lo2[t] = 1, hi2[t] = 8;
 		tk[t] = 4.0 * RM_BATCH_MAX_N, pd[t] = NAN;
 	}
-	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, NULL, 0, 1, NULL, 0};
 	rm_padding_analyze(&big, &r);
 	assert_true(r.ok);
 	assert_int_equal(r.batches, M);

@@ -120,10 +120,10 @@ static void batches_load_in_halves(void **state)
 	}
 	assert_int_equal(rm_store_commit(st, &err), 0);
 	struct rm_store_series one, two;
-	assert_int_equal(rm_store_load_series(st, run, 0, rm_bucket_map_derive, &one, &err), 0);
+	assert_int_equal(rm_store_load_series(st, run, 0, &rm_derive_own, &one, &err), 0);
 	size_t saved = rm_store_split_rows;
 	rm_store_split_rows = 10;
-	assert_int_equal(rm_store_load_series(st, run, 0, rm_bucket_map_derive, &two, &err), 0);
+	assert_int_equal(rm_store_load_series(st, run, 0, &rm_derive_own, &two, &err), 0);
 	rm_store_split_rows = saved;
 	assert_int_equal(one.nb, 301 * 6);
 	assert_int_equal(two.nb, one.nb);
