@@ -74,7 +74,7 @@ void rm_seen_add(struct rm_seen *s, const char *run, const struct rm_diagnosis *
  * turns a diagnosis into words, a terminal report, JSON and
  * finding rows. Renderers read results only; they compute no statistics.
  */
-#define RM_DIAGNOSIS_SCHEMA "runmon.diagnosis/3"
+#define RM_DIAGNOSIS_SCHEMA "runmon.diagnosis/4"
 
 struct rm_render_ctx {
 	const struct rm_run_info *run;

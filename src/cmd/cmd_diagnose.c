@@ -28,7 +28,7 @@ static const struct rm_opt options[] = {
      "diagnose only the steps since WHEN: a step (12000), a duration ago (24h), or a date (2026-12-01) by the steps'"
      " logged times; the findings are printed, not stored",
      NULL, NULL, 0},
-    {"json", 'j', NULL, RM_ARG_NONE, "print the diagnosis as JSON (schema runmon.diagnosis/3)", NULL, NULL, 0},
+    {"json", 'j', NULL, RM_ARG_NONE, "print the diagnosis as JSON (schema runmon.diagnosis/4)", NULL, NULL, 0},
     {"offline", 'o', NULL, RM_ARG_NONE, "do not sync a W&B run (ENTITY/PROJECT/ID) first", NULL, NULL, 0},
     {"fail-on", 'f', "LEVEL", RM_ARG_CHOICE, "exit 1 when the verdict reaches info, warn (default) or critical", NULL,
      "info warn critical", 0},

@@ -62,6 +62,21 @@ static void periodic_or_bucket(const struct rm_detect_opts *o, const struct rm_l
 	re->periodic_cause = periodic;
 }
 
+/* Ranks the hypotheses: severity first, a diverged run's divergence before
+ * all else at its level (it needs acting on now), then evidence. */
+static void rank_hypotheses(struct rm_ranked *h)
+{
+	for (int a = 0; a < RM_H_COUNT; a++)
+		for (int b = a + 1; b < RM_H_COUNT; b++)
+			if (h[b].severity > h[a].severity ||
+			    (h[b].severity == h[a].severity &&
+			     (h[b].h == RM_H_DIVERGENCE || (h[a].h != RM_H_DIVERGENCE && h[b].score > h[a].score)))) {
+				struct rm_ranked t = h[a];
+				h[a] = h[b];
+				h[b] = t;
+			}
+}
+
 void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_runs_result *ru = &d->runs;
@@ -203,15 +218,7 @@ void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d)
 	    h[RM_H_EPOCH].severity == RM_SEV_NONE && h[RM_H_LR].severity == RM_SEV_NONE && !od->nspikes)
 		hi->severity = re->spikes_2x >= 5 && !d->suspected && !unplaced ? RM_SEV_WARN : RM_SEV_INFO;
 
-	/* Rank: severity first, then evidence. */
-	for (int a = 0; a < RM_H_COUNT; a++)
-		for (int b = a + 1; b < RM_H_COUNT; b++)
-			if (h[b].severity > h[a].severity ||
-			    (h[b].severity == h[a].severity && h[b].score > h[a].score)) {
-				struct rm_ranked t = h[a];
-				h[a] = h[b];
-				h[b] = t;
-			}
+	rank_hypotheses(h);
 	d->severity = h[0].severity;
 	d->healthy = d->severity <= RM_SEV_INFO;
 }

@@ -1,5 +1,5 @@
 /*
- * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/3,
+ * render_json.c - the diagnosis as JSON (schema runmon.diagnosis/4,
  * documented in docs/decisions.md) and as finding rows for the store. Every
  * number the text report shows is here; non-finite numbers become null.
  */

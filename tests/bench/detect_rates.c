@@ -161,7 +161,7 @@ static int truth_rates(int seeds, const char *filter)
 	int worst_false = 0;
 	printf("%-48s %6s %6s %6s %8s %8s  %s\n", "cell", "miss", "false", "bucket", "made", "found", "first failure");
 	for (size_t i = 0; i < n; i++) {
-		char name[96], first[256] = "";
+		char name[96], first[320] = "";
 		truth_cell_name(&cells[i], name, sizeof(name));
 		if (filter && !strstr(name, filter))
 			continue;

@@ -22,7 +22,7 @@ rc "$runmon" --db "$db" diagnose homog --json >/dev/null
 python3 - "$tmp/out" <<'PY' || fail "json schema"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "runmon.diagnosis/3"
+assert d["schema"] == "runmon.diagnosis/4"
 assert d["run"]["name"] == "homog"
 assert d["severity"] in ("warn", "critical") and d["healthy"] is False
 assert d["verdict"]["hypothesis"] == "homogeneous batching" and d["verdict"]["fix"]

@@ -48,7 +48,7 @@ PY
 
 case_ independent chunked independent
 d=$tmp/independent/one.json
-[ "$(j "$d" 'd["schema"]')" = runmon.diagnosis/3 ] || fail "schema version"
+[ "$(j "$d" 'd["schema"]')" = runmon.diagnosis/4 ] || fail "schema version"
 [ "$(j "$d" 'd["mixture"]["shape"]')" = rank_streaks ] || fail "independent: shape $(j "$d" 'd["mixture"]["shape"]')"
 [ "$(j "$d" 'd["verdict"]["hypothesis"]')" = "homogeneous batching" ] || fail "independent: hypothesis"
 [ "$(j "$d" 'd["severity"]')" = warn ] || fail "independent: severity $(j "$d" 'd["severity"]')"

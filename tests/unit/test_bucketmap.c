@@ -191,12 +191,61 @@ static void map_cuts(void **state)
 	rm_bucket_map_release(&m);
 }
 
+/* Spans no batch straddles are a bucketing sampler's boundaries; a stray
+ * batch does not make one; overlapping spans (mixed batches) fall back to
+ * the least-padding fit; given boundaries are used as they are. */
+static void derive_cut_points(void **state)
+{
+	(void)state;
+	enum { N = 600 };
+	double lo[N], hi[N];
+	for (int i = 0; i < N; i++) { /* three buckets: (0, 40], (40, 96], (96, 256] */
+		int b = i % 3;
+		lo[i] = b == 0 ? 8 + i % 5 : b == 1 ? 41 + i % 7 : 97 + i % 11;
+		hi[i] = b == 0 ? 40 - i / 3 % 2 : b == 1 ? 96 - i / 3 % 3 : 256 - i / 3 % 13;
+	}
+	struct rm_bucket_map m;
+	int dense[N];
+	assert_true(rm_bucket_map_derive(&m, NULL, 0, lo, hi, N, dense));
+	assert_true(m.derived && m.cut_points);
+	assert_int_equal(m.nbound, 4);
+	assert_true(m.bound[0] == 0 && m.bound[1] == 40 && m.bound[2] == 96 && m.bound[3] == 256);
+	assert_int_equal(dense[0], 0);
+	assert_int_equal(dense[1], 1);
+	assert_int_equal(dense[2], 2);
+	rm_bucket_map_release(&m);
+	/* one stray batch alone at the top: no bucket of its own */
+	lo[0] = 5000;
+	hi[0] = 5100;
+	assert_true(rm_bucket_map_derive(&m, NULL, 0, lo, hi, N, NULL));
+	assert_true(m.cut_points && m.nbound == 4 && m.bound[3] == 5100);
+	rm_bucket_map_release(&m);
+	/* mixed batches: every span overlaps the next, a fit */
+	for (int i = 0; i < N; i++) {
+		lo[i] = 8 + i % 17;
+		hi[i] = 200 + i % 50;
+	}
+	assert_true(rm_bucket_map_derive(&m, NULL, 0, lo, hi, N, NULL));
+	assert_true(m.derived && !m.cut_points);
+	rm_bucket_map_release(&m);
+	/* without min_len: a fit too */
+	assert_true(rm_bucket_map_derive(&m, NULL, 0, NULL, hi, N, NULL));
+	assert_false(m.cut_points);
+	rm_bucket_map_release(&m);
+	/* boundaries given (compare: one bucketing for two runs) */
+	const int64_t given[] = {0, 100, 220, 260};
+	assert_true(rm_bucket_map_derive(&m, given, 4, lo, hi, N, dense));
+	assert_true(m.nbound == 4 && m.bound[1] == 100 && m.bound[2] == 220);
+	assert_int_equal(dense[0], 1); /* hi 200 in (100, 220] */
+	rm_bucket_map_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(length_order),  cmocka_unit_test(text_labels), cmocka_unit_test(grouped),
-	    cmocka_unit_test(many_distinct), cmocka_unit_test(lens_codec),  cmocka_unit_test(lens_shares),
-	    cmocka_unit_test(map_cuts),
+	    cmocka_unit_test(length_order),  cmocka_unit_test(text_labels),       cmocka_unit_test(grouped),
+	    cmocka_unit_test(many_distinct), cmocka_unit_test(lens_codec),        cmocka_unit_test(lens_shares),
+	    cmocka_unit_test(map_cuts),      cmocka_unit_test(derive_cut_points),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

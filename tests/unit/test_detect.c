@@ -13,7 +13,19 @@
 #include "runmon/sim.h"
 #include "runmon/stats.h"
 #include "testutil.h"
+#include "detect/detect_internal.h" /* rm_detect_divergence */
 #include "epoch_series.h"
+
+/* A diagnosis of a simulated run as the matrix makes them (sim_series). */
+static void diagnose_opts(const struct rm_sim_opts *o, struct rm_diagnosis *d)
+{
+	struct rm_sim_series ss;
+	struct rm_detect_opts dopt;
+	rm_sim_series_make(o, &ss);
+	rm_detect_opts_default(&dopt);
+	rm_detect_all(&ss.s, &dopt, d);
+	rm_sim_series_release(&ss);
+}
 
 /* Arrays behind a series made from a simulation. */
 struct simrun {
@@ -711,6 +723,100 @@ static void ladder_sequential_stop(void **state)
 	assert_true(flagged >= 1 && stopped >= 1); /* 4 and 4 over these seeds */
 }
 
+/* compare's adjusted loss: a healthy run whose loss rose 5% at every step
+ * (a worse model, same data) is worse whatever its causes say; the same run
+ * is not; a run in streaks is not judged on it (its adjustment is
+ * confounded with the trend). */
+static void compare_judges_the_adjusted_loss(void **state)
+{
+	(void)state;
+	struct rm_sim_opts o;
+	struct rm_diagnosis a, b;
+	struct rm_comparison c;
+	rm_sim_opts_default(&o);
+	o.strategy = RM_SIM_INTERLEAVED;
+	o.steps = 6000;
+	struct rm_sim_series ss;
+	struct rm_detect_opts dopt;
+	rm_detect_opts_default(&dopt);
+	rm_sim_series_make(&o, &ss);
+	rm_detect_all(&ss.s, &dopt, &a);
+	for (size_t i = 0; i < ss.s.n; i++)
+		ss.loss[i] *= 1.05;
+	rm_detect_all(&ss.s, &dopt, &b);
+	rm_compare(&a, &b, &c);
+	assert_true(c.adjusted_judged && c.segments == RM_COMPARE_SEGMENTS);
+	assert_true(c.adjusted_change > 0.04 && c.adjusted_change < 0.06);
+	assert_true(c.adjusted_worse && c.worse);
+	rm_compare(&b, &a, &c);
+	assert_false(c.adjusted_worse || c.worse);
+	rm_compare(&a, &a, &c);
+	assert_false(c.worse);
+	rm_diagnosis_release(&b);
+	rm_sim_series_release(&ss);
+	o.strategy = RM_SIM_CHUNKED;
+	diagnose_opts(&o, &b);
+	rm_compare(&a, &b, &c);
+	assert_false(c.adjusted_judged);
+	assert_false(c.adjusted_worse);
+	rm_diagnosis_release(&a);
+	rm_diagnosis_release(&b);
+}
+
+/* Divergence: a NaN, Inf or exploding tail to the end; not an isolated NaN,
+ * not a tail of two, not rows that logged no loss, not a reset that
+ * recovers. The other detectors read the run before it. */
+static void divergence_and_what_is_not(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	static int64_t step[N];
+	static double loss[N];
+	static uint8_t code[N];
+	struct rm_series s = {.n = N, .step = step, .loss = loss};
+	struct rm_divergence d;
+	for (int t = 0; t < N; t++) {
+		step[t] = t;
+		loss[t] = 2 + sin(t * 0.37) * 0.05;
+	}
+	loss[700] = NAN; /* a skipped fp16 step */
+	rm_detect_divergence(&s, &d);
+	assert_false(d.found);
+	loss[N - 1] = loss[N - 2] = NAN; /* two: too few */
+	rm_detect_divergence(&s, &d);
+	assert_false(d.found);
+	loss[N - 3] = INFINITY;
+	rm_detect_divergence(&s, &d);
+	assert_true(d.found && d.first_step == N - 3 && d.nan == 2 && d.inf == 1);
+	s.nonfinite = code; /* the same rows, now rows that logged no loss */
+	code[N - 1] = code[N - 2] = code[N - 3] = 3;
+	rm_detect_divergence(&s, &d);
+	assert_false(d.found);
+	s.nonfinite = NULL;
+	for (int t = 1500; t < N; t++) /* a climb to 10^25: it starts where it began to climb */
+		loss[t] = 2 * pow(10, (t - 1500) / 20.0);
+	rm_detect_divergence(&s, &d);
+	assert_true(d.found && d.exploded > 0 && d.nan == 0);
+	assert_true(d.first_step >= 1490 && d.first_step <= 1510);
+	for (int t = 1500; t < N; t++) /* a reset that recovers */
+		loss[t] = 2 * (t < 1520 ? 30 : 1);
+	rm_detect_divergence(&s, &d);
+	assert_false(d.found);
+	/* a NaN run's verdict: critical, first; the rest read the run before it */
+	struct rm_sim_opts o;
+	struct rm_diagnosis dg;
+	rm_sim_opts_default(&o);
+	o.strategy = RM_SIM_INTERLEAVED;
+	o.steps = 6000;
+	o.diverge = RM_SIM_DIVERGE_NAN;
+	diagnose_opts(&o, &dg);
+	assert_int_equal(dg.severity, RM_SEV_CRITICAL);
+	assert_int_equal(dg.rank[0].h, RM_H_DIVERGENCE);
+	assert_true(dg.divergence.first_step == 5700 && dg.last_step == 5999 && dg.last_nonfinite == 1);
+	assert_true(dg.split.ok && dg.resets.spikes == 0);
+	rm_diagnosis_release(&dg);
+}
+
 /* compare: the fix resolves homogeneous batching and is no worse; the
  * reverse is worse; two healthy orders (other seeds, other samplers) are
  * never called worse, over 10 seeds. */
@@ -1405,6 +1511,8 @@ int main(void)
 	    cmocka_unit_test(ladder_sequential_stop),
 	    cmocka_unit_test(names_are_complete),
 	    cmocka_unit_test(compare_names_the_change),
+	    cmocka_unit_test(compare_judges_the_adjusted_loss),
+	    cmocka_unit_test(divergence_and_what_is_not),
 	    cmocka_unit_test(period_exact_and_jittered),
 	    cmocka_unit_test(period_aliasing_with_the_order),
 	    cmocka_unit_test(bucket_resets_in_a_periodic_order),

@@ -34,6 +34,30 @@ static void recorded_figures(void **state)
 	assert_int_equal(r.budget, 2000); /* median of 800, 2000, 800, 2000 (upper) */
 }
 
+/* Ranks: each rank's batch is a batch of its own (padded to its own
+ * longest, the budget per batch), the step's time is counted once for the
+ * overall throughput, and each batch's own time (a rank's two micro-batches
+ * share its step) for the buckets'. */
+static void ranks_are_batches_of_their_own(void **state)
+{
+	(void)state;
+	/* step 0: rank 0 bucket 0, rank 1 bucket 1; step 1: rank 0 two micro-batches of bucket 1 */
+	const int64_t step[] = {0, 0, 1, 1};
+	const int bucket[] = {0, 1, 1, 1};
+	const double n[] = {4, 2, 2, 2}, lo[] = {100, 900, 900, 900}, hi[] = {200, 1000, 1000, 1000};
+	const double tok[] = {600, 1900, 1900, 1900}, pad[] = {200, 100, 100, 100};
+	const double dt[] = {2, 2, 0.5, 0.5}, step_dt[] = {2, NAN, 1, NAN};
+	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, step_dt, NULL, 0, 1, NULL, 0};
+	struct rm_padding_result r;
+	rm_padding_analyze(&in, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.batches, 4);
+	assert_int_equal(r.budget, 2000); /* a rank's batch, not the step's four */
+	assert_float_equal(r.tokens_per_s, (600 + 1900 + 3800) / 3.0, 1e-9);
+	assert_float_equal(r.bucket_tps[0], 600 / 2.0, 1e-9);
+	assert_float_equal(r.bucket_tps[1], 5700 / 3.0, 1e-9);
+}
+
 /* With the dataset's lengths, re-packing uses them, not the lengths rebuilt
  * from the batches; the recorded figures still come from the batches. */
 static void dataset_lengths_replace_rebuilt(void **state)
@@ -139,6 +163,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(recorded_figures),
+	    cmocka_unit_test(ranks_are_batches_of_their_own),
 	    cmocka_unit_test(dataset_lengths_replace_rebuilt),
 	    cmocka_unit_test(strategies_rank),
 	    cmocka_unit_test(hostile_rows_bounded),
