@@ -159,26 +159,29 @@ static void excess(const struct rm_prepared *p, const struct rm_split_result *sp
 	}
 }
 
-/* A robust scale per point: of its dominant bucket's excesses when that
- * bucket has enough points, else of all. x is the excess less its local
- * median. */
-static void scales(const struct rm_prepared *p, const double *x, double *scale)
+/* Scratch for the onset searches, n points each: made once per diagnosis
+ * (a run of millions of points would otherwise fault in fresh pages for
+ * each search). */
+struct work {
+	double *med, *x, *tmp, *e;
+};
+
+/* Robust scales: scale[b] of the excesses of points of one bucket alone
+ * (dense b) when it has enough of them, scale[k] of all. x is the excess
+ * less its local median. */
+static void scales(const struct rm_prepared *p, const double *x, double *tmp, int per_bucket, double *scale)
 {
 	size_t n = p->n;
-	double *a = rm_xmalloc(n * sizeof(double));
 	for (size_t j = 0; j < n; j++)
-		a[j] = fabs(x[j]);
-	double all = 1.4826 * rm_median_inplace(a, n), by[RM_MAX_BUCKETS];
+		tmp[j] = fabs(x[j]);
+	scale[p->k] = 1.4826 * rm_median_inplace(tmp, n);
 	for (int b = 0; b < p->k; b++) {
 		size_t m = 0;
-		for (size_t j = 0; j < n; j++)
+		for (size_t j = 0; j < n && per_bucket; j++)
 			if (p->dom[j] == b && p->onehot[j])
-				a[m++] = fabs(x[j]);
-		by[b] = m >= MIN_PER_SCALE ? 1.4826 * rm_median_inplace(a, m) : all;
+				tmp[m++] = fabs(x[j]);
+		scale[b] = m >= MIN_PER_SCALE ? 1.4826 * rm_median_inplace(tmp, m) : scale[p->k];
 	}
-	for (size_t j = 0; j < n; j++)
-		scale[j] = p->dom[j] >= 0 && p->onehot[j] ? by[p->dom[j]] : all;
-	free(a);
 }
 
 struct onset {
@@ -187,42 +190,50 @@ struct onset {
 	double area;    /* its excess in steps of doubled loss: sum of (ratio - 1) x steps per point */
 };
 
+struct onsets {
+	struct onset *v;
+	size_t n, cap;
+};
+
+static void onset_add(struct onsets *o, struct onset x)
+{
+	if (o->n == o->cap)
+		o->v = rm_xrealloc(o->v, (o->cap = o->cap ? 2 * o->cap : 64) * sizeof(*o->v));
+	o->v[o->n++] = x;
+}
+
 /* Onsets in the excess series e (log units) over its running median of
- * w points, in units of a robust scale of that; or, with own (each point's
- * distance to its own level), over the running median of own, in units of
- * its scale: what the trend left, measured where levels do not switch.
- * Marks mark[at] (may be NULL) and returns how many, listing them into ev
- * (may be NULL; n entries room). */
+ * w points, in units of a robust scale of that (per dominant bucket with
+ * per_bucket); or, with own (each point's distance to its own level), over
+ * the running median of own, in units of its scale: what the trend left,
+ * measured where levels do not switch. Marks mark[at] (may be NULL) and
+ * returns how many, adding them to ev (may be NULL). */
 static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w, const double *own, double k, double K,
-                          int per_bucket, char *mark, struct onset *ev)
+                          int per_bucket, struct work *ws, char *mark, struct onsets *ev)
 {
 	size_t n = p->n, count = 0;
-	double *med = rm_xmalloc(n * sizeof(double)), *x = rm_xmalloc(n * sizeof(double));
-	double *scale = rm_xmalloc(n * sizeof(double));
+	double *med = ws->med, *x = ws->x, sc[RM_MAX_BUCKETS + 1];
 	rm_running_median(own ? own : e, n, w, med);
 	for (size_t j = 0; j < n; j++)
 		x[j] = e[j] - med[j];
-	if (per_bucket && !own)
-		scales(p, x, scale);
-	else {
+	if (own)
 		for (size_t j = 0; j < n; j++)
-			scale[j] = fabs(own ? own[j] - med[j] : x[j]);
-		double s = 1.4826 * rm_median_inplace(scale, n);
-		for (size_t j = 0; j < n; j++)
-			scale[j] = s;
-	}
+			med[j] = own[j] - med[j];
+	scales(p, own ? med : x, ws->tmp, per_bucket && !own, sc);
+	/* the scale of point j */
+#define SCALE(j) (p->dom[j] >= 0 && p->onehot[j] ? sc[p->dom[j]] : sc[p->k])
 	double min_jump = log(1 + 0.5 / K);
 	for (size_t j = 0; j < n;) {
-		double thr = k * scale[j], xj = x[j];
-		if (!(scale[j] > 0) || !(xj > thr) || xj < min_jump) {
+		double thr = k * SCALE(j);
+		if (!(thr > 0) || !(x[j] > thr) || x[j] < min_jump) {
 			j++;
 			continue;
 		}
 		size_t end = j + 1, peak = j;
 		/* It lasts while above half the threshold, until a second jump
 		 * (a new reset before this one decayed) starts an event of its own. */
-		while (end < n && end - j < MAX_EVENT && x[end] > 0.5 * k * scale[end] &&
-		       x[end] - x[end - 1] <= k * scale[end]) {
+		while (end < n && end - j < MAX_EVENT && x[end] > 0.5 * k * SCALE(end) &&
+		       x[end] - x[end - 1] <= k * SCALE(end)) {
 			if (x[end] > x[peak])
 				peak = end;
 			end++;
@@ -248,36 +259,29 @@ static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w
 			if (mark)
 				mark[j] = 1;
 			if (ev)
-				ev[count] = (struct onset){j, len, exp(x[peak]), area};
+				onset_add(ev, (struct onset){j, len, exp(x[peak]), area});
 			count++;
-		}
-		if (recovered && decays) {
 			j = end;
 			continue;
 		}
 		j = end;
-		while (j < n && x[j] > 0.5 * k * scale[j] && x[j] - x[j - 1] <= k * scale[j]) /* a level shift */
+		while (j < n && x[j] > 0.5 * k * SCALE(j) && x[j] - x[j - 1] <= k * SCALE(j)) /* a level shift */
 			j++;
 	}
-	free(med);
-	free(x);
-	free(scale);
+#undef SCALE
 	return count;
 }
 
 /* The onsets a global baseline (a running median of the series itself,
  * as a framework's spike detector has) finds in y. */
-static size_t global_onsets(const struct rm_prepared *p, const double *y, double k, double K)
+static size_t global_onsets(const struct rm_prepared *p, const double *y, double k, double K, struct work *ws)
 {
-	double *e = rm_xmalloc(p->n * sizeof(double));
 	int positive = 1;
 	for (size_t j = 0; j < p->n && positive; j++)
 		positive = y[j] > 0;
 	for (size_t j = 0; j < p->n; j++)
-		e[j] = positive ? log(y[j]) : y[j];
-	size_t c = find_onsets(p, e, GLOBAL_W, NULL, k, K, 0, NULL, NULL);
-	free(e);
-	return c;
+		ws->e[j] = positive ? log(y[j]) : y[j];
+	return find_onsets(p, ws->e, GLOBAL_W, NULL, k, K, 0, ws, NULL, NULL);
 }
 
 /* Rayleigh test of uniformity for phases of steps modulo period. */
@@ -547,20 +551,24 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	size_t n = p->n;
 	double K = spacing(p);
 	r->interval = K;
+	struct work ws = {rm_xmalloc(n * sizeof(double)), rm_xmalloc(n * sizeof(double)),
+	                  rm_xmalloc(n * sizeof(double)), rm_xmalloc(n * sizeof(double))};
 	/* What a framework's spike detector sees, raw and adjusted. */
-	r->spikes_global = global_onsets(p, p->y, o->hampel_k, K);
+	r->spikes_global = global_onsets(p, p->y, o->hampel_k, K, &ws);
 	if (sp->adjusted || len_adj)
-		r->spikes_adjusted = global_onsets(p, len_adj ? len_adj : sp->adjusted, o->hampel_k, K);
+		r->spikes_adjusted = global_onsets(p, len_adj ? len_adj : sp->adjusted, o->hampel_k, K, &ws);
 	r->vanish_share = r->spikes_global && r->spikes_adjusted < r->spikes_global
 	                      ? 1 - (double)r->spikes_adjusted / (double)r->spikes_global
 	                      : 0;
 	/* Onsets against the expected level. */
-	double *e = rm_xmalloc(n * sizeof(double));
+	double *e = ws.e;
 	char *mark = rm_xcalloc(n, 1);
-	struct onset *ev = rm_xmalloc(n * sizeof(*ev));
+	struct onsets found = {0};
 	double *own;
 	excess(p, sp, len_adj, e, &own);
-	size_t ne = find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, K, 1, mark, ev);
+	size_t ne =
+	    find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, K, 1, &ws, mark, &found);
+	struct onset *ev = found.v;
 	free(own);
 	r->spikes = ne;
 	r->k = p->k;
@@ -596,5 +604,8 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	free(ss);
 	free(ev);
 	free(mark);
-	free(e);
+	free(ws.med);
+	free(ws.x);
+	free(ws.tmp);
+	free(ws.e);
 }
