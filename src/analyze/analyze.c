@@ -129,8 +129,10 @@ int rm_analyze_common_bounds(struct rm_store *st, const int64_t *run, const int6
 		}
 		lo = rm_xrealloc(lo, (n + m + 1) * sizeof(double));
 		hi = rm_xrealloc(hi, (n + m + 1) * sizeof(double));
-		memcpy(lo + n, a, m * sizeof(double));
-		memcpy(hi + n, b, m * sizeof(double));
+		if (m) { /* memcpy from NULL is undefined even for 0 bytes */
+			memcpy(lo + n, a, m * sizeof(double));
+			memcpy(hi + n, b, m * sizeof(double));
+		}
 		n += m;
 		free(a);
 		free(b);
