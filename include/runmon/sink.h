@@ -52,6 +52,23 @@ struct rm_import_opts {
 	/* import --explain: how the file is read, told here (the format and
 	 * why, the first records field by field, the lines that hold none). */
 	FILE *explain;
+	/* Set by a reader from its file's head (rm_infer), never by the user:
+	 * the keys the rows imply where no known name says. */
+	const struct rm_guess *guess;
+};
+
+/* What a file's rows imply of its keys (infer.c). */
+#define RM_GUESS_ALSO 8
+#define RM_GUESS_TAG  "tag" /* a log line's leading "[N]": a rank, or a counter */
+struct rm_guess {
+	char *loss;                /* NULL: a known name, or none */
+	char *step;                /* NULL: a known name, or none */
+	char *rank;                /* NULL: none */
+	char *also[RM_GUESS_ALSO]; /* the other loss-named series that vary */
+	size_t nalso;
+	int has_step;    /* the loss rows carry a step (known or inferred) */
+	int bar_records; /* only progress bars carry a loss: their frames are the records */
+	char why[768];   /* for import --explain and the report */
 };
 
 #define RM_IMPORT_NOTED 5 /* restarts and bad lines listed individually */
@@ -69,6 +86,7 @@ struct rm_import_result {
 	char *loss_key;    /* detected or given; NULL if none */
 	char *composition; /* the keys batch composition came from, "key (field), ..."; NULL if none */
 	char *unmapped;    /* without a loss key: the keys read that runmon does not know (rm_mapper_unmapped) */
+	char *inferred;    /* what the file's rows implied of keys no known name said (infer.c), or NULL */
 	enum rm_format format;
 	int64_t run_id;
 	uint64_t lines;          /* lines (or entries) read */
@@ -289,6 +307,17 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
                 struct rm_err *err);
 int rm_sink_finish(struct rm_sink *k, struct rm_err *err);
 void rm_sink_release(struct rm_sink *k);
+
+/* ---- inferring keys from a file's head (infer.c) -------------------------
+ * A reader shows its rows to an rm_infer (flagged RM_INFER_*), then
+ * asks for the guess it passes to its sinks as opts->guess. */
+struct rm_infer;
+struct rm_infer *rm_infer_new(enum rm_format fmt, const struct rm_import_opts *opts);
+enum { RM_INFER_EVAL = 1, RM_INFER_BAR = 2 }; /* what a row is: an evaluation, a progress bar's */
+void rm_infer_row(struct rm_infer *in, const struct rm_row *row, int flags);
+void rm_infer_decide(struct rm_infer *in, struct rm_guess *g);
+void rm_infer_free(struct rm_infer *in);
+void rm_guess_release(struct rm_guess *g);
 
 /* ---- the pipeline (pipeline.c) ------------------------------------------ */
 

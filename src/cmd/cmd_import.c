@@ -81,6 +81,8 @@ static void print_result(const struct rm_import_result *r)
 	if (r->loss_key)
 		printf(", loss key '%s'", rm_tx(r->loss_key));
 	putchar('\n');
+	if (r->inferred)
+		printf("  inferred from the file: %s\n", rm_tx(r->inferred));
 	if (r->composition)
 		printf("  batch composition from %s\n", rm_tx(r->composition));
 	if (r->empty_series)

@@ -22,8 +22,10 @@ void rm_tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr);
  * counted), nothing to count (a blank line, a line taken into a record
  * spread over several), or a bad line (why set). line is NULL once, after
  * the last line; *lineno is the line's number, and a parser that returns
- * a record it held sets the number of the record's first line. */
-enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD, LINE_SKIP };
+ * a record it held sets the number of the record's first line. A kind
+ * with LINE_MORE set says the line holds more: the driver calls again with
+ * the same line for the next. */
+enum line_kind { LINE_NONE, LINE_RECORD, LINE_BAD, LINE_SKIP, LINE_MORE = 8 };
 typedef enum line_kind line_parse_fn(void *ctx, struct rm_mapper *m, char *line, size_t len, uint64_t *lineno,
                                      const struct rm_row **row, char *why, size_t whylen);
 /* A line format's reader: path whole (pos NULL), or its complete lines from

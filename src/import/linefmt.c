@@ -177,26 +177,30 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 	/* After the last line, parse is called once more with NULL: a record
 	 * spread over several lines is complete only then. */
 	while (!(rc = rm_lines_next(lr, &line, &len, err))) {
-		char why[256];
-		const struct rm_row *row;
-		uint64_t at = lr->lineno;
 		res->lines += line != NULL;
-		why[0] = 0;
 		if (x.fp && line)
 			explain_keep(&x, line, len, lr->lineno);
-		switch (parse(ctx, &k.map, line, len, &at, &row, why, sizeof(why))) {
-		case LINE_BAD: rc = rm_bad_line(res, opts, at, why, err); break;
-		case LINE_RECORD:
-			rc = rm_pipeline_feed(p, &k, row, at, err);
-			if (x.fp) /* after the mapper has read it: the keys it settled on */
-				explain_record(&x, &k.map, row, at);
-			break;
-		case LINE_NONE:
-			res->not_records++;
-			if (x.fp)
-				explain_none(&x, why, at);
-			break;
-		case LINE_SKIP: break;
+		for (int more = 1; more && !rc;) {
+			char why[256];
+			const struct rm_row *row;
+			uint64_t at = lr->lineno;
+			why[0] = 0;
+			int kind = (int)parse(ctx, &k.map, line, len, &at, &row, why, sizeof(why));
+			more = kind & LINE_MORE;
+			switch ((enum line_kind)(kind & ~LINE_MORE)) {
+			case LINE_BAD: rc = rm_bad_line(res, opts, at, why, err); break;
+			case LINE_RECORD:
+				rc = rm_pipeline_feed(p, &k, row, at, err);
+				if (x.fp) /* after the mapper has read it: the keys it settled on */
+					explain_record(&x, &k.map, row, at);
+				break;
+			case LINE_NONE:
+				res->not_records++;
+				if (x.fp)
+					explain_none(&x, why, at);
+				break;
+			default: break;
+			}
 		}
 		if (rc || !line)
 			break;

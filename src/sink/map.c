@@ -408,6 +408,13 @@ static enum rm_target classify(const struct rm_mapper *m, const char *key, size_
 		return T_MEAN_LEN;
 	if (o->count_key && key_is(key, klen, o->count_key))
 		return T_N;
+	const struct rm_guess *g = o->guess; /* only where no known name said */
+	if (g && g->step && !o->step_key && key_is(key, klen, g->step))
+		return T_STEP;
+	if (g && g->loss && !o->loss_key && key_is(key, klen, g->loss))
+		return T_LOSS;
+	if (g && g->rank && key_is(key, klen, g->rank))
+		return T_RANK;
 	for (int t = T_STEP; t <= T_TS; t++) {
 		if ((t == T_STEP && o->step_key) || (t == T_LOSS && o->loss_key))
 			continue;

@@ -42,6 +42,7 @@ void rm_import_result_release(struct rm_import_result *r)
 	free(r->loss_key);
 	free(r->composition);
 	free(r->unmapped);
+	free(r->inferred);
 }
 
 void rm_import_report_release(struct rm_import_report *rep)

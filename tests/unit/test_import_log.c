@@ -434,21 +434,30 @@ static void opennmt_bsz_triple(void **state)
 static void no_loss_key_names_the_keys(void **state)
 {
 	static const char text[] = "banner: training starts\n"
-	                           "step=10 acc=0.51 ppl=12.1 tokens=100\n"
-	                           "step=20 acc=0.55 ppl=10.4 tokens=120\n";
+	                           "step=10 acc=0.51 wer=12.1 tokens=100\n"
+	                           "step=20 acc=0.55 wer=10.4 tokens=120\n";
 	struct rm_import_opts o = {0};
 	struct rm_import_report rep;
 	struct rm_err err;
 	const char *db;
 	import_text("noloss.log", text, &o, RM_E_INPUT, &rep, &err, &db);
 	rm_import_report_release(&rep);
-	assert_non_null(strstr(err.msg, "noloss.log: no loss key found among the keys read (acc, ppl)"));
+	assert_non_null(strstr(err.msg, "noloss.log: no loss key found among the keys read (acc, wer)"));
 	assert_non_null(strstr(err.msg, "--loss-key"));
 	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM batches"), 0);
 	/* named, it imports */
-	o.loss_key = "ppl";
+	o.loss_key = "wer";
 	import_text("noloss.log", text, &o, 0, &rep, &err, &db);
 	assert_int_equal(rep.r[0].steps, 2);
+	assert_null(rep.r[0].inferred);
+	rm_import_report_release(&rep);
+	/* a perplexity is the loss where nothing else is, and the report says
+	 * it was inferred */
+	o.loss_key = NULL;
+	import_text("ppl.log", "step=10 acc=0.51 ppl=12.1\nstep=20 acc=0.55 ppl=10.4\n", &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	assert_string_equal(rep.r[0].loss_key, "ppl");
+	assert_non_null(strstr(rep.r[0].inferred, "loss 'ppl'"));
 	rm_import_report_release(&rep);
 }
 

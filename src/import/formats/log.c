@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <strings.h>
@@ -39,450 +40,59 @@
 #define MAX_RECORD_FIELDS 64
 #define MAX_KEY           RM_LOG_MAX_KEY
 
-/* One line's pairs: keys are built in keys[], values parsed. */
-struct log_line {
-	struct rm_row row;
-	char keys[4096];
-	size_t klen;
-	int eval;    /* an evaluation line */
-	int summary; /* an end-of-epoch summary (fairseq's [train]) */
-	char *py;    /* a Python dict converted to JSON */
-	char rankbuf[24];
-	size_t pycap;
-	uint8_t *target; /* each field's enum rm_target, and its priority */
-	uint8_t *prio;
-	size_t tcap;
+struct log_reader {
+	struct log_line ll;
+	struct pattern pattern;
+	int has_pattern;
+	int64_t records; /* loss records so far, for lines without a step */
+	int64_t last_step;
+	/* The line read last, held until the next shows whether indented
+	 * lines continue it (OLMo's "[step=12/2500,epoch=0]" header, then
+	 * "    train/CrossEntropyLoss=3.2" lines): its text with the
+	 * continuations joined as fields, and its line number. */
+	char *held;
+	size_t hlen, hcap;
+	uint64_t held_at;
+	int has_held; /* 1 a line, 2 a line with continuations */
+	char *spare;  /* the line read before: the row points into it */
+	size_t spare_cap;
+	/* The spare's records (frames, ranks' glued records), the next to read. */
+	struct log_segs segs;
+	size_t next_seg;
+	uint64_t segs_at;
+	struct log_table table;       /* the last table header seen */
+	const struct rm_guess *guess; /* what the file's head implied (NULL while it is read) */
+	/* A progress bar's record text (what precedes the bar and its metrics),
+	 * and the last frame's, which a redraw repeats. */
+	char *bartext, *last_frame;
+	size_t barcap, last_len, last_cap;
 };
 
-/* Appends a key made of words w[0..nw) to the line's key buffer, lower-
- * cased, words joined by '_', trailing ':' '.' '=' cut; eval lines prefix
- * "eval_" to all but the step and epoch. Returns the key or NULL. */
-static const char *make_key(struct log_line *ll, const char *const *w, const size_t *wl, int nw, size_t *klen)
+/* The tags in brackets before a record: "[valid]" marks an evaluation; a
+ * bare number ("[3] ") is kept as the tag (a rank, or a counter: the file
+ * decides, infer.c). Returns where the record starts. */
+static size_t skip_tags(struct log_line *ll, const char *line, size_t len, int64_t *tag)
 {
-	char key[MAX_KEY];
-	size_t k = 0;
-	for (int i = 0; i < nw; i++) {
-		if (k && k < sizeof(key) - 1)
-			key[k++] = '_';
-		for (size_t j = 0; j < wl[i] && k < sizeof(key) - 1; j++) {
-			char c = w[i][j];
-			key[k++] = c >= 'A' && c <= 'Z' ? (char)(c | 0x20) : c;
-		}
-	}
-	while (k && (key[k - 1] == ':' || key[k - 1] == '.' || key[k - 1] == '=' || key[k - 1] == ','))
-		k--;
-	size_t lead = 0;
-	while (lead < k && (key[lead] == '|' || key[lead] == '-' || key[lead] == '*'))
-		lead++;
-	if (lead == k)
-		return NULL;
-	/* Megatron's "validation loss at iteration 1000" names the step of an
-	 * evaluation ("saving checkpoint at iteration 30" is no record). */
-	static const char at_iter[] = "_at_iteration";
-	if (k - lead >= sizeof(at_iter) - 1 && !memcmp(key + k - (sizeof(at_iter) - 1), at_iter, sizeof(at_iter) - 1)) {
-		ll->eval |= k - lead >= 5 && !memcmp(key + lead, "valid", 5);
-		lead = k - (sizeof(at_iter) - 1) + 4;
-	}
-	if (ll->klen + (k - lead) + 1 > sizeof(ll->keys))
-		return NULL;
-	char *out = ll->keys + ll->klen;
-	memcpy(out, key + lead, k - lead);
-	out[k - lead] = 0;
-	ll->klen += k - lead + 1;
-	*klen = k - lead;
-	return out;
-}
-
-static void add_pair(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen, double v)
-{
-	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
-	f->type = RM_F_NUM;
-	f->have_num = 1;
-	f->num = v;
-	f->raw = raw;
-	f->rlen = (uint32_t)rlen;
-}
-
-static void add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen)
-{
-	while (rlen >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[rlen - 1] == raw[0])
-		raw++, rlen -= 2;
-	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
-	f->type = rlen ? RM_F_CELL : RM_F_NULL;
-	f->raw = raw;
-	f->rlen = (uint32_t)rlen;
-}
-
-/* A token "key=value" or "key:value" (the key starts like a word). */
-static int split_glued(const char *t, size_t n, size_t *at)
-{
-	if (!n || !rm_log_key_start((unsigned char)t[0]))
-		return 0;
-	for (size_t i = 1; i + 1 < n; i++) {
-		if (t[i] == '=') {
-			*at = i;
-			return 1;
-		}
-		if (t[i] == ':' && (isdigit((unsigned char)t[i + 1]) || t[i + 1] == '-' || t[i + 1] == '.')) {
-			*at = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Reads the pairs of one field (text between separators). carry holds a
- * key left by a field with words and no number (Marian's
- * "ce-mean-words : 5.21"). */
-static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
-                        int *ncarry, int later)
-{
-	const char *w[MAX_KEY_WORDS];
-	size_t wl[MAX_KEY_WORDS];
-	int nw = 0;
-	const char *lonely = NULL; /* a number with no key before it: "7701.40 words/s" */
-	size_t lonely_len = 0;
-	double lonely_v = 0;
 	size_t i = 0;
-	if (*ncarry) {
-		memcpy(w, carry_w, sizeof(*w) * (size_t)*ncarry);
-		memcpy(wl, carry_l, sizeof(*wl) * (size_t)*ncarry);
-		nw = *ncarry;
-		*ncarry = 0;
-	}
-	for (int first = 1; i < n; first = 0) {
-		while (i < n && rm_log_space((unsigned char)s[i]))
-			i++;
-		size_t st = i;
-		while (i < n && !rm_log_space((unsigned char)s[i]))
-			i++;
-		if (i == st)
-			break;
-		const char *t = s + st;
-		size_t tl = i - st, at;
-		double v;
-		size_t klen;
-		const char *key;
-		int num = rm_log_number(t, tl, &v);
-		if (first && !num)
-			nw = 0; /* the carried key names only a number that opens the field */
-		if (tl == 1 && (*t == '=' || *t == ':') && nw && later)
-			continue; /* "epoch 2, step 30750, training loss = 4.33": the sign between
-			           * key and value, in a field after the first (a line of one such
-			           * field is a setting: "eval_interval = 250", "Num examples = 25,000") */
-		if (split_glued(t, tl, &at)) {
-			const char *val = t + at + 1;
-			size_t vl = tl - at - 1;
-			while (vl && (val[vl - 1] == ',' || val[vl - 1] == ';'))
-				vl--;
-			const char *kw[1] = {t};
-			size_t kl[1] = {at};
-			if ((key = make_key(ll, kw, kl, 1, &klen))) {
-				if (rm_log_number(val, vl, &v))
-					add_pair(ll, key, klen, val, vl, v);
-				else
-					add_text(ll, key, klen, val, vl);
-			}
-			nw = 0, lonely = NULL;
-		} else if (num) {
-			double mean[3];
-			if (nw && (key = make_key(ll, w, wl, nw, &klen))) {
-				if (klen == 3 && !memcmp(key, "bsz", 3) && rm_log_triple(t, tl, mean)) {
-					/* OpenNMT-py 3.x's "bsz: 1772/1813/63": a batch's mean
-					 * source tokens, target tokens and sentences */
-					add_pair(ll, key, klen, t, tl, mean[2]);
-					add_pair(ll, "bsz_tgt_tokens", 14, t, tl, mean[1]);
-				} else {
-					add_pair(ll, key, klen, t, tl, v);
-				}
-			} else {
-				lonely = t, lonely_len = tl, lonely_v = v;
-			}
-			nw = 0;
-		} else if (rm_log_key_start((unsigned char)t[0]) && !rm_log_is_level(t, tl)) {
-			size_t ul = tl;
-			while (ul && (t[ul - 1] == '.' || t[ul - 1] == ',' || t[ul - 1] == ';' || t[ul - 1] == ']'))
-				ul--;
-			if (lonely && rm_log_count_unit(t, ul)) { /* "over 52.00 utterances" */
-				const char *kw[1] = {t};
-				size_t kl[1] = {ul};
-				if ((key = make_key(ll, kw, kl, 1, &klen)))
-					add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
-				lonely = NULL;
-				nw = 0;
-				continue;
-			}
-			if (tl == 4 && !memcmp(t, "over", 4)) { /* the number after it is a count */
-				nw = 0;
-				continue;
-			}
-			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
-				const char *kw[1] = {t};
-				size_t kl[1] = {ul};
-				if ((key = make_key(ll, kw, kl, 1, &klen)))
-					add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
-				lonely = NULL;
-				continue;
-			}
-			if (nw == MAX_KEY_WORDS) {
-				memmove(w, w + 1, sizeof(*w) * (MAX_KEY_WORDS - 1));
-				memmove(wl, wl + 1, sizeof(*wl) * (MAX_KEY_WORDS - 1));
-				nw--;
-			}
-			w[nw] = t, wl[nw] = tl, nw++;
-			lonely = NULL;
-		} else {
-			nw = 0, lonely = NULL; /* a date, a path, punctuation: no key spans it */
-		}
-	}
-	if (nw && nw <= MAX_KEY_WORDS) {
-		memcpy((void *)carry_w, w, sizeof(*w) * (size_t)nw);
-		memcpy(carry_l, wl, sizeof(*wl) * (size_t)nw);
-		*ncarry = nw;
-	}
-}
-
-/* Splits s into fields at the separators " | ", "|", ", " and " : " and
- * reads each; a key with no number carries over to the next field. */
-static void pairs(struct log_line *ll, const char *s, size_t n)
-{
-	const char *carry_w[MAX_KEY_WORDS];
-	size_t carry_l[MAX_KEY_WORDS];
-	int ncarry = 0;
-	size_t st = 0, i = 0;
-	for (;;) {
-		i = rm_log_next_sep(s, i, n);
-		size_t end = i, next;
-		if (i == n) {
-			end = n, next = n;
-		} else if (s[i] == '|') {
-			next = i + 1;
-		} else if (s[i] == ',' && i + 1 < n && s[i + 1] == ' ') {
-			next = i + 2;
-		} else if (s[i] == ':' && i > st && s[i - 1] == ' ' && i + 1 < n && s[i + 1] == ' ') {
-			end = i - 1, next = i + 2;
-		} else {
-			i++;
-			continue;
-		}
-		field_pairs(ll, s + st, end - st, carry_w, carry_l, &ncarry, st > 0);
-		if (i == n)
-			return;
-		st = i = next;
-	}
-}
-
-/* Rewrites a Python dict literal as JSON into ll->py: quotes, True,
- * False, None, nan, inf, and a scalar's repr (tensor(2.31, device='cuda:0',
- * grad_fn=<...>), np.float64(0.5)) as its number. Returns its length, or 0
- * if it holds anything JSON cannot (tuples, sets, other reprs). */
-static size_t python_to_json(struct log_line *ll, const char *s, size_t n)
-{
-	if (ll->pycap < 3 * n + 16) /* "inf" becomes "Infinity"; a quote, \" */
-		ll->py = rm_xrealloc(ll->py, ll->pycap = 3 * n + 16);
-	char *o = ll->py;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '\'' || c == '"') {
-			char q = c;
-			*o++ = '"';
-			for (i++; i < n && s[i] != q; i++) {
-				if (s[i] == '\\' && i + 1 < n) {
-					if (s[i + 1] == '\'')
-						*o++ = s[++i];
-					else
-						*o++ = s[i], *o++ = s[++i];
-				} else if (s[i] == '"') {
-					*o++ = '\\', *o++ = '"';
-				} else {
-					*o++ = s[i];
-				}
-			}
-			if (i >= n)
-				return 0;
-			*o++ = '"';
-			continue;
-		}
-		static const char *const reprs[] = {"tensor(", "np.float64(", "np.float32(", "np.int64("};
-		for (size_t r = 0; r < sizeof(reprs) / sizeof(reprs[0]); r++) {
-			size_t rl = strlen(reprs[r]);
-			if (n - i > rl && !memcmp(s + i, reprs[r], rl) &&
-			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
-				const char *close = memchr(s + i + rl, ')', n - i - rl);
-				if (!close)
-					return 0;
-				for (i += rl; i < n && s[i] != ',' && s + i < close; i++)
-					*o++ = s[i]; /* the value; device=, dtype=, grad_fn= dropped */
-				i = (size_t)(close - s);
-				c = 0;
-				break;
-			}
-		}
-		if (!c)
-			continue;
-		static const struct {
-			const char *py, *json;
-		} words[] = {{"True", "true"}, {"False", "false"},    {"None", "null"},
-		             {"nan", "NaN"},   {"-inf", "-Infinity"}, {"inf", "Infinity"}};
-		int hit = 0;
-		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
-			size_t wl = strlen(words[w].py);
-			if (n - i >= wl && !memcmp(s + i, words[w].py, wl) &&
-			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
-				size_t jl = strlen(words[w].json);
-				memcpy(o, words[w].json, jl);
-				o += jl;
-				i += wl - 1;
-				hit = 1;
-				break;
-			}
-		}
-		if (hit)
-			continue;
-		if (c == '(' || c == ')')
-			return 0;
-		*o++ = c;
-	}
-	*o = 0;
-	return (size_t)(o - ll->py);
-}
-
-/* What earlier tries of one line found, so that a line is matched in time
- * linear in its length: field f started in [from, to] ends at to (no
- * terminator lies between), and the literal after it, tried at to, ends
- * at lit_end (or fails: lit_ok 0). A try from a later start whose field
- * starts in that span reuses both instead of scanning to the line's end
- * again ("L={loss} Z" on a line of "L=L=L=..." was quadratic). */
-struct pattern_memo {
-	size_t from[MAX_PATTERN_FIELDS], to[MAX_PATTERN_FIELDS], lit_end[MAX_PATTERN_FIELDS];
-	int lit_ok[MAX_PATTERN_FIELDS];
-};
-
-static int pattern_at(const struct pattern *pt, struct pattern_memo *memo, struct log_line *ll, const char *s, size_t n,
-                      size_t pos)
-{
-	rm_row_clear(&ll->row);
-	ll->klen = 0;
-	if (!rm_log_literal_at(pt->lit[0], pt->litlen[0], s, n, &pos))
-		return 0;
-	for (int f = 0; f < pt->n; f++) {
-		size_t st = pos;
-		if (memo->from[f] <= st && st <= memo->to[f]) {
-			pos = memo->to[f];
-		} else {
-			const char *next = pt->lit[f + 1];
-			size_t nextlen = pt->litlen[f + 1];
-			char stop = 0;
-			for (size_t i = 0; i < nextlen && !stop; i++) /* the next literal's first non-blank */
-				stop = isspace((unsigned char)next[i]) ? 0 : next[i];
-			while (pos < n && !isspace((unsigned char)s[pos]) && s[pos] != stop)
-				pos++;
-			memo->from[f] = st, memo->to[f] = pos;
-			memo->lit_end[f] = pos;
-			memo->lit_ok[f] = rm_log_literal_at(pt->lit[f + 1], pt->litlen[f + 1], s, n, &memo->lit_end[f]);
-		}
-		if (pos == st || !memo->lit_ok[f])
-			return 0;
-		const char *w[1] = {pt->name[f]};
-		size_t wl[1] = {pt->namelen[f]}, klen;
-		double v;
-		const char *key = make_key(ll, w, wl, 1, &klen);
-		if (!key)
-			return 0;
-		if (rm_log_number(s + st, pos - st, &v))
-			add_pair(ll, key, klen, s + st, pos - st, v);
-		else
-			add_text(ll, key, klen, s + st, pos - st);
-		pos = memo->lit_end[f];
-	}
-	return 1;
-}
-
-static enum line_kind pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n)
-{
-	struct pattern_memo memo;
-	for (int f = 0; f < pt->n; f++)
-		memo.from[f] = SIZE_MAX, memo.to[f] = 0;
-	int lead_blank = pt->litlen[0] && isspace((unsigned char)pt->lit[0][0]);
-	for (size_t pos = 0; pos < n; pos++) {
-		if (pt->litlen[0] ? s[pos] != pt->lit[0][0] && !lead_blank : pos && !isspace((unsigned char)s[pos - 1]))
-			continue;
-		/* a start inside a run of blanks matches as the run's first does */
-		if (lead_blank && pos && isspace((unsigned char)s[pos]) && isspace((unsigned char)s[pos - 1]))
-			continue;
-		if (pattern_at(pt, &memo, ll, s, n, pos))
-			return LINE_RECORD;
-	}
-	rm_row_clear(&ll->row);
-	return LINE_NONE;
-}
-
-/* Reads one line into ll->row. Returns LINE_RECORD when it has pairs,
- * LINE_NONE when it is not a record, LINE_BAD with why set. */
-static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, char *why, size_t whylen)
-{
-	rm_row_clear(&ll->row);
-	ll->klen = 0;
-	ll->eval = ll->summary = 0;
-	/* Progress bars redraw with '\r': the last frame with text counts. */
-	for (char *cr; (cr = memchr(line, '\r', len));) {
-		size_t rest = len - (size_t)(cr + 1 - line);
-		if (strspn(cr + 1, " \t") >= rest) {
-			len = (size_t)(cr - line);
-			break;
-		}
-		len = rest;
-		line = cr + 1;
-	}
-	while (len && isspace((unsigned char)line[len - 1]))
-		len--;
-	if (!len) {
-		snprintf(why, whylen, "blank (a progress bar's last frame)");
-		return LINE_NONE;
-	}
-	char *brace = memchr(line, '{', len);
-	if (brace && line[len - 1] == '}') {
-		size_t plen = (size_t)(brace - line), olen = len - plen;
-		ll->eval = rm_log_has_word(line, plen, "valid") || rm_log_has_word(line, plen, "[eval");
-		ll->summary = rm_log_has_word(line, plen, "[train]");
-		struct rm_err perr;
-		char *obj = brace;
-		char saved = line[len];
-		line[len] = 0; /* the JSON reader wants the object NUL-terminated */
-		int bad = rm_jsonrow_parse(&ll->row, obj, olen, &perr);
-		if (bad) {
-			size_t jl = python_to_json(ll, obj, olen);
-			bad = !jl || rm_jsonrow_parse(&ll->row, ll->py, jl, &perr);
-		}
-		line[len] = saved;
-		if (!bad)
-			return LINE_RECORD;
-		rm_row_clear(&ll->row);
-		if (!rm_log_record_like(obj, olen)) {
-			snprintf(why, whylen, "an object that is no record (a config dump, a repr)");
-			return LINE_NONE;
-		}
-		snprintf(why, whylen, "the object after the prefix does not parse: %.200s", perr.msg);
-		return LINE_BAD;
-	}
-	/* A progress bar's frame ("45%|####  | 450/1000 [00:30<00:36, 15.0it/s,
-	 * loss=2.31]") restates a metric the logger records properly. */
-	if (memchr(line, '%', len) && memmem(line, len, "%|", 2) &&
-	    (memmem(line, len, "it/s", 4) || memmem(line, len, "s/it", 4))) {
-		snprintf(why, whylen, "a progress bar's frame");
-		return LINE_NONE;
-	}
-	/* Tags in brackets before the record: "[valid]" marks an evaluation. */
-	size_t i = 0;
+	*tag = -1;
 	while (i < len) {
 		while (i < len && isspace((unsigned char)line[i]))
 			i++;
 		if (i < len && line[i] == '[' &&
 		    !(len - i > 6 && !strncmp(line + i, "[rank", 5) &&
 		      isdigit((unsigned char)line[i + 5]))) { /* a rank is read below */
-			char *close = memchr(line + i, ']', len - i);
-			if (!close)
-				break;
+			const char *close = memchr(line + i, ']', len - i);
+			if (!close || memchr(line + i + 1, '[', (size_t)(close - line) - i - 1))
+				break; /* "[  7 Epoch:[ 0/25]": a counter left open */
+			size_t tl = (size_t)(close - line) - i - 1;
+			if (tl && tl <= 7 && strspn(line + i + 1, "0123456789") == tl && *tag < 0) {
+				int64_t v = 0;
+				for (size_t k = 0; k < tl; k++)
+					v = v * 10 + (line[i + 1 + k] - '0');
+				*tag = v;
+			} else if (tl && strspn(line + i + 1, "0123456789 /") == tl) {
+				break; /* "[  1/ 50]": a counter, read with the pairs */
+			}
 			if (rm_log_has_word(line + i, (size_t)(close - line - i), "valid"))
 				ll->eval = 1;
 			i = (size_t)(close - line) + 1;
@@ -490,20 +100,143 @@ static enum line_kind log_parse(struct log_line *ll, char *line, size_t len, cha
 		}
 		break;
 	}
-	if (rm_log_has_word(line + i, len - i, "valid on '") || rm_log_has_word(line + i, len - i, "validation"))
+	return i;
+}
+
+/* Does the record open with a word of evaluation ("Testing at - 6400/...",
+ * "Epoch(val) [1][30045]", "Validation: ...")? */
+static int eval_opening(const char *s, size_t n)
+{
+	static const char *const words[] = {"test",       "testing",    "eval", "evaluating", "evaluation",
+	                                    "validating", "validation", "val",  "valid",      NULL};
+	size_t i = 0;
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	size_t st = i;
+	while (i < n && isalpha((unsigned char)s[i]))
+		i++;
+	for (int k = 0; words[k]; k++)
+		if (strlen(words[k]) == i - st && !strncasecmp(s + st, words[k], i - st))
+			return 1;
+	return rm_log_has_word(s, n, "(val)") || rm_log_has_word(s, n, "(eval)") || rm_log_has_word(s, n, "(test)");
+}
+
+/* A line holding one object after its prefix: JSON, or a Python dict. */
+static enum line_kind log_object(struct log_line *ll, char *line, size_t len, char *brace, char *why, size_t whylen)
+{
+	size_t plen = (size_t)(brace - line), olen = len - plen;
+	ll->eval = rm_log_has_word(line, plen, "valid") || rm_log_has_word(line, plen, "[eval");
+	ll->summary = rm_log_has_word(line, plen, "[train]");
+	struct rm_err perr;
+	char saved = line[len];
+	line[len] = 0; /* the JSON reader wants the object NUL-terminated */
+	int bad = rm_jsonrow_parse(&ll->row, brace, olen, &perr);
+	if (bad) {
+		size_t jl = rm_log_python_json(ll, brace, olen);
+		bad = !jl || rm_jsonrow_parse(&ll->row, ll->py, jl, &perr);
+	}
+	line[len] = saved;
+	if (!bad)
+		return LINE_RECORD;
+	rm_row_clear(&ll->row);
+	if (!rm_log_record_like(brace, olen)) {
+		snprintf(why, whylen, "an object that is no record (a config dump, a repr)");
+		return LINE_NONE;
+	}
+	snprintf(why, whylen, "the object after the prefix does not parse: %.200s", perr.msg);
+	return LINE_BAD;
+}
+
+/* A progress bar's frame: its record is the text before the bar and the
+ * metrics after its rate; the bar's counter is the batch. Returns the
+ * record's text (in r->bartext), or NULL when the bar holds none. */
+static char *bar_record(struct log_reader *r, const char *line, size_t *len, const struct log_bar *b)
+{
+	size_t need = b->at + b->postlen + 8;
+	if (!b->at && !b->postlen)
+		return NULL;
+	if (need > r->barcap)
+		r->bartext = rm_xrealloc(r->bartext, r->barcap = need * 2);
+	memcpy(r->bartext, line, b->at);
+	*len = b->at;
+	if (b->postlen) {
+		memcpy(r->bartext + *len, " | ", 3);
+		memcpy(r->bartext + *len + 3, b->post, b->postlen);
+		*len += 3 + b->postlen;
+	}
+	r->bartext[*len] = 0;
+	return r->bartext;
+}
+
+/* Is text the last frame's again (a bar redrawn, its counter moved on)? */
+static int redrawn(struct log_reader *r, const char *text, size_t n)
+{
+	int same = r->last_len == n && r->last_frame && !memcmp(r->last_frame, text, n);
+	if (n + 1 > r->last_cap)
+		r->last_frame = rm_xrealloc(r->last_frame, r->last_cap = n + 1);
+	memcpy(r->last_frame, text, n);
+	r->last_len = n;
+	return same;
+}
+
+/* Reads one record's text into ll->row (frame: one of several frames of a
+ * physical line). Returns LINE_RECORD when it has pairs, LINE_NONE when it
+ * is no record, LINE_SKIP for a redraw, LINE_BAD with why set. */
+static enum line_kind log_parse(struct log_reader *r, char *line, size_t len, int frame, char *why, size_t whylen)
+{
+	struct log_line *ll = &r->ll;
+	struct log_bar bar;
+	rm_row_clear(&ll->row);
+	ll->klen = 0;
+	ll->eval = ll->summary = 0;
+	ll->nnum = 0;
+	ll->bar = 0;
+	while (len && isspace((unsigned char)line[len - 1]))
+		len--;
+	if (!len) {
+		snprintf(why, whylen, "blank");
+		return LINE_NONE;
+	}
+	char *brace = memchr(line, '{', len);
+	if (brace && line[len - 1] == '}')
+		return log_object(ll, line, len, brace, why, whylen);
+	int has_bar = memchr(line, '|', len) || memchr(line, '[', len) ? rm_log_bar(line, len, &bar) : 0;
+	/* A bar's metrics restate what a logger records properly; they are the
+	 * records only where no line but a bar's holds a loss. */
+	const struct rm_guess *g = r->guess;
+	if (has_bar && ((g && !g->bar_records) || !(line = bar_record(r, line, &len, &bar)))) {
+		snprintf(why, whylen, "a progress bar's frame");
+		return LINE_NONE;
+	}
+	r->ll.bar = has_bar;
+	if (frame && redrawn(r, line, len))
+		return LINE_SKIP;
+	int64_t tag;
+	size_t i = skip_tags(ll, line, len, &tag);
+	if (eval_opening(line + i, len - i) || rm_log_has_word(line + i, len - i, "valid on '") ||
+	    rm_log_has_word(line + i, len - i, "validation"))
 		ll->eval = 1;
 	int64_t rank = rm_log_open_groups(line + i, len - i);
-	pairs(ll, line + i, len - i);
-	if (rank >= 0 && ll->row.n) {
-		int n = snprintf(ll->rankbuf, sizeof(ll->rankbuf), "%lld", (long long)rank);
-		add_pair(ll, "rank", 4, ll->rankbuf, (size_t)n, (double)rank);
+	size_t n = len - i;
+	const char *text = rm_log_normalize(ll, line + i, &n);
+	if (!r->table.n || !rm_log_table_row(&r->table, ll, text, n))
+		rm_log_pairs(ll, text, n);
+	if (!ll->row.n && !has_bar && rm_log_table_header(text, n, &r->table)) {
+		snprintf(why, whylen, "a table's header");
+		return LINE_NONE;
 	}
+	if (ll->row.n && rank >= 0)
+		rm_log_add_number(ll, "rank", rank);
+	if (ll->row.n && tag >= 0)
+		rm_log_add_number(ll, RM_GUESS_TAG, tag);
+	if (ll->row.n && has_bar)
+		rm_log_add_number(ll, "batch", bar.count);
 	if (ll->row.n > MAX_RECORD_FIELDS) { /* TrainConfig(... epoch=None ...) */
 		snprintf(why, whylen, "over %d name-value pairs (an argument dump, a repr)", MAX_RECORD_FIELDS);
 		return LINE_NONE;
 	}
 	if (!ll->row.n)
-		snprintf(why, whylen, "no name and number (a banner, a message)");
+		snprintf(why, whylen, has_bar ? "a progress bar's frame" : "no name and number (a banner, a message)");
 	return ll->row.n ? LINE_RECORD : LINE_NONE;
 }
 
@@ -608,6 +341,7 @@ static void log_line_release(struct log_line *ll)
 {
 	rm_row_release(&ll->row);
 	free(ll->py);
+	free(ll->norm);
 	free(ll->target);
 	free(ll->prio);
 }
@@ -634,35 +368,21 @@ static struct rm_field *step_field(struct log_line *ll, struct rm_mapper *m)
 	return best;
 }
 
-struct log_reader {
-	struct log_line ll;
-	struct pattern pattern;
-	int has_pattern;
-	int64_t records; /* loss records so far, for lines without a step */
-	int64_t last_step;
-	char stepbuf[32];
-	/* The line read last, held until the next shows whether indented
-	 * lines continue it (OLMo's "[step=12/2500,epoch=0]" header, then
-	 * "    train/CrossEntropyLoss=3.2" lines): its text with the
-	 * continuations joined as fields, and its line number. */
-	char *held;
-	size_t hlen, hcap;
-	uint64_t held_at;
-	int has_held; /* 1 a line, 2 a line with continuations */
-	char *spare;  /* the line read before: the row points into it */
-	size_t spare_cap;
-};
-
 /* Turns one line into a row for the mapper, or says it is no record. A
  * line without a step (the HF Trainer's dicts) takes the record count
  * times --log-every; an evaluation without one, the last step. */
-static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *line, size_t len, char *why,
+static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *line, size_t len, int frame, char *why,
                               size_t whylen)
 {
-	enum line_kind kind =
-	    r->has_pattern ? pattern_parse(&r->pattern, &r->ll, line, len) : log_parse(&r->ll, line, len, why, whylen);
-	if (kind == LINE_NONE && r->has_pattern)
-		snprintf(why, whylen, "does not match --pattern");
+	enum line_kind kind;
+	if (r->has_pattern) {
+		r->ll.nnum = 0;
+		kind = rm_log_pattern_parse(&r->pattern, &r->ll, line, len) ? LINE_RECORD : LINE_NONE;
+		if (kind == LINE_NONE)
+			snprintf(why, whylen, "does not match --pattern");
+	} else {
+		kind = log_parse(r, line, len, frame, why, whylen);
+	}
 	if (kind != LINE_RECORD)
 		return kind;
 	if (r->ll.summary) {
@@ -688,10 +408,13 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 			r->last_step = (int64_t)v;
 		return LINE_RECORD;
 	}
+	if (HAS_T(set, T_LOSS) && !HAS_T(set, T_EVAL) && m->opts->guess && m->opts->guess->has_step) {
+		snprintf(why, whylen, "a loss without the step the file's records carry (a sample, a summary)");
+		return LINE_NONE;
+	}
 	if (HAS_T(set, T_LOSS))
 		r->last_step = ++r->records * (m->opts->log_every > 0 ? m->opts->log_every : 1);
-	int n = snprintf(r->stepbuf, sizeof(r->stepbuf), "%lld", (long long)r->last_step);
-	add_pair(&r->ll, "step", 4, r->stepbuf, (size_t)n, (double)r->last_step);
+	rm_log_add_number(&r->ll, "step", r->last_step);
 	return LINE_RECORD;
 }
 
@@ -725,18 +448,38 @@ static void open_header(struct log_reader *r)
 			*c = *c == ',' ? '|' : ' ';
 }
 
+/* The next record of the spare's segments; LINE_MORE when more follow. */
+static enum line_kind next_segment(struct log_reader *r, struct rm_mapper *m, uint64_t *lineno, char *why,
+                                   size_t whylen)
+{
+	*lineno = r->segs_at;
+	while (r->next_seg < r->segs.n) {
+		size_t k = r->next_seg++;
+		char *text = r->spare + r->segs.seg[k].at;
+		size_t n = r->segs.seg[k].len;
+		enum line_kind kind = log_row(r, m, text, n, r->segs.seg[k].frame, why, whylen);
+		/* a frame that holds nothing goes unsaid, its line says it once */
+		if (kind == LINE_SKIP || (kind == LINE_NONE && r->next_seg < r->segs.n && r->segs.seg[k].frame))
+			continue;
+		return r->next_seg < r->segs.n ? (enum line_kind)(kind | LINE_MORE) : kind;
+	}
+	return LINE_SKIP;
+}
+
 static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line, size_t len, uint64_t *lineno,
                                      const struct rm_row **row, char *why, size_t whylen)
 {
 	struct log_reader *r = ctx;
 	*row = &r->ll.row;
+	if (r->next_seg < r->segs.n) /* called again for the held line's next record */
+		return next_segment(r, m, lineno, why, whylen);
 	if (line) {
 		len = rm_log_strip_escapes(line, len);
 		if (strspn(line, " \t\r") == len)
 			return LINE_SKIP;
 	}
 	if (r->has_pattern)
-		return line ? log_row(r, m, line, len, why, whylen) : LINE_SKIP;
+		return line ? log_row(r, m, line, len, 0, why, whylen) : LINE_SKIP;
 	if (line && r->has_held && rm_log_continuation(line, len)) {
 		if (r->has_held == 1)
 			open_header(r);
@@ -744,11 +487,11 @@ static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line,
 		hold(r, line, len, 1);
 		return LINE_SKIP;
 	}
-	/* The held line is complete: read it (the row points into its buffer,
-	 * kept as the spare until the next call); the new line is held. */
-	enum line_kind kind = LINE_SKIP;
+	/* The held line is complete: read its records (the row points into its
+	 * buffer, kept as the spare until the next line); the new line is held. */
 	uint64_t now = *lineno;
-	if (r->has_held) {
+	int had = r->has_held;
+	if (had) {
 		char *text = r->held;
 		size_t tlen = r->hlen, cap = r->hcap;
 		r->held = r->spare;
@@ -757,33 +500,128 @@ static enum line_kind log_parse_line(void *ctx, struct rm_mapper *m, char *line,
 		r->spare_cap = cap;
 		r->hlen = 0;
 		r->has_held = 0;
-		*lineno = r->held_at;
-		kind = log_row(r, m, text, tlen, why, whylen);
+		r->segs_at = r->held_at;
+		rm_log_segments(text, tlen, &r->segs);
+		r->next_seg = 0;
 	}
 	if (line) {
 		hold(r, line, len, 0);
 		r->has_held = 1;
 		r->held_at = now;
 	}
-	return kind;
+	return had ? next_segment(r, m, lineno, why, whylen) : LINE_SKIP;
+}
+
+static void log_reader_init(struct log_reader *r)
+{
+	memset(r, 0, sizeof(*r));
+	log_line_init(&r->ll);
+}
+
+static void log_reader_release(struct log_reader *r)
+{
+	log_line_release(&r->ll);
+	free(r->held);
+	free(r->spare);
+	free(r->segs.seg);
+	free(r->bartext);
+	free(r->last_frame);
+}
+
+/* Shows the rows of lines in buf (n bytes, edited) to in; returns the
+ * bytes of whole lines read, stopping after max_rows rows. */
+static size_t scan_text(struct log_reader *r, char *buf, size_t n, struct rm_infer *in, uint64_t max_rows,
+                        uint64_t *rows)
+{
+	char *p = buf, *end = buf + n, why[128];
+	while (p < end && *rows < max_rows) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break; /* a line cut by the buffer's end */
+		size_t len = rm_log_strip_escapes(p, (size_t)(nl - p));
+		rm_log_segments(p, len, &r->segs);
+		for (size_t k = 0; k < r->segs.n; k++) {
+			char *t = p + r->segs.seg[k].at;
+			if (log_parse(r, t, r->segs.seg[k].len, r->segs.seg[k].frame, why, sizeof(why)) ==
+			        LINE_RECORD &&
+			    !r->ll.summary) {
+				rm_infer_row(in, &r->ll.row,
+				             (r->ll.eval ? RM_INFER_EVAL : 0) | (r->ll.bar ? RM_INFER_BAR : 0));
+				++*rows;
+			}
+		}
+		p = nl + 1;
+	}
+	r->segs.n = 0;
+	return (size_t)(p - buf);
+}
+
+#define SCAN_BYTES (16u << 20) /* the head a log's keys are inferred from */
+#define SCAN_ROWS  4000        /* records enough to infer from */
+
+/* What the head of the file says of its keys (infer.c), into g. */
+static int log_infer(const struct rm_import_opts *opts, const char *path, struct rm_guess *g, struct rm_err *err)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return rm_err_set(err, RM_E_INPUT, "cannot read '%s': %s", rm_shown_path(opts, path), strerror(errno));
+	struct rm_infer *in = rm_infer_new(RM_FMT_LOG, opts);
+	struct log_reader r;
+	log_reader_init(&r);
+	size_t cap = 1u << 20, have = 0, total = 0;
+	char *buf = rm_xmalloc(cap + 1);
+	uint64_t rows = 0;
+	for (;;) {
+		size_t got = fread(buf + have, 1, cap - have, fp);
+		have += got;
+		total += got;
+		int eof = got == 0;
+		if (eof && have && buf[have - 1] != '\n')
+			buf[have++] = '\n'; /* the last line, unended */
+		size_t used = scan_text(&r, buf, have, in, SCAN_ROWS, &rows);
+		if (eof || rows >= SCAN_ROWS || total >= SCAN_BYTES)
+			break;
+		if (!used && have == cap) /* a line longer than the buffer */
+			buf = rm_xrealloc(buf, (cap *= 2) + 1);
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	fclose(fp);
+	free(buf);
+	log_reader_release(&r);
+	rm_infer_decide(in, g);
+	rm_infer_free(in);
+	return RM_OK;
 }
 
 static int log_read(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                     struct rm_tail_pos *pos, struct rm_import_report *rep, struct rm_err *err)
 {
 	struct log_reader r;
+	struct rm_guess g = {0};
+	struct rm_import_opts o = *opts;
+	struct pattern pt;
 	char why[128];
-	memset(&r, 0, sizeof(r));
-	if (opts->pattern && rm_log_pattern_compile(opts->pattern, &r.pattern, why, sizeof(why)))
+	if (opts->pattern && rm_log_pattern_compile(opts->pattern, &pt, why, sizeof(why)))
 		return rm_err_set(err, RM_E_USAGE, "--pattern: %s", why);
+	int rc = opts->pattern ? RM_OK : log_infer(opts, path, &g, err);
+	if (rc)
+		return rc;
+	log_reader_init(&r);
+	if (opts->pattern)
+		r.pattern = pt;
 	r.has_pattern = opts->pattern != NULL;
-	log_line_init(&r.ll);
-	int rc = rm_read_lines(st, opts, path, fmt, pos, rep, log_parse_line, &r, err);
+	o.guess = &g;
+	r.guess = &g;
+	if (opts->explain && g.why[0])
+		fprintf(opts->explain, "  inferred from the file: %s\n", rm_tx(g.why));
+	rc = rm_read_lines(st, &o, path, fmt, pos, rep, log_parse_line, &r, err);
 	if (!rc && r.records)
 		rep->r[rep->n - 1].synthetic_steps = 1;
-	log_line_release(&r.ll);
-	free(r.held);
-	free(r.spare);
+	if (!rc && g.why[0] && !rep->r[rep->n - 1].inferred)
+		rep->r[rep->n - 1].inferred = rm_xstrdup(g.why);
+	log_reader_release(&r);
+	rm_guess_release(&g);
 	return rc;
 }
 
@@ -799,33 +637,49 @@ int rm_tail_log(struct rm_store *st, const struct rm_import_opts *opts, const ch
 	return log_read(st, opts, path, fmt, pos, rep, err);
 }
 
-/* A console log: among the first lines of the file's head, one that reads
- * as a record with a step or a loss. */
+/* A console log: the file's head holds a record (a loss, an eval, or a
+ * step with batch composition), by the names runmon knows or by what the
+ * head's rows imply of theirs. */
 int rm_sniff_log(const struct sniff *s)
 {
 	struct log_reader r;
 	struct rm_mapper m;
+	struct rm_guess g = {0};
+	struct rm_import_opts o = *s->opts;
 	int found = 0;
 	if (!s->nhead)
 		return 0;
-	memset(&r, 0, sizeof(r));
-	log_line_init(&r.ll);
-	rm_mapper_init(&m, RM_FMT_LOG, s->opts);
+	if (!o.pattern) {
+		struct rm_infer *in = rm_infer_new(RM_FMT_LOG, s->opts);
+		char *copy = rm_xstrndup((const char *)s->head, s->nhead);
+		uint64_t rows = 0;
+		log_reader_init(&r);
+		scan_text(&r, copy, s->nhead, in, SCAN_ROWS, &rows);
+		log_reader_release(&r);
+		free(copy);
+		rm_infer_decide(in, &g);
+		rm_infer_free(in);
+		o.guess = &g;
+	}
+	log_reader_init(&r);
+	r.guess = o.guess;
+	rm_mapper_init(&m, RM_FMT_LOG, &o);
 	char *copy = rm_xstrndup((const char *)s->head, s->nhead);
-	char *p = copy, *end = copy + s->nhead;
+	char *p = copy, *end = copy + s->nhead, why[128];
 	for (int lines = 0; p < end && lines < 5000 && !found; lines++) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			break; /* a line cut by the head's end */
-		char why[64];
-		*nl = 0;
-		if (log_row(&r, &m, p, (size_t)(nl - p), why, sizeof(why)) == LINE_RECORD) {
-			found = 1; /* a loss, an eval, or a step with batch composition */
-		}
+		size_t len = rm_log_strip_escapes(p, (size_t)(nl - p));
+		rm_log_segments(p, len, &r.segs);
+		for (size_t k = 0; k < r.segs.n && !found; k++)
+			found = log_row(&r, &m, p + r.segs.seg[k].at, r.segs.seg[k].len, r.segs.seg[k].frame, why,
+			                sizeof(why)) == LINE_RECORD;
 		p = nl + 1;
 	}
 	free(copy);
 	rm_mapper_release(&m);
-	log_line_release(&r.ll);
+	log_reader_release(&r);
+	rm_guess_release(&g);
 	return found;
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runmon/parse.h"
+
 /* Character classes of the reader's scans, one table lookup each (the
  * reader looks at every byte of every line several times; the C locale's
  * classes, which <ctype.h> gives through a call and a pointer). */
@@ -66,6 +68,82 @@ int64_t rm_log_open_groups(char *s, size_t n);
  * an "eval_" prefix). */
 #define RM_LOG_MAX_KEY 96
 
+/* ---- a line's pairs (log_pairs.c) ---- */
+
+/* One line's pairs: keys are built in keys[], values parsed. */
+struct log_line {
+	struct rm_row row;
+	char keys[4096];
+	size_t klen;
+	int eval;    /* an evaluation line */
+	int summary; /* an end-of-epoch summary (fairseq's [train]) */
+	int bar;     /* read from a progress bar's frame */
+	char *py;    /* a Python dict converted to JSON */
+	size_t pycap;
+	char *norm; /* the line with its bracketed counters made plain */
+	size_t normcap;
+	char numbuf[4][24]; /* the text of numbers the reader adds (rank, tag, progress) */
+	int nnum;
+	uint8_t *target; /* each field's enum rm_target, and its priority */
+	uint8_t *prio;
+	size_t tcap;
+};
+
+/* Appends a key made of words w[0..nw) to the line's key buffer, lower-
+ * cased, words joined by '_', trailing ':' '.' '=' cut. Returns the key or
+ * NULL. */
+const char *rm_log_make_key(struct log_line *ll, const char *const *w, const size_t *wl, int nw, size_t *klen);
+void rm_log_add_pair(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen, double v);
+void rm_log_add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen);
+/* Adds the pair key = v, its text kept in the line. */
+void rm_log_add_number(struct log_line *ll, const char *key, int64_t v);
+/* Splits s into fields at " | ", "|", ", " and " : " and reads their pairs. */
+void rm_log_pairs(struct log_line *ll, const char *s, size_t n);
+/* s with counters in brackets made plain ("Epoch [1][50/300]" is "Epoch 1
+ * iter 50/300", "[  7 Epoch" is "counter 7 Epoch") and a number's second
+ * reading in parentheses blanked ("loss: 0.52 (0.61)"): ll->norm, or s
+ * itself when nothing changed; *n is updated. */
+const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *n);
+/* Rewrites a Python dict literal as JSON into ll->py: its length, or 0. */
+size_t rm_log_python_json(struct log_line *ll, const char *s, size_t n);
+
+/* ---- what a physical line holds (log_frames.c) ---- */
+
+/* The records of one physical line: its frames (a progress bar redraws
+ * over itself with '\r'), each split where ranks' records were glued. */
+struct log_segs {
+	struct {
+		size_t at, len;
+		int frame; /* one of several frames: a redraw may repeat the last */
+	} * seg;
+	size_t n, cap;
+};
+void rm_log_segments(const char *s, size_t n, struct log_segs *g);
+
+/* A progress bar in a line ("Epoch 3:  45%|####  | 450/1000 [00:30<00:36,
+ * 15.0it/s, loss=2.31]"): the text before it is s[0..at), its counter, and
+ * the metrics after its rate (post, or NULL). */
+struct log_bar {
+	size_t at;
+	int64_t count;
+	const char *post;
+	size_t postlen;
+};
+int rm_log_bar(const char *s, size_t n, struct log_bar *b);
+
+/* ---- tables (log_table.c) ---- */
+
+#define RM_LOG_TABLE_MAX 24
+/* A table's header: the names of its columns. */
+struct log_table {
+	char name[RM_LOG_TABLE_MAX][32];
+	int n; /* 0: none */
+};
+/* Is s a header (3 or more names, no number, no pair)? Fills t. */
+int rm_log_table_header(const char *s, size_t n, struct log_table *t);
+/* Is s a row of t (a number under each name)? Adds its pairs to ll. */
+int rm_log_table_row(const struct log_table *t, struct log_line *ll, const char *s, size_t n);
+
 /* ---- --pattern: "step:{step} loss:{loss}" ---- */
 #define MAX_PATTERN_FIELDS 32
 
@@ -82,5 +160,7 @@ int rm_log_pattern_compile(const char *p, struct pattern *pt, char *why, size_t 
 /* Matches literal l at s[*pos..n), a run of blanks matching any (or none);
  * moves *pos past it and returns 1, or 0. */
 int rm_log_literal_at(const char *l, size_t ll, const char *s, size_t n, size_t *pos);
+/* Reads s into ll->row with the pattern: 1 when it matches, else 0. */
+int rm_log_pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n);
 
 #endif

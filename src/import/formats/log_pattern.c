@@ -1,9 +1,10 @@
 /*
  * log_pattern.c - the console-log reader's --pattern: "step:{step}
- * loss:{loss}" compiled into literals and field names, and a literal
- * matched with blanks read flexibly. log.c matches a line with them.
+ * loss:{loss}" compiled into literals and field names, a literal matched
+ * with blanks read flexibly, and a line matched against the whole.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,4 +82,74 @@ int rm_log_literal_at(const char *l, size_t ll, const char *s, size_t n, size_t 
 	}
 	*pos = p;
 	return 1;
+}
+
+/* What earlier tries of one line found, so that a line is matched in time
+ * linear in its length: field f started in [from, to] ends at to (no
+ * terminator lies between), and the literal after it, tried at to, ends
+ * at lit_end (or fails: lit_ok 0). A try from a later start whose field
+ * starts in that span reuses both instead of scanning to the line's end
+ * again ("L={loss} Z" on a line of "L=L=L=..." was quadratic). */
+struct pattern_memo {
+	size_t from[MAX_PATTERN_FIELDS], to[MAX_PATTERN_FIELDS], lit_end[MAX_PATTERN_FIELDS];
+	int lit_ok[MAX_PATTERN_FIELDS];
+};
+
+static int pattern_at(const struct pattern *pt, struct pattern_memo *memo, struct log_line *ll, const char *s, size_t n,
+                      size_t pos)
+{
+	rm_row_clear(&ll->row);
+	ll->klen = 0;
+	if (!rm_log_literal_at(pt->lit[0], pt->litlen[0], s, n, &pos))
+		return 0;
+	for (int f = 0; f < pt->n; f++) {
+		size_t st = pos;
+		if (memo->from[f] <= st && st <= memo->to[f]) {
+			pos = memo->to[f];
+		} else {
+			const char *next = pt->lit[f + 1];
+			size_t nextlen = pt->litlen[f + 1];
+			char stop = 0;
+			for (size_t i = 0; i < nextlen && !stop; i++) /* the next literal's first non-blank */
+				stop = isspace((unsigned char)next[i]) ? 0 : next[i];
+			while (pos < n && !isspace((unsigned char)s[pos]) && s[pos] != stop)
+				pos++;
+			memo->from[f] = st, memo->to[f] = pos;
+			memo->lit_end[f] = pos;
+			memo->lit_ok[f] = rm_log_literal_at(pt->lit[f + 1], pt->litlen[f + 1], s, n, &memo->lit_end[f]);
+		}
+		if (pos == st || !memo->lit_ok[f])
+			return 0;
+		const char *w[1] = {pt->name[f]};
+		size_t wl[1] = {pt->namelen[f]}, klen;
+		double v;
+		const char *key = rm_log_make_key(ll, w, wl, 1, &klen);
+		if (!key)
+			return 0;
+		if (rm_log_number(s + st, pos - st, &v))
+			rm_log_add_pair(ll, key, klen, s + st, pos - st, v);
+		else
+			rm_log_add_text(ll, key, klen, s + st, pos - st);
+		pos = memo->lit_end[f];
+	}
+	return 1;
+}
+
+int rm_log_pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n)
+{
+	struct pattern_memo memo;
+	for (int f = 0; f < pt->n; f++)
+		memo.from[f] = SIZE_MAX, memo.to[f] = 0;
+	int lead_blank = pt->litlen[0] && isspace((unsigned char)pt->lit[0][0]);
+	for (size_t pos = 0; pos < n; pos++) {
+		if (pt->litlen[0] ? s[pos] != pt->lit[0][0] && !lead_blank : pos && !isspace((unsigned char)s[pos - 1]))
+			continue;
+		/* a start inside a run of blanks matches as the run's first does */
+		if (lead_blank && pos && isspace((unsigned char)s[pos]) && isspace((unsigned char)s[pos - 1]))
+			continue;
+		if (pattern_at(pt, &memo, ll, s, n, pos))
+			return 1;
+	}
+	rm_row_clear(&ll->row);
+	return 0;
 }

@@ -1,0 +1,193 @@
+/*
+ * log_frames.c - what one physical line of a console log holds before its
+ * pairs are read: the frames a progress bar redrew over it with '\r' (each
+ * one a line of its own), the records of several ranks glued together where
+ * their output interleaved without a newline ("...92.05 %[2] Finished ...",
+ * and a dangling "[4] " at the end), and a progress bar's own parts (the
+ * text before it, its counter, the metrics after its rate).
+ */
+#define _GNU_SOURCE /* memmem */
+#include <ctype.h>
+#include <string.h>
+
+#include "log_internal.h"
+#include "runmon/common.h"
+
+/* "[12] " at s[i] (a rank tag as MPI launchers prefix output; "[12]" at
+ * the end): its length, or 0. */
+static size_t rank_tag(const char *s, size_t i, size_t n)
+{
+	if (i >= n || s[i] != '[')
+		return 0;
+	size_t j = i + 1;
+	while (j < n && j - i <= 6 && isdigit((unsigned char)s[j]))
+		j++;
+	if (j == i + 1 || j >= n || s[j] != ']')
+		return 0;
+	j++;
+	if (j == n)
+		return j - i;
+	return s[j] == ' ' ? j + 1 - i : 0;
+}
+
+static void seg_add(struct log_segs *g, size_t at, size_t len, int frame)
+{
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 16;
+		g->seg = rm_xrealloc(g->seg, g->cap * sizeof(*g->seg));
+	}
+	g->seg[g->n].at = at;
+	g->seg[g->n].len = len;
+	g->seg[g->n].frame = frame;
+	g->n++;
+}
+
+/* Splits one frame at the rank tags after its first: a tag with text after
+ * it opens a record, a tag with none is dropped. */
+static void split_ranks(struct log_segs *g, const char *s, size_t at, size_t end, int frame)
+{
+	size_t lead = at;
+	while (lead < end && (s[lead] == ' ' || s[lead] == '\t'))
+		lead++;
+	size_t first = rank_tag(s, lead, end);
+	if (!first) {
+		seg_add(g, at, end - at, frame);
+		return;
+	}
+	size_t st = at;
+	for (const char *p = s + lead + first; p < s + end && (p = memchr(p, '[', (size_t)(s + end - p)));) {
+		size_t i = (size_t)(p - s), t = rank_tag(s, i, end);
+		size_t after = i + t;
+		if (!t || (after < end && !isalpha((unsigned char)s[after]))) {
+			p++;
+			continue;
+		}
+		seg_add(g, st, i - st, frame);
+		st = i;
+		p = s + after;
+	}
+	size_t rest = st;
+	while (rest < end && (s[rest] == ' ' || s[rest] == '\t'))
+		rest++;
+	if (st > at && rank_tag(s, rest, end) == end - rest)
+		return; /* "[4] " and nothing: a prefix of output still to come */
+	seg_add(g, st, end - st, frame);
+}
+
+void rm_log_segments(const char *s, size_t n, struct log_segs *g)
+{
+	g->n = 0;
+	const char *cr = memchr(s, '\r', n);
+	if (!cr) {
+		split_ranks(g, s, 0, n, 0);
+		return;
+	}
+	int frames = 0;
+	for (size_t st = 0; st <= n;) {
+		const char *e = st < n ? memchr(s + st, '\r', n - st) : NULL;
+		size_t end = e ? (size_t)(e - s) : n;
+		if (strspn(s + st, " \t") < end - st) {
+			frames++;
+			split_ranks(g, s, st, end, 1);
+		}
+		st = end + 1;
+	}
+	if (frames < 2) /* a line ended by CR LF, or one frame: no redraws */
+		for (size_t i = 0; i < g->n; i++)
+			g->seg[i].frame = 0;
+}
+
+/* ---- progress bars --------------------------------------------------------- */
+
+/* "00:30<00:36", "00:00<?", "15.0it/s", "?it/s", "1.17s/it", "3.2 it/s":
+ * the bar's own figures, not metrics. */
+static int bar_figure(const char *s, size_t n)
+{
+	while (n && *s == ' ')
+		s++, n--;
+	if (memchr(s, '<', n))
+		return 1;
+	return n >= 4 && (!memcmp(s + n - 4, "it/s", 4) || !memcmp(s + n - 4, "s/it", 4));
+}
+
+/* Reads "n/total" or "n" at s[i]; returns the index after it, or 0. */
+static size_t bar_counter(const char *s, size_t i, size_t n, int64_t *count)
+{
+	size_t d = i;
+	int64_t v = 0;
+	while (d < n && isdigit((unsigned char)s[d]) && v < ((int64_t)1 << 50))
+		v = v * 10 + (s[d++] - '0');
+	if (d == i)
+		return 0;
+	*count = v;
+	if (d < n && s[d] == '/') {
+		size_t t = ++d;
+		while (d < n && (isdigit((unsigned char)s[d]) || s[d] == '?'))
+			d++;
+		if (d == t)
+			return 0;
+	}
+	return d;
+}
+
+/* The metrics after the bar's time and rate: "[00:30<00:36, 15.0it/s,
+ * loss=2.31, v_num=0]" gives "loss=2.31, v_num=0". */
+static void bar_postfix(const char *s, size_t i, size_t n, struct log_bar *b)
+{
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i >= n || s[i] != '[')
+		return;
+	const char *close = memchr(s + i, ']', n - i);
+	size_t end = close ? (size_t)(close - s) : n;
+	for (size_t st = i + 1; st < end;) {
+		const char *c = memchr(s + st, ',', end - st);
+		size_t e = c ? (size_t)(c - s) : end;
+		if (!bar_figure(s + st, e - st)) {
+			b->post = s + st;
+			b->postlen = end - st;
+			return;
+		}
+		st = e + 1;
+	}
+}
+
+int rm_log_bar(const char *s, size_t n, struct log_bar *b)
+{
+	memset(b, 0, sizeof(*b));
+	const char *pct = memmem(s, n, "%|", 2);
+	size_t after;
+	if (pct) {
+		size_t at = (size_t)(pct - s);
+		while (at && (isdigit((unsigned char)s[at - 1]) || s[at - 1] == '.'))
+			at--;
+		if (at == (size_t)(pct - s))
+			return 0;
+		const char *bar_end = memchr(pct + 2, '|', n - (size_t)(pct + 2 - s));
+		if (!bar_end)
+			return 0;
+		size_t i = (size_t)(bar_end - s) + 1;
+		while (i < n && s[i] == ' ')
+			i++;
+		if (!(after = bar_counter(s, i, n, &b->count)))
+			return 0;
+		b->at = at;
+	} else {
+		/* a bar without a total: "450it [00:30, 15.0it/s, loss=2.31]" */
+		const char *it = memmem(s, n, "it [", 4);
+		if (!it || it == s || !isdigit((unsigned char)it[-1]))
+			return 0;
+		size_t d = (size_t)(it - s);
+		while (d && isdigit((unsigned char)s[d - 1]))
+			d--;
+		if (d && s[d - 1] != ' ' && s[d - 1] != ':')
+			return 0;
+		bar_counter(s, d, n, &b->count);
+		after = (size_t)(it - s) + 2;
+		b->at = d;
+	}
+	while (b->at && (s[b->at - 1] == ' ' || s[b->at - 1] == ':'))
+		b->at--;
+	bar_postfix(s, after, n, b);
+	return 1;
+}

@@ -1,0 +1,435 @@
+/*
+ * log_pairs.c - the console-log reader's name/value pairs: a line's text
+ * split into fields at " | ", ", " and " : ", each read as "key=value",
+ * "key:value", "key value" or "key: value" (a key is the words before a
+ * number); bracketed counters and a value's second reading in parentheses
+ * made plain first; a Python dict rewritten as JSON. See log.c.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log_internal.h"
+#include "runmon/parse.h"
+
+#define MAX_KEY_WORDS 4 /* "elapsed time per iteration" */
+#define MAX_KEY       RM_LOG_MAX_KEY
+
+/* Appends a key made of words w[0..nw) to the line's key buffer, lower-
+ * cased, words joined by '_', trailing ':' '.' '=' cut; eval lines prefix
+ * "eval_" to all but the step and epoch. Returns the key or NULL. */
+const char *rm_log_make_key(struct log_line *ll, const char *const *w, const size_t *wl, int nw, size_t *klen)
+{
+	char key[MAX_KEY];
+	size_t k = 0;
+	for (int i = 0; i < nw; i++) {
+		if (k && k < sizeof(key) - 1)
+			key[k++] = '_';
+		for (size_t j = 0; j < wl[i] && k < sizeof(key) - 1; j++) {
+			char c = w[i][j];
+			key[k++] = c >= 'A' && c <= 'Z' ? (char)(c | 0x20) : c;
+		}
+	}
+	while (k && (key[k - 1] == ':' || key[k - 1] == '.' || key[k - 1] == '=' || key[k - 1] == ','))
+		k--;
+	size_t lead = 0;
+	while (lead < k && (key[lead] == '|' || key[lead] == '-' || key[lead] == '*'))
+		lead++;
+	if (lead == k)
+		return NULL;
+	/* Megatron's "validation loss at iteration 1000" names the step of an
+	 * evaluation ("saving checkpoint at iteration 30" is no record). */
+	static const char at_iter[] = "_at_iteration";
+	if (k - lead >= sizeof(at_iter) - 1 && !memcmp(key + k - (sizeof(at_iter) - 1), at_iter, sizeof(at_iter) - 1)) {
+		ll->eval |= k - lead >= 5 && !memcmp(key + lead, "valid", 5);
+		lead = k - (sizeof(at_iter) - 1) + 4;
+	}
+	if (ll->klen + (k - lead) + 1 > sizeof(ll->keys))
+		return NULL;
+	char *out = ll->keys + ll->klen;
+	memcpy(out, key + lead, k - lead);
+	out[k - lead] = 0;
+	ll->klen += k - lead + 1;
+	*klen = k - lead;
+	return out;
+}
+
+void rm_log_add_pair(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen, double v)
+{
+	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
+	f->type = RM_F_NUM;
+	f->have_num = 1;
+	f->num = v;
+	f->raw = raw;
+	f->rlen = (uint32_t)rlen;
+}
+
+void rm_log_add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen)
+{
+	while (rlen >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[rlen - 1] == raw[0])
+		raw++, rlen -= 2;
+	struct rm_field *f = rm_row_add(&ll->row, key, klen, 0);
+	f->type = rlen ? RM_F_CELL : RM_F_NULL;
+	f->raw = raw;
+	f->rlen = (uint32_t)rlen;
+}
+
+/* A token "key=value" or "key:value" (the key starts like a word). */
+static int split_glued(const char *t, size_t n, size_t *at)
+{
+	if (!n || !rm_log_key_start((unsigned char)t[0]))
+		return 0;
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (t[i] == '=') {
+			*at = i;
+			return 1;
+		}
+		if (t[i] == ':' && (isdigit((unsigned char)t[i + 1]) || t[i + 1] == '-' || t[i + 1] == '.')) {
+			*at = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Reads the pairs of one field (text between separators). carry holds a
+ * key left by a field with words and no number (Marian's
+ * "ce-mean-words : 5.21"). */
+static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
+                        int *ncarry, int later)
+{
+	const char *w[MAX_KEY_WORDS];
+	size_t wl[MAX_KEY_WORDS];
+	int nw = 0;
+	const char *lonely = NULL; /* a number with no key before it: "7701.40 words/s" */
+	size_t lonely_len = 0;
+	double lonely_v = 0;
+	size_t i = 0;
+	if (*ncarry) {
+		memcpy(w, carry_w, sizeof(*w) * (size_t)*ncarry);
+		memcpy(wl, carry_l, sizeof(*wl) * (size_t)*ncarry);
+		nw = *ncarry;
+		*ncarry = 0;
+	}
+	for (int first = 1; i < n; first = 0) {
+		while (i < n && rm_log_space((unsigned char)s[i]))
+			i++;
+		size_t st = i;
+		while (i < n && !rm_log_space((unsigned char)s[i]))
+			i++;
+		if (i == st)
+			break;
+		const char *t = s + st;
+		size_t tl = i - st, at;
+		double v;
+		size_t klen;
+		const char *key;
+		int num = rm_log_number(t, tl, &v);
+		if (first && !num)
+			nw = 0; /* the carried key names only a number that opens the field */
+		if (tl == 1 && (*t == '=' || *t == ':') && nw && later)
+			continue; /* "epoch 2, step 30750, training loss = 4.33": the sign between
+			           * key and value, in a field after the first (a line of one such
+			           * field is a setting: "eval_interval = 250", "Num examples = 25,000") */
+		if (split_glued(t, tl, &at)) {
+			const char *val = t + at + 1;
+			size_t vl = tl - at - 1;
+			while (vl && (val[vl - 1] == ',' || val[vl - 1] == ';'))
+				vl--;
+			const char *kw[1] = {t};
+			size_t kl[1] = {at};
+			if ((key = rm_log_make_key(ll, kw, kl, 1, &klen))) {
+				if (rm_log_number(val, vl, &v))
+					rm_log_add_pair(ll, key, klen, val, vl, v);
+				else
+					rm_log_add_text(ll, key, klen, val, vl);
+			}
+			nw = 0, lonely = NULL;
+		} else if (num) {
+			double mean[3];
+			if (nw && (key = rm_log_make_key(ll, w, wl, nw, &klen))) {
+				if (klen == 3 && !memcmp(key, "bsz", 3) && rm_log_triple(t, tl, mean)) {
+					/* OpenNMT-py 3.x's "bsz: 1772/1813/63": a batch's mean
+					 * source tokens, target tokens and sentences */
+					rm_log_add_pair(ll, key, klen, t, tl, mean[2]);
+					rm_log_add_pair(ll, "bsz_tgt_tokens", 14, t, tl, mean[1]);
+				} else {
+					rm_log_add_pair(ll, key, klen, t, tl, v);
+				}
+			} else {
+				lonely = t, lonely_len = tl, lonely_v = v;
+			}
+			nw = 0;
+		} else if (rm_log_key_start((unsigned char)t[0]) && !rm_log_is_level(t, tl)) {
+			size_t ul = tl;
+			while (ul && (t[ul - 1] == '.' || t[ul - 1] == ',' || t[ul - 1] == ';' || t[ul - 1] == ']'))
+				ul--;
+			if (lonely && rm_log_count_unit(t, ul)) { /* "over 52.00 utterances" */
+				const char *kw[1] = {t};
+				size_t kl[1] = {ul};
+				if ((key = rm_log_make_key(ll, kw, kl, 1, &klen)))
+					rm_log_add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
+				lonely = NULL;
+				nw = 0;
+				continue;
+			}
+			if (tl == 4 && !memcmp(t, "over", 4)) { /* the number after it is a count */
+				nw = 0;
+				continue;
+			}
+			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
+				const char *kw[1] = {t};
+				size_t kl[1] = {ul};
+				if ((key = rm_log_make_key(ll, kw, kl, 1, &klen)))
+					rm_log_add_pair(ll, key, klen, lonely, lonely_len, lonely_v);
+				lonely = NULL;
+				continue;
+			}
+			if (nw == MAX_KEY_WORDS) {
+				memmove(w, w + 1, sizeof(*w) * (MAX_KEY_WORDS - 1));
+				memmove(wl, wl + 1, sizeof(*wl) * (MAX_KEY_WORDS - 1));
+				nw--;
+			}
+			w[nw] = t, wl[nw] = tl, nw++;
+			lonely = NULL;
+		} else {
+			nw = 0, lonely = NULL; /* a date, a path, punctuation: no key spans it */
+		}
+	}
+	if (nw && nw <= MAX_KEY_WORDS) {
+		memcpy((void *)carry_w, w, sizeof(*w) * (size_t)nw);
+		memcpy(carry_l, wl, sizeof(*wl) * (size_t)nw);
+		*ncarry = nw;
+	}
+}
+
+/* Splits s into fields at the separators " | ", "|", ", " and " : " and
+ * reads each; a key with no number carries over to the next field. */
+void rm_log_pairs(struct log_line *ll, const char *s, size_t n)
+{
+	const char *carry_w[MAX_KEY_WORDS];
+	size_t carry_l[MAX_KEY_WORDS];
+	int ncarry = 0;
+	size_t st = 0, i = 0;
+	for (;;) {
+		i = rm_log_next_sep(s, i, n);
+		size_t end = i, next;
+		if (i == n) {
+			end = n, next = n;
+		} else if (s[i] == '|') {
+			next = i + 1;
+		} else if (s[i] == ',' && i + 1 < n && s[i + 1] == ' ') {
+			next = i + 2;
+		} else if (s[i] == ':' && i > st && s[i - 1] == ' ' && i + 1 < n && s[i + 1] == ' ') {
+			end = i - 1, next = i + 2;
+		} else {
+			i++;
+			continue;
+		}
+		field_pairs(ll, s + st, end - st, carry_w, carry_l, &ncarry, st > 0);
+		if (i == n)
+			return;
+		st = i = next;
+	}
+}
+
+/* Rewrites a Python dict literal as JSON into ll->py: quotes, True,
+ * False, None, nan, inf, and a scalar's repr (tensor(2.31, device='cuda:0',
+ * grad_fn=<...>), np.float64(0.5)) as its number. Returns its length, or 0
+ * if it holds anything JSON cannot (tuples, sets, other reprs). */
+size_t rm_log_python_json(struct log_line *ll, const char *s, size_t n)
+{
+	if (ll->pycap < 3 * n + 16) /* "inf" becomes "Infinity"; a quote, \" */
+		ll->py = rm_xrealloc(ll->py, ll->pycap = 3 * n + 16);
+	char *o = ll->py;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\'' || c == '"') {
+			char q = c;
+			*o++ = '"';
+			for (i++; i < n && s[i] != q; i++) {
+				if (s[i] == '\\' && i + 1 < n) {
+					if (s[i + 1] == '\'')
+						*o++ = s[++i];
+					else
+						*o++ = s[i], *o++ = s[++i];
+				} else if (s[i] == '"') {
+					*o++ = '\\', *o++ = '"';
+				} else {
+					*o++ = s[i];
+				}
+			}
+			if (i >= n)
+				return 0;
+			*o++ = '"';
+			continue;
+		}
+		static const char *const reprs[] = {"tensor(", "np.float64(", "np.float32(", "np.int64("};
+		for (size_t r = 0; r < sizeof(reprs) / sizeof(reprs[0]); r++) {
+			size_t rl = strlen(reprs[r]);
+			if (n - i > rl && !memcmp(s + i, reprs[r], rl) &&
+			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+				const char *close = memchr(s + i + rl, ')', n - i - rl);
+				if (!close)
+					return 0;
+				for (i += rl; i < n && s[i] != ',' && s + i < close; i++)
+					*o++ = s[i]; /* the value; device=, dtype=, grad_fn= dropped */
+				i = (size_t)(close - s);
+				c = 0;
+				break;
+			}
+		}
+		if (!c)
+			continue;
+		static const struct {
+			const char *py, *json;
+		} words[] = {{"True", "true"}, {"False", "false"},    {"None", "null"},
+		             {"nan", "NaN"},   {"-inf", "-Infinity"}, {"inf", "Infinity"}};
+		int hit = 0;
+		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+			size_t wl = strlen(words[w].py);
+			if (n - i >= wl && !memcmp(s + i, words[w].py, wl) &&
+			    (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+				size_t jl = strlen(words[w].json);
+				memcpy(o, words[w].json, jl);
+				o += jl;
+				i += wl - 1;
+				hit = 1;
+				break;
+			}
+		}
+		if (hit)
+			continue;
+		if (c == '(' || c == ')')
+			return 0;
+		*o++ = c;
+	}
+	*o = 0;
+	return (size_t)(o - ll->py);
+}
+
+void rm_log_add_number(struct log_line *ll, const char *key, int64_t v)
+{
+	if (ll->nnum == (int)(sizeof(ll->numbuf) / sizeof(ll->numbuf[0])))
+		return;
+	char *buf = ll->numbuf[ll->nnum++];
+	int n = snprintf(buf, sizeof(ll->numbuf[0]), "%lld", (long long)v);
+	rm_log_add_pair(ll, key, strlen(key), buf, (size_t)n, (double)v);
+}
+
+/* ---- counters in brackets ------------------------------------------------ */
+
+/* "[ 50/ 300]", "[1]", "[0.0001]" at s[i]: a number, or two with a '/',
+ * blanks anywhere inside. Writes them without blanks to buf (bl bytes) and
+ * sets *end past the ']'; 0 when s[i] opens anything else. */
+static int numeric_group(const char *s, size_t i, size_t n, size_t *end, char *buf, size_t *bl)
+{
+	size_t k = 0;
+	int slash = 0, digits = 0;
+	for (i++; i < n && k < 40; i++) {
+		char c = s[i];
+		if (c == ']') {
+			*end = i + 1;
+			*bl = k;
+			return digits && buf[k - 1] != '/';
+		}
+		if (c == ' ' || c == '\t')
+			continue;
+		if (c == '/' && digits && !slash && buf[k - 1] != '/')
+			slash = 1;
+		else if (isdigit((unsigned char)c))
+			digits = 1;
+		else if (!(c == '.' || ((c == '-' || c == '+') && !k)))
+			return 0;
+		buf[k++] = c;
+	}
+	return 0;
+}
+
+/* Does the text before out[o] end in a number ("0.52 ", "5.26s ")? */
+static int after_number(const char *out, size_t o)
+{
+	while (o && (out[o - 1] == ' ' || out[o - 1] == '\t'))
+		o--;
+	size_t e = o;
+	while (o && !isspace((unsigned char)out[o - 1]) && out[o - 1] != '(' && out[o - 1] != '=' && out[o - 1] != ':')
+		o--;
+	double v;
+	return e > o && rm_log_number(out + o, e - o, &v);
+}
+
+/* "(0.61)", "(65.81%)" at s[i]: sets *end past the ')'. */
+static int paren_number(const char *s, size_t i, size_t n, size_t *end)
+{
+	const char *close = memchr(s + i, ')', n - i < 40 ? n - i : 40);
+	double v;
+	if (!close || close == s + i + 1 || memchr(s + i, ' ', (size_t)(close - s) - i))
+		return 0;
+	*end = (size_t)(close - s) + 1;
+	return rm_log_number(s + i + 1, (size_t)(close - s) - i - 1, &v);
+}
+
+static void put(char *out, size_t *o, const char *s, size_t n)
+{
+	memcpy(out + *o, s, n);
+	*o += n;
+}
+
+const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
+{
+	size_t n = *np, o = 0, i = 0;
+	if (!memchr(s, '[', n) && !memchr(s, '(', n))
+		return s;
+	if (ll->normcap < 2 * n + 64)
+		ll->norm = rm_xrealloc(ll->norm, ll->normcap = 2 * n + 64);
+	char *out = ll->norm;
+	int changed = 0, prev_group = 0;
+	/* "[       7 Epoch:[ 0/25]": a counter opened and never closed */
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	if (i < n && s[i] == '[') {
+		size_t j = i + 1, d;
+		while (j < n && s[j] == ' ')
+			j++;
+		for (d = j; d < n && isdigit((unsigned char)s[d]);)
+			d++;
+		const char *cl = d < n ? memchr(s + d, ']', n - d) : NULL,
+		           *op = d < n ? memchr(s + d, '[', n - d) : NULL;
+		size_t w = d;
+		while (w < n && s[w] == ' ')
+			w++;
+		if (d > j && w > d && w < n && isalpha((unsigned char)s[w]) && (!cl || (op && op < cl))) {
+			put(out, &o, "counter ", 8);
+			put(out, &o, s + j, d - j);
+			i = d, changed = 1;
+		}
+	}
+	while (i < n) {
+		char c = s[i], buf[48];
+		size_t end, bl;
+		if (c == '[' && numeric_group(s, i, n, &end, buf, &bl)) {
+			/* a second group counts within the first ("Epoch [1][50/300]") */
+			put(out, &o, prev_group ? " iter " : " ", prev_group ? 6 : 1);
+			put(out, &o, buf, bl);
+			out[o++] = ' ';
+			i = end, prev_group = 1, changed = 1;
+			continue;
+		}
+		if (c == '(' && paren_number(s, i, n, &end) && after_number(out, o)) {
+			memset(out + o, ' ', end - i); /* the value read again: a mean since the start */
+			o += end - i;
+			i = end, changed = 1;
+			continue;
+		}
+		if (!isspace((unsigned char)c) && c != ':')
+			prev_group = 0;
+		out[o++] = c;
+		i++;
+	}
+	if (!changed)
+		return s;
+	out[o] = 0;
+	*np = o;
+	return out;
+}
