@@ -30,6 +30,7 @@ enum rm_format {
 	RM_FMT_CSV,           /* plain CSV with a step and a loss column */
 	RM_FMT_LOG,           /* a trainer's console log: a record per line after any prefix */
 	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
+	RM_FMT_JSON_ARRAY,    /* a JSON array of record objects (Chainer's LogReport) */
 	RM_FMT_COUNT
 };
 
@@ -64,6 +65,7 @@ struct rm_guess {
 	char *loss;                /* NULL: a known name, or none */
 	char *step;                /* NULL: a known name, or none */
 	char *rank;                /* NULL: none */
+	char *epoch;               /* NULL: a known name, or none; else the counter step counts within */
 	char *also[RM_GUESS_ALSO]; /* the other loss-named series that vary */
 	size_t nalso;
 	int has_step;    /* the loss rows carry a step (known or inferred) */
@@ -109,6 +111,9 @@ struct rm_import_result {
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
 	int ranks;               /* 1 + the highest rank that printed a loss */
 	int64_t first_step, last_step;
+	int file_part;         /* > 0: the file holds several runs, this is its file_part-th */
+	uint64_t first_line;   /* where this run begins in the file (file_part > 1) */
+	int64_t prev_run_step; /* the last step of the run before it */
 	struct rm_restart restart[RM_IMPORT_NOTED];
 	uint64_t bad_line[RM_IMPORT_NOTED];
 	char bad_msg[256]; /* why the first skipped line was bad */
@@ -307,6 +312,19 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
                 struct rm_err *err);
 int rm_sink_finish(struct rm_sink *k, struct rm_err *err);
 void rm_sink_release(struct rm_sink *k);
+
+/* ---- runs appended to one file (runsplit.c) ------------------------------
+ * A new training appended to a log starts its counter over at the start;
+ * a resume goes back only to its last checkpoint. Shown each mapped
+ * record in order, rm_run_split_check says when one begins another run. */
+struct rm_run_split {
+	int64_t first, prev, gap; /* the run's first step, its last, the least rise between two */
+	int64_t rank;             /* the rank followed (-1: rows name none) */
+	uint64_t rows, line;      /* rows followed, and the line of the last */
+	int has;
+};
+void rm_run_split_reset(struct rm_run_split *s);
+int rm_run_split_check(struct rm_run_split *s, const struct rm_record *rec, uint64_t line);
 
 /* ---- inferring keys from a file's head (infer.c) -------------------------
  * A reader shows its rows to an rm_infer (flagged RM_INFER_*), then

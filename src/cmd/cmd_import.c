@@ -15,24 +15,31 @@ static const char about[] =
     "Imports per-step losses and batch composition into the database. Formats are\n"
     "detected from the first line (a console log from its first records):\n"
     "  wandb-history     W&B wandb-history.jsonl rows (\"_step\", nested keys, NaN)\n"
-    "  jsonl, csv        plain rows with a step and a loss column\n"
+    "  jsonl, csv        plain rows with a step and a loss column (padded cells too)\n"
+    "  json-array        a JSON array of record objects (Chainer's LogReport)\n"
     "  sidecar-jsonl     batch sidecar: {\"step\", \"bucket\", \"lens\"|\"n\",\"min_len\",...}\n"
     "  sidecar-csv       the same columns as CSV\n"
     "  hf-trainer-state  Hugging Face trainer_state.json (log_history)\n"
     "  wandb-csv         W&B chart export (Step, \"<run> - <metric>\")\n"
     "  tensorboard-csv   TensorBoard scalar export (Wall time,Step,Value)\n"
     "  log               a trainer's console log: fairseq, Marian, Megatron-LM,\n"
-    "                    nanoGPT, HF Trainer dicts, logfmt / key=value lines;\n"
+    "                    nanoGPT, HF Trainer dicts, logfmt / key=value lines,\n"
+    "                    tables, progress bars, records over several lines;\n"
     "                    other lines (banners, config, tracebacks) are skipped\n"
-    "A later row replaces an earlier one of the same step; restarts of the step\n"
-    "counter are reported. All files are imported in one transaction: on a bad\n"
-    "line nothing is stored (unless --skip-bad).";
+    "A loss or step no known name says is inferred from how the file's fields\n"
+    "behave (said in the report). A later row replaces an earlier one of the same\n"
+    "step; restarts of the step counter are reported, and a training that starts\n"
+    "its counter over in the same file is a run of its own (NAME-2, NAME-3).\n"
+    "All files are imported in one transaction: on a bad line nothing is stored\n"
+    "(unless --skip-bad).";
 
 static const struct rm_opt options[] = {
     {"run", 'r', "NAME", RM_ARG_TEXT, "run to import into",
      "from the file name; ENTITY/PROJECT/ID attaches to a W&B run", NULL, 0},
     {"format", 'f', "FMT", RM_ARG_CHOICE, "force a format (one of the names above, or auto)", NULL,
-     "auto wandb-history jsonl csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv log wandb", 0},
+     "auto wandb-history jsonl json-array csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv log "
+     "wandb",
+     0},
     {"loss-key", 'l', "KEY", RM_ARG_TEXT, "loss key", "loss, train/loss, train_loss, ...", NULL, 0},
     {"step-key", 's', "KEY", RM_ARG_TEXT, "step key", "_step, step, global_step, ...", NULL, 0},
     {"batch-prefix", 'p', "P", RM_ARG_TEXT, "prefix of batch keys in history rows", "batch/", NULL, 0},
@@ -81,6 +88,13 @@ static void print_result(const struct rm_import_result *r)
 	if (r->loss_key)
 		printf(", loss key '%s'", rm_tx(r->loss_key));
 	putchar('\n');
+	if (r->file_part == 1)
+		printf("  the first of the runs this file holds: another training starts over later in it\n");
+	else if (r->file_part > 1)
+		printf("  run %d of the file: from line %llu, where the step counter started over (step %lld after "
+		       "%lld)\n",
+		       r->file_part, (unsigned long long)r->first_line, (long long)r->first_step,
+		       (long long)r->prev_run_step);
 	if (r->inferred)
 		printf("  inferred from the file: %s\n", rm_tx(r->inferred));
 	if (r->composition)

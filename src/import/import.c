@@ -28,6 +28,8 @@ static const struct import_format formats[] = {
     {RM_FMT_SIDECAR_JSONL, "sidecar-jsonl", rm_sniff_sidecar_jsonl, rm_read_jsonl, rm_tail_jsonl,
      "JSON lines of batch statistics and no loss"},
     {RM_FMT_JSONL, "jsonl", rm_sniff_jsonl, rm_read_jsonl, rm_tail_jsonl, "JSON lines"},
+    {RM_FMT_JSON_ARRAY, "json-array", rm_sniff_json_array, rm_read_json_array, NULL,
+     "a JSON array of objects (Chainer's LogReport)"},
     {RM_FMT_TB_CSV, "tensorboard-csv", rm_sniff_tb_csv, rm_read_csv, NULL, "a CSV header Wall time,Step,Value"},
     {RM_FMT_WANDB_CSV, "wandb-csv", rm_sniff_wandb_csv, rm_read_csv, NULL,
      "a CSV header of Step and \"<run> - <metric>\" columns"},

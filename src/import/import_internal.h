@@ -34,6 +34,39 @@ typedef enum line_kind line_parse_fn(void *ctx, struct rm_mapper *m, char *line,
 int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                   struct rm_tail_pos *pos, struct rm_import_report *rep, line_parse_fn *parse, void *ctx,
                   struct rm_err *err);
+/* The runs of one file, written one after the other (runchain.c): rows
+ * go through the pipeline to the current run's sink, and a row whose step
+ * starts the counter over (rm_run_split_check) closes that run and opens
+ * the next, "<name>-2", "<name>-3". Splits only when split is set (a whole
+ * file: a tail goes on with the run it follows). The current result is
+ * rep->r[res]: adding a run may move rep->r. */
+struct run_chain {
+	struct rm_store *st;
+	struct rm_import_opts opts; /* run_name: the current run's */
+	struct rm_import_report *rep;
+	size_t res;
+	char *base; /* the first run's name */
+	int split;
+	struct rm_run_split rs;
+	struct rm_sink k;
+	struct rm_pipeline *p;
+};
+int rm_chain_open(struct run_chain *c, struct rm_store *st, const struct rm_import_opts *opts,
+                  struct rm_import_report *rep, size_t res, int split, struct rm_err *err);
+static inline struct rm_import_result *rm_chain_result(struct run_chain *c)
+{
+	return &c->rep->r[c->res];
+}
+int rm_chain_feed(struct run_chain *c, const struct rm_row *row, uint64_t line, struct rm_err *err);
+/* Finishes the current run (rc: the reading's result so far); returns rc or the finish's. */
+int rm_chain_close(struct run_chain *c, int rc, struct rm_err *err);
+
+/* Infers from path's head the keys no known name says (the loss, the
+ * step: rm_infer_decide) by reading it with parse into g; the reading
+ * itself starts over. Release g with rm_guess_release. */
+int rm_infer_file(const struct rm_import_opts *opts, const char *path, enum rm_format fmt, line_parse_fn *parse,
+                  void *ctx, struct rm_guess *g, struct rm_err *err);
+
 /* Run name for a file: opts->run_name, else derived from the path. */
 char *rm_run_name_for(const struct rm_import_opts *opts, const char *path);
 
@@ -93,6 +126,9 @@ int rm_sniff_wandb_csv(const struct sniff *s);
 int rm_sniff_sidecar_csv(const struct sniff *s);
 int rm_sniff_csv(const struct sniff *s);
 import_read_fn rm_read_jsonl, rm_read_csv;
+/* A JSON array of record objects (Chainer's LogReport), read element by element. */
+int rm_sniff_json_array(const struct sniff *s);
+import_read_fn rm_read_json_array;
 import_tail_fn rm_tail_jsonl, rm_tail_csv;
 /* import_wandbfile.c: W&B's run-<id>.wandb log, whole or live. */
 int rm_sniff_wandb_log(const struct sniff *s);

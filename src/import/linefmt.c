@@ -162,22 +162,16 @@ static void explain_finish(struct explain *x)
 }
 
 static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, struct rm_lines *lr,
-                      struct rm_import_result *res, line_parse_fn *parse, void *ctx, struct rm_err *err)
+                      struct rm_import_report *rep, int split, line_parse_fn *parse, void *ctx, struct rm_err *err)
 {
 	struct explain x = {.fp = opts->explain};
-	struct rm_sink k;
+	struct run_chain c;
 	char *line;
 	size_t len;
-	int rc = rm_sink_open(&k, st, opts, res, err);
-	if (rc) {
-		rm_sink_release(&k);
-		return rc;
-	}
-	struct rm_pipeline *p = rm_pipeline_start(NULL, NULL);
+	int rc = rm_chain_open(&c, st, opts, rep, rep->n - 1, split, err);
 	/* After the last line, parse is called once more with NULL: a record
 	 * spread over several lines is complete only then. */
-	while (!(rc = rm_lines_next(lr, &line, &len, err))) {
-		res->lines += line != NULL;
+	while (!rc && !(rc = rm_lines_next(lr, &line, &len, err))) {
 		if (x.fp && line)
 			explain_keep(&x, line, len, lr->lineno);
 		for (int more = 1; more && !rc;) {
@@ -185,17 +179,17 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 			const struct rm_row *row;
 			uint64_t at = lr->lineno;
 			why[0] = 0;
-			int kind = (int)parse(ctx, &k.map, line, len, &at, &row, why, sizeof(why));
+			int kind = (int)parse(ctx, &c.k.map, line, len, &at, &row, why, sizeof(why));
 			more = kind & LINE_MORE;
 			switch ((enum line_kind)(kind & ~LINE_MORE)) {
-			case LINE_BAD: rc = rm_bad_line(res, opts, at, why, err); break;
+			case LINE_BAD: rc = rm_bad_line(rm_chain_result(&c), opts, at, why, err); break;
 			case LINE_RECORD:
-				rc = rm_pipeline_feed(p, &k, row, at, err);
+				rc = rm_chain_feed(&c, row, at, err);
 				if (x.fp) /* after the mapper has read it: the keys it settled on */
-					explain_record(&x, &k.map, row, at);
+					explain_record(&x, &c.k.map, row, at);
 				break;
 			case LINE_NONE:
-				res->not_records++;
+				rm_chain_result(&c)->not_records++;
 				if (x.fp)
 					explain_none(&x, why, at);
 				break;
@@ -204,16 +198,11 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 		}
 		if (rc || !line)
 			break;
+		rm_chain_result(&c)->lines++; /* the run's, once a line that starts one is in it */
 	}
 	if (x.fp)
 		explain_finish(&x);
-	int wrc = rm_pipeline_finish(p, rc ? NULL : err);
-	if (!rc)
-		rc = wrc;
-	if (!rc)
-		rc = rm_sink_finish(&k, err);
-	rm_sink_release(&k);
-	return rc;
+	return rm_chain_close(&c, rc, err);
 }
 
 int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
@@ -222,7 +211,7 @@ int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const 
 {
 	struct rm_lines lr;
 	char *name = rm_run_name_for(opts, path);
-	struct rm_import_result *res = rm_import_result_add(rep, rm_shown_path(opts, path), name, fmt);
+	rm_import_result_add(rep, rm_shown_path(opts, path), name, fmt);
 	free(name);
 	int rc = rm_lines_open(&lr, path, err);
 	if (!rc && pos) {
@@ -230,9 +219,51 @@ int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const 
 		lr.complete_only = 1;
 	}
 	if (!rc)
-		rc = feed_lines(st, opts, &lr, res, parse, ctx, err);
+		rc = feed_lines(st, opts, &lr, rep, pos == NULL, parse, ctx, err);
 	if (!rc && pos)
 		rm_tail_moved(pos, &lr);
 	rm_lines_close(&lr);
 	return rc;
+}
+
+/* ---- inferring a file's keys ---------------------------------------------- */
+
+/* Rows and bytes of a file's head read to infer its keys: enough for the
+ * records to show how their fields behave, a moment on any file. */
+#define INFER_ROWS  4000
+#define INFER_BYTES (16u << 20)
+
+int rm_infer_file(const struct rm_import_opts *opts, const char *path, enum rm_format fmt, line_parse_fn *parse,
+                  void *ctx, struct rm_guess *g, struct rm_err *err)
+{
+	struct rm_lines lr;
+	struct rm_mapper m;
+	char *line;
+	size_t len;
+	uint64_t rows = 0;
+	int rc = rm_lines_open(&lr, path, err);
+	if (rc)
+		return rc;
+	struct rm_infer *in = rm_infer_new(fmt, opts);
+	rm_mapper_init(&m, fmt, opts);
+	while (rows < INFER_ROWS && lr.offset < INFER_BYTES && !rm_lines_next(&lr, &line, &len, err)) {
+		for (int more = 1; more;) {
+			char why[256];
+			const struct rm_row *row;
+			uint64_t at = lr.lineno;
+			int kind = (int)parse(ctx, &m, line, len, &at, &row, why, sizeof(why));
+			more = kind & LINE_MORE;
+			if ((kind & ~LINE_MORE) == LINE_RECORD) {
+				rm_infer_row(in, row, 0);
+				rows++;
+			}
+		}
+		if (!line)
+			break;
+	}
+	rm_mapper_release(&m);
+	rm_lines_close(&lr);
+	rm_infer_decide(in, g);
+	rm_infer_free(in);
+	return RM_OK; /* what the head could not show, the reading tells */
 }

@@ -35,8 +35,13 @@ struct key_stat {
 	uint64_t bar_rows;  /* of those, rows read from a progress bar's frame */
 	uint64_t ints;      /* integral values in [0, 2^53) */
 	uint64_t rises, falls, same;
-	double last, min, max;
+	double last, min, max, first;
 	int has_last;
+	uint64_t resets; /* falls to the first value or below: another run starting in the file */
+	/* The key that rose in the row where this one first fell, and how
+	 * many of this one's falls it rose at: an epoch this counts within. */
+	int partner;
+	uint64_t partner_rises;
 };
 
 struct rm_infer {
@@ -149,6 +154,9 @@ static int loss_score(const char *k, size_t n)
 		return 75;
 	if (nw == 1 && (!strcmp(w[0], "ppl") || !strcmp(w[0], "perplexity")))
 		return 30;
+	/* "Loss/tok": a loss per unit (GNMT's per-token loss) */
+	if (n > 5 && !strncasecmp(k, "loss/", 5) && !memchr(k + 5, '/', n - 5))
+		return 90;
 	return 0;
 }
 
@@ -219,6 +227,7 @@ static struct key_stat *stat_for(struct rm_infer *in, const char *key, size_t kl
 void rm_infer_row(struct rm_infer *in, const struct rm_row *row, int flags)
 {
 	struct key_stat *seen[64];
+	signed char moved[64]; /* -1 fell, 1 rose, 0 neither */
 	size_t ns = 0;
 	int lossy = 0, known = 0;
 	if (flags & RM_INFER_EVAL)
@@ -241,13 +250,30 @@ void rm_infer_row(struct rm_infer *in, const struct rm_row *row, int flags)
 			s->max = fmax(s->max, v);
 		}
 		s->ints += v >= 0 && v < 9007199254740992.0 && v == floor(v);
+		moved[ns - 1] = s->has_last ? (v > s->last) - (v < s->last) : 0;
 		if (s->has_last)
 			v > s->last ? s->rises++ : v < s->last ? s->falls++ : s->same++;
+		else
+			s->first = v;
+		s->resets += s->has_last && v < s->last && v <= s->first;
 		s->last = v;
 		s->has_last = 1;
 	}
 	if (!ns)
 		return;
+	for (size_t i = 0; i < ns; i++) {
+		if (moved[i] >= 0)
+			continue;
+		for (size_t j = 0; j < ns; j++) {
+			int idx = (int)(seen[j] - in->key);
+			if (moved[j] <= 0 || (seen[i]->falls > 1 && idx != seen[i]->partner))
+				continue;
+			if (seen[i]->falls == 1)
+				seen[i]->partner = idx;
+			seen[i]->partner_rises++;
+			break;
+		}
+	}
 	in->rows++;
 	in->known_loss += known;
 	for (size_t i = 0; i < ns; i++)
@@ -280,6 +306,14 @@ static struct key_stat *pick_loss(struct rm_infer *in)
 	return best;
 }
 
+/* Rises nearly always: a fall now and then (ranks a little out of order),
+ * and up to three starts over (runs appended to the file) besides. */
+static int rises_with_runs(const struct key_stat *s)
+{
+	uint64_t runs = s->resets <= 3 ? s->resets : 0;
+	return s->rises > (s->falls - runs) * 9 && s->rises > runs * 2;
+}
+
 /* A step counter: an integer in nearly every loss row that rises with
  * them (a fall now and then: a counter that restarts each epoch, ranks a
  * little out of order), named like a counter first. The epoch, last. */
@@ -294,7 +328,7 @@ static struct key_stat *pick_step(struct rm_infer *in, const struct key_stat *lo
 		if (s->target != T_NONE && s->target != T_EPOCH)
 			continue; /* the mapper knows it as something else (a rate, a size) */
 		uint64_t moves = s->rises + s->falls + s->same;
-		if (s->ints < s->rows || !varies(s) || s->loss_rows * 10 < need * 8 || s->rises <= s->falls * 9 ||
+		if (s->ints < s->rows || !varies(s) || s->loss_rows * 10 < need * 8 || !rises_with_runs(s) ||
 		    moves == 0)
 			continue;
 		if (!best || s->step_score > best->step_score ||
@@ -302,6 +336,42 @@ static struct key_stat *pick_step(struct rm_infer *in, const struct key_stat *lo
 			best = s;
 	}
 	return best;
+}
+
+/* "E=1 B=50 ... E=2 B=50": a counter that starts over exactly where the
+ * chosen one rises counts within it (batches within an epoch): the finer
+ * axis is the step, the chosen one its epoch. */
+static struct key_stat *counter_within(struct rm_infer *in, const struct key_stat *outer, const struct key_stat *loss)
+{
+	uint64_t need = loss ? loss->rows : in->rows;
+	if (outer->target == T_EPOCH)
+		return NULL; /* the mapper composes a known epoch already */
+	for (int i = 0; i < in->nkeys; i++) {
+		struct key_stat *s = &in->key[i];
+		if (s == outer || s == loss || s->loss_score || !s->step_score || s->target != T_NONE ||
+		    s->ints < s->rows || s->loss_rows * 10 < need * 8)
+			continue;
+		if (s->falls >= 1 && &in->key[s->partner] == outer && s->partner_rises == s->falls &&
+		    s->rises > s->falls && s->rises >= outer->rises)
+			return s;
+	}
+	return NULL;
+}
+
+/* The counter the chosen step counts within: a key no name says, that
+ * rose at every fall of the step and rarely otherwise. */
+static struct key_stat *counter_around(struct rm_infer *in, const struct key_stat *step)
+{
+	if (!step->falls || step->partner_rises != step->falls || step->target == T_EPOCH)
+		return NULL;
+	struct key_stat *p = &in->key[step->partner];
+	for (int i = 0; i < in->nkeys; i++)
+		if (in->key[i].target == T_EPOCH && in->key[i].loss_rows)
+			return NULL; /* a known epoch: the mapper composes with it */
+	if (p == step || p->loss_score || p->target != T_NONE || p->ints < p->rows || p->falls ||
+	    p->rises > step->falls * 2)
+		return NULL;
+	return p;
 }
 
 /* A leading "[N]" tag is a rank when it cycles: it falls back as often as
@@ -362,12 +432,33 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 			if (in->key[i].target == T_LOSS)
 				l = &in->key[i];
 		if ((step = pick_step(in, l, 0)) || (step = pick_step(in, l, 1))) {
+			struct key_stat *within = counter_within(in, step, l), *outer = counter_around(in, step);
+			if (outer) {
+				g->epoch = rm_xstrdup(outer->name);
+				say(g, "epoch '%s': it rises where the step '%s' starts over; ", outer->name,
+				    step->name);
+			} else if (within) {
+				g->epoch = rm_xstrdup(step->name);
+				say(g, "epoch '%s', the counter '%s' starts over at each of its rises; ", step->name,
+				    within->name);
+				step = within;
+			}
 			g->step = rm_xstrdup(step->name);
 			say(g, "step '%s': %s", step->name,
 			    step->target == T_EPOCH ? "the epoch, the only counter that rises with the records"
 			    : step->step_score == 2 ? "named like a counter, an integer that rises with the records"
 			                            : "an integer that rises with the records");
 			say(g, "; ");
+		}
+	}
+	if (!step && !g->epoch) { /* a step by a known name: does it count within an epoch no name says? */
+		for (int i = 0; i < in->nkeys && !step; i++)
+			if (in->key[i].target == T_STEP && in->key[i].loss_rows)
+				step = &in->key[i];
+		struct key_stat *outer = step ? counter_around(in, step) : NULL;
+		if (outer) {
+			g->epoch = rm_xstrdup(outer->name);
+			say(g, "epoch '%s': it rises where the step '%s' starts over; ", outer->name, step->name);
 		}
 	}
 	g->has_step = known_step || step;
@@ -393,6 +484,7 @@ void rm_guess_release(struct rm_guess *g)
 	free(g->loss);
 	free(g->step);
 	free(g->rank);
+	free(g->epoch);
 	for (size_t i = 0; i < g->nalso; i++)
 		free(g->also[i]);
 	memset(g, 0, sizeof(*g));

@@ -323,6 +323,8 @@ static void compose_epoch(struct rm_mapper *m, struct rm_record *rec)
 	int64_t raw = rec->step;
 	if (has && e == floor(e) && e >= 0 && e < 1e12) {
 		int64_t ep = (int64_t)e;
+		if (m->ep_seen && ep < m->ep_last) /* epochs start over: a new training, its own axis */
+			m->ep_seen = 0, m->ep_offset = 0;
 		if (m->ep_seen && ep > m->ep_last && raw <= m->ep_raw_last) {
 			/* one interval on; an epoch of one row (logged at its end)
 			 * spans as many steps as the new row's counter */
@@ -415,6 +417,8 @@ static enum rm_target classify(const struct rm_mapper *m, const char *key, size_
 		return T_LOSS;
 	if (g && g->rank && key_is(key, klen, g->rank))
 		return T_RANK;
+	if (g && g->epoch && key_is(key, klen, g->epoch))
+		return T_EPOCH;
 	for (int t = T_STEP; t <= T_TS; t++) {
 		if ((t == T_STEP && o->step_key) || (t == T_LOSS && o->loss_key))
 			continue;

@@ -9,6 +9,12 @@ no less than 0.8x the speed of its records as JSONL.
   olmo        "[step=N/M,epoch=E]" then five indented name=value lines
   megatron    " iteration N/ M | consumed samples: .. | ... | lm loss: .. |"
   plainloop   "epoch E, step S, training loss = X" (S starting over each epoch)
+  windowmean  torchvision's "Epoch: [E]  [ B/N]  ...  loss: X (M)  time: ..."
+  gan         "[Epoch E/N][Batch B/M] [D loss: X] [G loss: Y]"
+  letters     "E=1 B=50 ppl=37.2", B counting within E (no name says so)
+  block       "=== iteration N ===" then three "name: value" lines
+  labels      two ranks' "R: step N loss X" glued on one line (srun --label)
+  yolo        a tqdm bar's \r frames over a table row per batch, an epoch a line
 
 usage: gen_family_log.py FAMILY LINES LOG JSONL
 """
@@ -67,6 +73,42 @@ def main():
             elif family == "plainloop":
                 log.write("2024-01-01 10:00:00 INFO epoch %d, step %d, training loss = %.4f\n" % (epoch, inner, loss))
                 js.write('{"step": %d, "loss": %.4f, "epoch": %d}\n' % (step, loss, epoch))
+                lines += 1
+            elif family == "windowmean":
+                log.write("Epoch: [%d]  [%5d/%d]  eta: 0:10:00  lr: 0.000100  loss: %.4f (%.4f)  time: 0.5012"
+                          "  data: 0.0101  max mem: 4512\n" % (epoch - 1, inner, per_epoch, loss, loss + 0.1))
+                js.write('{"step": %d, "loss": %.4f, "epoch": %d}\n' % (step, loss, epoch - 1))
+                lines += 1
+            elif family == "gan":
+                log.write("[Epoch %d/100][Batch %d/%d] [D loss: %.4f] [G loss: %.4f]\n"
+                          % (epoch, inner, per_epoch, loss, 2 * loss))
+                js.write('{"step": %d, "loss": %.4f, "epoch": %d}\n' % (step, loss, epoch))
+                lines += 1
+            elif family == "letters":
+                log.write("E=%d B=%d ppl=%.3f lr=0.5\n" % (epoch, inner, math.exp(loss)))
+                js.write('{"step": %d, "loss": %.3f, "epoch": %d}\n' % (step, math.exp(loss), epoch))
+                lines += 1
+            elif family == "block":
+                log.write("=== iteration %d ===\ntrain/loss: %.4f\ntrain/lr: 0.001\ntokens: 4096\n" % (step, loss))
+                js.write('{"step": %d, "loss": %.4f, "batch/tokens": 4096, "lr": 0.001}\n' % (step, loss))
+                lines += 4
+            elif family == "labels":
+                log.write("0: step %d loss %.4f 1: step %d loss %.4f\n" % (step, loss, step, loss + 0.01))
+                for r in range(2):
+                    js.write('{"step": %d, "batch/rank": %d, "loss": %.4f}\n' % (step, r, loss + 0.01 * r))
+                lines += 1
+            elif family == "yolo":
+                ep, c = (step - 1) // 200, (step - 1) % 200 + 1  # 200 batches an epoch, an epoch a line
+                if c == 1:
+                    log.write("\n     Epoch   gpu_mem       box       obj       cls     total    labels  img_size\n")
+                # a value is drawn once per batch here (tqdm also redraws the same
+                # values, which the reader drops): no two batches draw the same
+                loss += step * 1e-7
+                log.write("\r     %d/99     1.2G   %.5f   0.03000         0    %.6f        16       640: %3d%%|#  | %d/200"
+                          " [00:01<00:02,  1.2it/s]" % (ep, loss / 3, loss, c // 2, c))
+                if c == 200:
+                    log.write("\n")
+                js.write('{"step": %d, "loss": %.6f, "epoch": %d}\n' % (step, loss, ep))
                 lines += 1
             else:
                 sys.exit("unknown family " + family)

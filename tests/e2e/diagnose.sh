@@ -197,18 +197,18 @@ r = {x["run"]: x for x in json.load(sys.stdin)}
 assert r["fs-chunked"]["composition"] == "bsz (n), wpb (tokens)", r["fs-chunked"]
 assert r["homog"]["composition"] is not None' || fail "runs --json composition"
 
-# A counter that falls (a restart, a new epoch) starts the differencing
+# A counter that falls (a resume, a new epoch) starts the differencing
 # over; a token counter with no sequence count is not enough, and says so.
 cat >"$tmp/tok.jsonl" <<'EOF'
 {"step": 10, "loss": 2.5, "num_input_tokens_seen": 20480}
 {"step": 20, "loss": 2.4, "num_input_tokens_seen": 40960}
 {"step": 30, "loss": 2.3, "num_input_tokens_seen": 51200}
-{"step": 5, "loss": 2.9, "num_input_tokens_seen": 1000}
-{"step": 15, "loss": 2.2, "num_input_tokens_seen": 11240}
+{"step": 15, "loss": 2.9, "num_input_tokens_seen": 1000}
+{"step": 25, "loss": 2.2, "num_input_tokens_seen": 11240}
 EOF
 "$runmon" --db "$db" import "$tmp/tok.jsonl" >/dev/null
 q="SELECT group_concat(step || ':' || tokens, ' ') FROM (SELECT step, tokens FROM batches WHERE run_id = (SELECT id FROM runs WHERE name = 'tok') ORDER BY step)"
-[ "$(sqlite3 "$db" "$q")" = "15:1024 20:2048 30:1024" ] || fail "counter differencing: $(sqlite3 "$db" "$q")"
+[ "$(sqlite3 "$db" "$q")" = "20:2048 25:1024 30:1024" ] || fail "counter differencing: $(sqlite3 "$db" "$q")"
 rc "$runmon" --db "$db" diagnose tok >/dev/null
 grep -q "not enough to test: 3 batches have a token count but no sequence count or length" "$tmp/out" || fail "tokens only: $(grep VERDICT "$tmp/out")"
 if grep -q "record batch composition" "$tmp/out"; then fail "tokens only: asked to record composition"; fi

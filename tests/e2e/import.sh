@@ -167,5 +167,22 @@ for c in runs "diagnose x"; do
 	"$runmon" --db "$tmp/text.db" $c >/dev/null 2>"$tmp/err"
 	grep -q "'.*text.db' is not an SQLite database; give another --db" "$tmp/err" || fail "$c on a text file: $(cat "$tmp/err")"
 done
+# Files of trainers runmon has no rules for, with no flag: a JSON array
+# (also with --format json-array), runs appended to one log and one CSV.
+q="$data/logs/quirks"
+"$runmon" --db "$tmp/q.db" import "$q/chainer-log.json" >"$tmp/out" 2>&1 || fail "json array: $(cat "$tmp/out")"
+grep -q "json-array -> run 'chainer-log'.*6 steps" "$tmp/out" || fail "json array: $(cat "$tmp/out")"
+"$runmon" --db "$tmp/q2.db" import --format json-array --run ch "$q/chainer-log.json" >/dev/null 2>&1 \
+	|| fail "--format json-array"
+[ "$(sqlite3 "$tmp/q2.db" "SELECT COUNT(*) FROM evals WHERE key LIKE 'validation/%'")" -gt 0 ] \
+	|| fail "json array: validation keys are evals"
+"$runmon" --db "$tmp/q.db" import "$q/appended-runs.log" "$q/appended-runs.csv" >"$tmp/out" 2>&1 \
+	|| fail "appended runs: $(cat "$tmp/out")"
+grep -q "run 'appended-runs-3'" "$tmp/out" && grep -q "run 3 of the file: from line" "$tmp/out" \
+	|| fail "appended runs: $(cat "$tmp/out")"
+[ "$(sqlite3 "$tmp/q.db" "SELECT COUNT(*) FROM runs WHERE name LIKE 'appended-runs%'")" = 3 ] \
+	|| fail "appended runs: the log's and the CSV's runs"
+"$runmon" --db "$tmp/q.db" import --explain "$q/letters.log" >"$tmp/out" 2>&1 || fail "explain: $(cat "$tmp/out")"
+grep -q "inferred from the file: loss 'ppl'.*epoch 'e'" "$tmp/out" || fail "explain inferred: $(cat "$tmp/out")"
 set -e
 echo "e2e import: all checks passed"

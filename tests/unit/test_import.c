@@ -550,9 +550,18 @@ static void plain_csv_and_jsonl(void **state)
 	assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss, ';') FROM steps"),
 	                    "1=3.0;2=2.9;3=2.8");
 
-	/* "it" is no known step name: the error says what was looked for... */
-	assert_int_equal(imp(tu_tmp_path("p2.db"), &o, tu_data("plain_iter.jsonl"), NULL, &rep, &err), RM_E_INPUT);
-	assert_string_equal(strstr(err.msg, "plain_iter.jsonl"), "plain_iter.jsonl:1: no step ('step')");
+	/* "it" is no known step name, but a counter that rises with the loss:
+	 * inferred, and said so... */
+	assert_int_equal(imp(tu_tmp_path("p2.db"), &o, tu_data("plain_iter.jsonl"), NULL, &rep, &err), 0);
+	assert_non_null(rep.r[0].inferred);
+	assert_non_null(strstr(rep.r[0].inferred, "step 'it'"));
+	rm_import_report_release(&rep);
+	/* ...a key that does not rise is no step: the error says what was
+	 * looked for... */
+	static const char flat[] = "{\"it\": 3, \"loss\": 1.0}\n{\"it\": 3, \"loss\": 0.9}\n";
+	const char *fl = tu_write_file("flat.jsonl", flat, sizeof(flat) - 1);
+	assert_int_equal(imp(tu_tmp_path("p3.db"), &o, fl, NULL, &rep, &err), RM_E_INPUT);
+	assert_string_equal(strstr(err.msg, "flat.jsonl"), "flat.jsonl:1: no step ('step')");
 	/* ...and --step-key names it. */
 	o.step_key = "it";
 	assert_int_equal(imp(db, &o, tu_data("plain_iter.jsonl"), NULL, &rep, &err), 0);

@@ -46,6 +46,12 @@ struct log_reader {
 	int has_pattern;
 	int64_t records; /* loss records so far, for lines without a step */
 	int64_t last_step;
+	/* A record over lines: a header holding only its step ("step 10",
+	 * "=== iteration 100 ==="), its fields on the lines below. The
+	 * header's step stands for them until the next; a second loss under
+	 * one header says the file has no such headers (never_pend). */
+	int64_t pend_step;
+	int has_pend, pend_loss, never_pend;
 	/* The line read last, held until the next shows whether indented
 	 * lines continue it (OLMo's "[step=12/2500,epoch=0]" header, then
 	 * "    train/CrossEntropyLoss=3.2" lines): its text with the
@@ -75,6 +81,18 @@ static size_t skip_tags(struct log_line *ll, const char *line, size_t len, int64
 {
 	size_t i = 0;
 	*tag = -1;
+	while (i < len && isspace((unsigned char)line[i]))
+		i++;
+	size_t d = i;
+	while (d < len && d - i < 6 && isdigit((unsigned char)line[d]))
+		d++;
+	if (d > i && d + 1 < len && line[d] == ':' && line[d + 1] == ' ') { /* "3: " (srun --label) */
+		int64_t v = 0;
+		for (size_t k = i; k < d; k++)
+			v = v * 10 + (line[k] - '0');
+		*tag = v;
+		i = d + 2;
+	}
 	while (i < len) {
 		while (i < len && isspace((unsigned char)line[i]))
 			i++;
@@ -82,8 +100,11 @@ static size_t skip_tags(struct log_line *ll, const char *line, size_t len, int64
 		    !(len - i > 6 && !strncmp(line + i, "[rank", 5) &&
 		      isdigit((unsigned char)line[i + 5]))) { /* a rank is read below */
 			const char *close = memchr(line + i, ']', len - i);
+			size_t end;
 			if (!close || memchr(line + i + 1, '[', (size_t)(close - line) - i - 1))
 				break; /* "[  7 Epoch:[ 0/25]": a counter left open */
+			if (rm_log_word_group(line, i, len, &end))
+				break; /* "[Epoch 1/10][Batch 0/300]": fields, not a tag */
 			size_t tl = (size_t)(close - line) - i - 1;
 			if (tl && tl <= 7 && strspn(line + i + 1, "0123456789") == tl && *tag < 0) {
 				int64_t v = 0;
@@ -368,6 +389,24 @@ static struct rm_field *step_field(struct log_line *ll, struct rm_mapper *m)
 	return best;
 }
 
+/* Gives a row without a step the step of the header above it, or drops
+ * the header once a row brings its own step. Returns the new set. */
+static unsigned take_header(struct log_reader *r, struct rm_mapper *m, unsigned set)
+{
+	if (HAS_T(set, T_STEP)) {
+		r->has_pend = 0;
+		return set;
+	}
+	if (!r->has_pend || (!HAS_T(set, T_LOSS) && !HAS_T(set, T_EVAL) && set < (1u << T_BUCKET)))
+		return set;
+	if (HAS_T(set, T_LOSS) && !HAS_T(set, T_EVAL) && r->pend_loss++) {
+		r->has_pend = 0, r->never_pend = 1; /* two losses under one header: no header */
+		return set;
+	}
+	rm_log_add_number(&r->ll, m->opts->step_key ? m->opts->step_key : "step", r->pend_step);
+	return classify_fields(&r->ll, m);
+}
+
 /* Turns one line into a row for the mapper, or says it is no record. A
  * line without a step (the HF Trainer's dicts) takes the record count
  * times --log-every; an evaluation without one, the last step. */
@@ -391,9 +430,21 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 	}
 	unsigned set = drop_words(&r->ll, classify_fields(&r->ll, m));
 	set = mark_eval(&r->ll, set);
+	set = take_header(r, m, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
 	for (int t = T_BUCKET; t <= T_TOK_RATE; t++)
 		useful |= HAS_T(set, t) && t != T_RANK && t != T_MICRO && HAS_T(set, T_STEP);
+	if (!useful && HAS_T(set, T_STEP) && r->ll.row.n <= 3 && !r->never_pend && !r->ll.eval) {
+		struct rm_field *f = step_field(&r->ll, m);
+		double v;
+		if (f && rm_field_num(f, &v) == 1 && v >= 0 && v < 9e15) {
+			r->pend_step = (int64_t)v;
+			r->has_pend = 1;
+			r->pend_loss = 0;
+			snprintf(why, whylen, "a record's header: its step, for the fields on the lines below");
+			return LINE_NONE;
+		}
+	}
 	if (!useful || HAS_T(set, T_SUMMARY)) {
 		snprintf(why, whylen, "%s",
 		         HAS_T(set, T_SUMMARY)
@@ -615,11 +666,13 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 	r.guess = &g;
 	if (opts->explain && g.why[0])
 		fprintf(opts->explain, "  inferred from the file: %s\n", rm_tx(g.why));
+	size_t first = rep->n; /* the file's runs: one, or those appended to it */
 	rc = rm_read_lines(st, &o, path, fmt, pos, rep, log_parse_line, &r, err);
-	if (!rc && r.records)
-		rep->r[rep->n - 1].synthetic_steps = 1;
-	if (!rc && g.why[0] && !rep->r[rep->n - 1].inferred)
-		rep->r[rep->n - 1].inferred = rm_xstrdup(g.why);
+	for (size_t i = first; !rc && i < rep->n; i++) {
+		rep->r[i].synthetic_steps |= r.records != 0;
+		if (g.why[0] && !rep->r[i].inferred)
+			rep->r[i].inferred = rm_xstrdup(g.why);
+	}
 	log_reader_release(&r);
 	rm_guess_release(&g);
 	return rc;

@@ -30,6 +30,49 @@ static size_t rank_tag(const char *s, size_t i, size_t n)
 	return s[j] == ' ' ? j + 1 - i : 0;
 }
 
+static void seg_add(struct log_segs *g, size_t at, size_t len, int frame);
+
+/* "12: " at s[i] (srun --label, and launchers like it): its length, or 0. */
+static size_t label_tag(const char *s, size_t i, size_t n)
+{
+	size_t j = i;
+	while (j < n && j - i < 6 && isdigit((unsigned char)s[j]))
+		j++;
+	return j > i && j + 1 < n && s[j] == ':' && s[j + 1] == ' ' ? j + 2 - i : 0;
+}
+
+/* The word at s[i] (letters, digits, '_'): its length. */
+static size_t word_at(const char *s, size_t i, size_t n)
+{
+	size_t j = i;
+	while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_'))
+		j++;
+	return j - i;
+}
+
+/* Splits a frame that opens with "N: " at each " M: " that opens the same
+ * record again ("0: step 10 loss 2.5 1: step 10 loss 2.6"): the same
+ * first word after the label, so that "epoch 1: loss" is never split. */
+static int split_labels(struct log_segs *g, const char *s, size_t at, size_t lead, size_t end, int frame)
+{
+	size_t first = label_tag(s, lead, end), w0 = lead + first, wl = word_at(s, w0, end);
+	if (!first || !wl || !isalpha((unsigned char)s[w0]))
+		return 0;
+	size_t st = at;
+	for (size_t i = w0 + wl; i + 1 < end; i++) {
+		if (s[i] != ' ' || !isdigit((unsigned char)s[i + 1]))
+			continue;
+		size_t t = label_tag(s, i + 1, end), w = i + 1 + t;
+		if (t && word_at(s, w, end) == wl && !memcmp(s + w, s + w0, wl)) {
+			seg_add(g, st, i - st, frame);
+			st = i + 1;
+			i = w + wl;
+		}
+	}
+	seg_add(g, st, end - st, frame);
+	return 1;
+}
+
 static void seg_add(struct log_segs *g, size_t at, size_t len, int frame)
 {
 	if (g->n == g->cap) {
@@ -51,7 +94,8 @@ static void split_ranks(struct log_segs *g, const char *s, size_t at, size_t end
 		lead++;
 	size_t first = rank_tag(s, lead, end);
 	if (!first) {
-		seg_add(g, at, end - at, frame);
+		if (!split_labels(g, s, at, lead, end, frame))
+			seg_add(g, at, end - at, frame);
 		return;
 	}
 	size_t st = at;

@@ -103,6 +103,8 @@ void rm_log_pairs(struct log_line *ll, const char *s, size_t n);
  * iter 50/300", "[  7 Epoch" is "counter 7 Epoch") and a number's second
  * reading in parentheses blanked ("loss: 0.52 (0.61)"): ll->norm, or s
  * itself when nothing changed; *n is updated. */
+/* A bracket of fields at s[i] ("[Epoch 1/10]"): 1 and *end past its ']'. */
+int rm_log_word_group(const char *s, size_t i, size_t n, size_t *end);
 const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *n);
 /* Rewrites a Python dict literal as JSON into ll->py: its length, or 0. */
 size_t rm_log_python_json(struct log_line *ll, const char *s, size_t n);

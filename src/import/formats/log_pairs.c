@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log_internal.h"
 #include "runmon/parse.h"
@@ -96,6 +97,39 @@ static int split_glued(const char *t, size_t n, size_t *at)
 /* Reads the pairs of one field (text between separators). carry holds a
  * key left by a field with words and no number (Marian's
  * "ce-mean-words : 5.21"). */
+/* A unit per time or per step after its number: "samples/sec", "tok/s",
+ * "it/s", "tokens/step" (not "Loss/tok", a key). */
+static int rate_unit(const char *t, size_t n)
+{
+	static const char *const per[] = {"s", "sec", "secs", "second", "seconds", "ms",     "min",
+	                                  "h", "hr",  "step", "iter",   "batch",   "update", NULL};
+	while (n && (t[n - 1] == ',' || t[n - 1] == ';' || t[n - 1] == ')' || t[n - 1] == ']'))
+		n--;
+	const char *slash = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] == '/')
+			slash = t + i;
+	if (!slash || slash == t)
+		return 0;
+	size_t pl = n - (size_t)(slash + 1 - t);
+	for (int i = 0; per[i]; i++)
+		if (pl == strlen(per[i]) && !strncasecmp(slash + 1, per[i], pl))
+			return 1;
+	return 0;
+}
+
+/* The token after position i of s[0..n) (its start and length; 0 at the end). */
+static size_t next_token(const char *s, size_t i, size_t n, const char **t)
+{
+	while (i < n && rm_log_space((unsigned char)s[i]))
+		i++;
+	size_t st = i;
+	while (i < n && !rm_log_space((unsigned char)s[i]))
+		i++;
+	*t = s + st;
+	return i - st;
+}
+
 static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
                         int *ncarry, int later)
 {
@@ -148,6 +182,10 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			nw = 0, lonely = NULL;
 		} else if (num) {
 			double mean[3];
+			const char *u;
+			size_t ul = next_token(s, i, n, &u);
+			if (nw && ul && rate_unit(u, ul))
+				nw = 0; /* "Speed: 76.66 samples/sec": the number is the unit's */
 			if (nw && (key = rm_log_make_key(ll, w, wl, nw, &klen))) {
 				if (klen == 3 && !memcmp(key, "bsz", 3) && rm_log_triple(t, tl, mean)) {
 					/* OpenNMT-py 3.x's "bsz: 1772/1813/63": a batch's mean
@@ -178,7 +216,7 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 				nw = 0;
 				continue;
 			}
-			if (lonely && memchr(t, '/', tl)) { /* a rate after its number */
+			if (lonely && rate_unit(t, ul)) { /* a rate after its number */
 				const char *kw[1] = {t};
 				size_t kl[1] = {ul};
 				if ((key = rm_log_make_key(ll, kw, kl, 1, &klen)))
@@ -376,6 +414,27 @@ static void put(char *out, size_t *o, const char *s, size_t n)
 	*o += n;
 }
 
+/* "[Epoch 1/10]", "[D loss: 0.69]": a bracket of words and numbers
+ * (a letter first, no bracket inside, a blank, a digit) holds fields,
+ * not a tag ("[INFO]", "[train.py:120]"); *end is past its ']'. */
+int rm_log_word_group(const char *s, size_t i, size_t n, size_t *end)
+{
+	if (i + 1 >= n || !isalpha((unsigned char)s[i + 1]))
+		return 0;
+	int digit = 0, gap = 0;
+	for (size_t j = i + 1; j < n; j++) {
+		if (s[j] == ']') {
+			*end = j + 1;
+			return digit && gap;
+		}
+		if (s[j] == '[')
+			return 0;
+		digit |= isdigit((unsigned char)s[j]) != 0;
+		gap |= s[j] == ' ';
+	}
+	return 0;
+}
+
 const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 {
 	size_t n = *np, o = 0, i = 0;
@@ -409,11 +468,20 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 		char c = s[i], buf[48];
 		size_t end, bl;
 		if (c == '[' && numeric_group(s, i, n, &end, buf, &bl)) {
-			/* a second group counts within the first ("Epoch [1][50/300]") */
-			put(out, &o, prev_group ? " iter " : " ", prev_group ? 6 : 1);
+			/* a second group counts within the first ("Epoch [1][50/300]",
+			 * "Epoch: 0 [100/2000]") */
+			int within = prev_group || after_number(out, o);
+			put(out, &o, within ? " iter " : " ", within ? 6 : 1);
 			put(out, &o, buf, bl);
 			out[o++] = ' ';
 			i = end, prev_group = 1, changed = 1;
+			continue;
+		}
+		if (c == '[' && rm_log_word_group(s, i, n, &end)) {
+			out[o++] = ' ';
+			put(out, &o, s + i + 1, end - i - 2);
+			out[o++] = ' ';
+			i = end, prev_group = 0, changed = 1;
 			continue;
 		}
 		if (c == '(' && paren_number(s, i, n, &end) && after_number(out, o)) {
