@@ -288,13 +288,21 @@ static int check_contributed(const struct rm_import_result *r, const struct rm_i
 		                  "%s: no good line: %llu bad line%s skipped, the first (line %llu): %s", r->path,
 		                  (unsigned long long)r->skipped, r->skipped > 1 ? "s" : "",
 		                  (unsigned long long)r->bad_line[0], r->bad_msg);
+	/* a log's lines may hold a record no reading found: --pattern spells it */
+	const char *pattern = r->format == RM_FMT_LOG && !opts->pattern
+	                          ? ", or spell a record's line with --pattern 'step {step} ... loss {loss}'"
+	                          : "";
 	if (!sidecar && !opts->loss_key && r->unmapped)
 		return rm_err_set(err, RM_E_INPUT,
 		                  "%s: nothing to import: no row has a loss, eval or batch value (keys read: %s;"
-		                  " name the loss with --loss-key KEY)",
-		                  r->path, r->unmapped);
-	return rm_err_set(err, RM_E_INPUT, "%s: nothing to import: no row has a loss, eval or batch value%s", r->path,
-	                  sidecar || opts->loss_key ? "" : " (name the loss with --loss-key)");
+		                  " name the loss with --loss-key KEY%s)",
+		                  r->path, r->unmapped, pattern);
+	if (!sidecar && !opts->loss_key)
+		return rm_err_set(err, RM_E_INPUT,
+		                  "%s: nothing to import: no row has a loss, eval or batch value (name the loss with"
+		                  " --loss-key KEY%s)",
+		                  r->path, pattern);
+	return rm_err_set(err, RM_E_INPUT, "%s: nothing to import: no row has a loss, eval or batch value", r->path);
 }
 
 /* Logs what each file contributed (skip_empty: files that gave no line

@@ -514,6 +514,7 @@ static void detection(void **state)
 	import_text("banner.log", "Starting training\n==========\nusing fused AdamW: True\n", &o, RM_E_INPUT, &rep,
 	            &err, &db);
 	assert_non_null(strstr(err.msg, "nothing to import"));
+	assert_non_null(strstr(err.msg, "--loss-key KEY, or spell a record's line with --pattern"));
 }
 
 /* Progress bars and tracebacks are no records, even when a frame's

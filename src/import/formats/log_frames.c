@@ -6,7 +6,6 @@
  * and a dangling "[4] " at the end), and a progress bar's own parts (the
  * text before it, its counter, the metrics after its rate).
  */
-#define _GNU_SOURCE /* memmem */
 #include <ctype.h>
 #include <string.h>
 
@@ -196,10 +195,20 @@ static void bar_postfix(const char *s, size_t i, size_t n, struct log_bar *b)
 	}
 }
 
+/* The first c at s[0..n) followed by next (a memchr walk: most lines hold
+ * no c, and this runs on every line with a '|' or a '['). */
+static const char *pair_at(const char *s, size_t n, char c, char next)
+{
+	for (const char *p = s, *end = s + n; (p = memchr(p, c, (size_t)(end - p))); p++)
+		if (p + 1 < end && p[1] == next)
+			return p;
+	return NULL;
+}
+
 int rm_log_bar(const char *s, size_t n, struct log_bar *b)
 {
 	memset(b, 0, sizeof(*b));
-	const char *pct = memmem(s, n, "%|", 2);
+	const char *pct = pair_at(s, n, '%', '|');
 	size_t after;
 	if (pct) {
 		size_t at = (size_t)(pct - s);
@@ -218,7 +227,10 @@ int rm_log_bar(const char *s, size_t n, struct log_bar *b)
 		b->at = at;
 	} else {
 		/* a bar without a total: "450it [00:30, 15.0it/s, loss=2.31]" */
-		const char *it = memmem(s, n, "it [", 4);
+		const char *it = NULL;
+		for (const char *br = s; !it && (br = memchr(br, '[', n - (size_t)(br - s))); br++)
+			if (br - s >= 3 && br[-3] == 'i' && br[-2] == 't' && br[-1] == ' ')
+				it = br - 3;
 		if (!it || it == s || !isdigit((unsigned char)it[-1]))
 			return 0;
 		size_t d = (size_t)(it - s);
