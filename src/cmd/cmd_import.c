@@ -58,8 +58,9 @@ static const struct rm_opt options[] = {
      "does not match hold no record (implies --format log)",
      NULL, NULL, 0},
     {"explain", 'X', NULL, RM_ARG_NONE,
-     "write nothing; show how each file is read: the format and why, the first records field by field, the lines that "
-     "hold no record by kind with an example of each",
+     "write nothing; show how each file is read: the format and why, what was inferred, the first records field by "
+     "field, the lines that hold no record by kind with an example of each, the line templates and the training "
+     "record's",
      NULL, NULL, 0},
     {0},
 };

@@ -4,6 +4,7 @@
  * function, fed through the pipeline into one run's sink; and the run name
  * a file gets when none is given.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,10 @@ void rm_tail_moved(struct rm_tail_pos *pos, const struct rm_lines *lr)
 
 /* ---- import --explain ---------------------------------------------------- */
 
-#define EXPLAIN_RECORDS 5 /* records told field by field */
-#define EXPLAIN_KINDS   8 /* kinds of lines that hold no record, each with its first example */
+#define EXPLAIN_RECORDS   5  /* records told field by field */
+#define EXPLAIN_KINDS     8  /* kinds of lines that hold no record, each with its first example */
+#define EXPLAIN_TEMPLATES 32 /* line templates counted (the rest as other) */
+#define EXPLAIN_SHOWN     6  /* templates told, most lines first */
 
 struct explain {
 	FILE *fp;
@@ -100,7 +103,83 @@ struct explain {
 	char *line[2];
 	size_t cap[2];
 	uint64_t lineno[2];
+	int tpl_of[2]; /* each kept line's template, -1 for none */
+	/* Lines grouped by their template: the fixed words and punctuation,
+	 * each number a '#' (Drain's token shapes, He et al., ICWS 2017, in
+	 * their simplest form); the one giving most records is the training
+	 * record's. Templates past the table count as "other". */
+	int ntpl;
+	uint64_t other;
+	struct {
+		char sig[76];
+		uint64_t lines, records, first;
+	} tpl[EXPLAIN_TEMPLATES];
 };
+
+/* A line's template: numbers as '#', blanks as one, colour codes and a
+ * progress bar's redraws ('\r' on) left out, the first 72 bytes. */
+static void template_of(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0, i = 0;
+	while (i < n && (s[i] == '\r' || s[i] == ' ')) /* a bar's line opens with its first frame */
+		i++;
+	while (i < n && o + 4 < cap && s[i] != '\r') {
+		unsigned char c = (unsigned char)s[i];
+		if (c == 0x1b) { /* ESC [ ... letter */
+			i++;
+			while (i < n && !isalpha((unsigned char)s[i]))
+				i++;
+			i++;
+		} else if (isdigit(c)) {
+			while (i < n && (isdigit((unsigned char)s[i]) || s[i] == '.' || s[i] == ',' ||
+			                 ((s[i] == 'e' || s[i] == 'E') && i + 1 < n &&
+			                  (isdigit((unsigned char)s[i + 1]) || s[i + 1] == '-' || s[i + 1] == '+'))))
+				i += (s[i] == 'e' || s[i] == 'E') ? 2 : 1;
+			out[o++] = '#';
+		} else if (isspace(c)) {
+			while (i < n && isspace((unsigned char)s[i]))
+				i++;
+			if (o && out[o - 1] != ' ')
+				out[o++] = ' ';
+		} else {
+			out[o++] = (char)c;
+			i++;
+		}
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = 0;
+}
+
+static int explain_template(struct explain *x, const char *line, size_t len, uint64_t lineno)
+{
+	char sig[sizeof(x->tpl[0].sig)];
+	template_of(line, len, sig, sizeof(sig));
+	if (!sig[0])
+		return -1;
+	int i = 0;
+	while (i < x->ntpl && strcmp(x->tpl[i].sig, sig))
+		i++;
+	if (i == x->ntpl && i == EXPLAIN_TEMPLATES) {
+		/* full: a template seen once and giving nothing (a banner) makes room */
+		for (i = 0; i < x->ntpl && (x->tpl[i].lines > 1 || x->tpl[i].records); i++)
+			;
+		if (i == x->ntpl || (x->lineno[0] && x->tpl_of[0] == i) || (x->lineno[1] && x->tpl_of[1] == i)) {
+			x->other++;
+			return -1;
+		}
+		x->other += x->tpl[i].lines;
+		x->tpl[i].lines = 0;
+		memcpy(x->tpl[i].sig, sig, sizeof(sig));
+		x->tpl[i].first = lineno;
+	} else if (i == x->ntpl) {
+		x->ntpl++;
+		memcpy(x->tpl[i].sig, sig, sizeof(sig));
+		x->tpl[i].first = lineno;
+	}
+	x->tpl[i].lines++;
+	return i;
+}
 
 static void explain_keep(struct explain *x, const char *line, size_t len, uint64_t lineno)
 {
@@ -110,10 +189,14 @@ static void explain_keep(struct explain *x, const char *line, size_t len, uint64
 	memcpy(x->line[i], line, len);
 	x->line[i][len] = 0;
 	x->lineno[i] = lineno;
+	x->tpl_of[i] = explain_template(x, line, len, lineno);
 }
 
 static void explain_record(struct explain *x, struct rm_mapper *m, const struct rm_row *row, uint64_t at)
 {
+	int k = x->lineno[1] == at; /* the record's first line: its template gives a record */
+	if (x->lineno[k] == at && x->tpl_of[k] >= 0)
+		x->tpl[x->tpl_of[k]].records++;
 	if (x->records++ >= EXPLAIN_RECORDS)
 		return;
 	fprintf(x->fp, "  record at line %llu:\n", (unsigned long long)at);
@@ -147,6 +230,35 @@ static void explain_none(struct explain *x, const char *why, uint64_t at)
 	x->kind[i].count++;
 }
 
+/* The templates with most lines, and which one holds the training record. */
+static void explain_templates(struct explain *x)
+{
+	int best = -1, shown[EXPLAIN_SHOWN], nshown = 0;
+	for (int i = 0; i < x->ntpl; i++)
+		if (x->tpl[i].records && (best < 0 || x->tpl[i].records > x->tpl[best].records))
+			best = i;
+	fprintf(x->fp, "  line templates (# a number), most lines first:\n");
+	while (nshown < EXPLAIN_SHOWN) {
+		int top = -1;
+		for (int i = 0; i < x->ntpl; i++) {
+			int seen = 0;
+			for (int j = 0; j < nshown; j++)
+				seen |= shown[j] == i;
+			if (!seen && (top < 0 || x->tpl[i].lines > x->tpl[top].lines))
+				top = i;
+		}
+		if (top < 0)
+			break;
+		shown[nshown++] = top;
+		fprintf(x->fp, "    %8llu lines, %llu records%s: %s\n", (unsigned long long)x->tpl[top].lines,
+		        (unsigned long long)x->tpl[top].records, top == best ? " (the training record)" : "",
+		        rm_tx(x->tpl[top].sig));
+	}
+	if (x->ntpl > nshown || x->other)
+		fprintf(x->fp, "    and %d more templates%s\n", x->ntpl - nshown,
+		        x->other ? " (and lines of others)" : "");
+}
+
 static void explain_finish(struct explain *x)
 {
 	if (!x->records)
@@ -157,6 +269,7 @@ static void explain_finish(struct explain *x)
 		fprintf(x->fp, "  %llu line%s: %s; the first, line %llu: %s\n", (unsigned long long)x->kind[i].count,
 		        x->kind[i].count == 1 ? "" : "s", x->kind[i].why, (unsigned long long)x->kind[i].line,
 		        rm_tx(x->kind[i].example));
+	explain_templates(x);
 	free(x->line[0]);
 	free(x->line[1]);
 }

@@ -184,5 +184,9 @@ grep -q "run 'appended-runs-3'" "$tmp/out" && grep -q "run 3 of the file: from l
 	|| fail "appended runs: the log's and the CSV's runs"
 "$runmon" --db "$tmp/q.db" import --explain "$q/letters.log" >"$tmp/out" 2>&1 || fail "explain: $(cat "$tmp/out")"
 grep -q "inferred from the file: loss 'ppl'.*epoch 'e'" "$tmp/out" || fail "explain inferred: $(cat "$tmp/out")"
+# --explain groups the lines by template and names the training record's
+"$runmon" --db "$tmp/q.db" import --explain "$q/record-block.log" >"$tmp/out" 2>&1 || fail "explain: $(cat "$tmp/out")"
+grep -q "3 lines, 3 records (the training record): train/loss: #$" "$tmp/out" \
+	&& grep -q "3 lines, 0 records: === iteration # ===$" "$tmp/out" || fail "explain templates: $(cat "$tmp/out")"
 set -e
 echo "e2e import: all checks passed"
