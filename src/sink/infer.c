@@ -175,9 +175,11 @@ static int step_score(const char *k, size_t n)
 	char w[MAX_WORDS][24];
 	const char *last;
 	size_t lastlen;
-	int nw = key_words(k, n, w, &last, &lastlen);
-	if (memchr(k, '/', n) && lastlen == n)
-		return 0;
+	int nw = key_words(k, n, w, &last, &lastlen), letters = 0;
+	for (size_t i = 0; i < n; i++)
+		letters |= (k[i] | 0x20) >= 'a' && (k[i] | 0x20) <= 'z';
+	if (!letters || (memchr(k, '/', n) && lastlen == n))
+		return 0; /* "(": punctuation read as a name is no counter */
 	for (int i = 0; i < nw; i++)
 		if (word_in(w[i], not_counter) || strchr(w[i], '/'))
 			return 0;

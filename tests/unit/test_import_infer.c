@@ -61,6 +61,14 @@ static const struct quirk quirks[] = {
      * point per batch, at the counter it was first drawn at */
     {"tqdm-table.log", "log", 1, "0..7:8", "total", "loss 'total'", 0, "0.0,1.0",
      "SELECT COUNT(*) FROM steps WHERE loss > 0.099"},
+    /* timm: "Train: 0 [  50/1251 (  4%)]  Loss: 6.911 (6.92)": the share
+     * done inside the counter's bracket, a mean padded "( 0.1)"; the Test
+     * line is an eval, "Train: E" the epoch the counter starts over in */
+    {"timm-share-done.log", "log", 1, "0..200:5", "loss", "epoch 'train'", 0, "0.0,1.0",
+     "SELECT COUNT(*) FROM steps WHERE loss < 6.8"},
+    /* MMEngine's "Epoch(train) [1][ 50/469]" and "Epoch(val)" lines */
+    {"mmengine-epoch-train.log", "log", 1, "50..150:3", "loss", NULL, 0, "1.0,2.0",
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.1"},
     /* Chainer's LogReport: a JSON array of records over many lines */
     {"chainer-log.json", "json-array", 1, "100..600:6", "main/loss", "loss 'main/loss'", 0, NULL,
      "SELECT COUNT(*) FROM steps WHERE loss > 95.1"},

@@ -374,6 +374,14 @@ static int numeric_group(const char *s, size_t i, size_t n, size_t *end, char *b
 		}
 		if (c == ' ' || c == '\t')
 			continue;
+		if (c == '(' && slash && buf[k - 1] != '/') { /* timm's "[  50/1251 (  4%)]": the share done */
+			const char *close = memchr(s + i, ')', n - i < 16 ? n - i : 16);
+			if (!close || close + 1 >= s + n || close[1] != ']')
+				return 0;
+			*end = (size_t)(close - s) + 2;
+			*bl = k;
+			return 1;
+		}
 		if (c == '/' && digits && !slash && buf[k - 1] != '/')
 			slash = 1;
 		else if (isdigit((unsigned char)c))
@@ -402,10 +410,13 @@ static int paren_number(const char *s, size_t i, size_t n, size_t *end)
 {
 	const char *close = memchr(s + i, ')', n - i < 40 ? n - i : 40);
 	double v;
-	if (!close || close == s + i + 1 || memchr(s + i, ' ', (size_t)(close - s) - i))
+	size_t a = i + 1; /* "( 0.1)": timm pads the mean to align it */
+	while (close && a < (size_t)(close - s) && s[a] == ' ')
+		a++;
+	if (!close || close == s + a || memchr(s + a, ' ', (size_t)(close - s) - a))
 		return 0;
 	*end = (size_t)(close - s) + 1;
-	return rm_log_number(s + i + 1, (size_t)(close - s) - i - 1, &v);
+	return rm_log_number(s + a, (size_t)(close - s) - a, &v);
 }
 
 static void put(char *out, size_t *o, const char *s, size_t n)
