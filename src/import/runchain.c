@@ -11,7 +11,11 @@
 
 static int open_run(struct run_chain *c, struct rm_err *err)
 {
-	c->opts.run_name = rm_chain_result(c)->run_name;
+	struct rm_import_result *res = rm_chain_result(c);
+	const struct rm_guess *g = c->opts.guess;
+	if (g && g->why[0] && !res->inferred) /* what the file's head implied, said with each run */
+		res->inferred = rm_xstrdup(g->why);
+	c->opts.run_name = res->run_name;
 	rm_run_split_reset(&c->rs);
 	int rc = rm_sink_open(&c->k, c->st, &c->opts, rm_chain_result(c), err);
 	if (rc) {

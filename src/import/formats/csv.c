@@ -332,7 +332,6 @@ static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, co
 	} else if (fmt != RM_FMT_SIDECAR_CSV && fmt != RM_FMT_TB_CSV && (rc = csv_infer(&f, opts, fmt, &g, err)))
 		goto out;
 	o.guess = &g;
-	size_t first = rep->n;
 	for (size_t i = 0; i < nser; i++) {
 		char *name = opts->run_name      ? rm_xstrdup(opts->run_name)
 		             : ser && ser[i].run ? rm_xstrdup(ser[i].run)
@@ -345,9 +344,6 @@ static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, co
 	if (pos && pos->offset > f.lr.next_offset && (rc = rm_lines_seek(&f.lr, pos->offset, pos->lineno, err)))
 		goto out;
 	rc = ser ? csv_export(&f, st, &o, rep, ser, nser, err) : csv_rows(&f, st, &o, pos == NULL, rep, err);
-	for (size_t i = first; !rc && g.why[0] && i < rep->n; i++)
-		if (!rep->r[i].inferred)
-			rep->r[i].inferred = rm_xstrdup(g.why);
 out:
 	if (pos && !rc)
 		rm_tail_moved(pos, &f.lr);

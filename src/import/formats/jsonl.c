@@ -43,12 +43,8 @@ static int jsonl_read(struct rm_store *st, const struct rm_import_opts *opts, co
 	 * and step in words no list holds */
 	int rc = fmt == RM_FMT_SIDECAR_JSONL ? RM_OK : rm_infer_file(opts, path, fmt, jsonl_parse, &row, &g, err);
 	o.guess = &g;
-	size_t first = rep->n;
 	if (!rc)
 		rc = rm_read_lines(st, &o, path, fmt, pos, rep, jsonl_parse, &row, err);
-	for (size_t i = first; !rc && g.why[0] && i < rep->n; i++)
-		if (!rep->r[i].inferred)
-			rep->r[i].inferred = rm_xstrdup(g.why);
 	rm_guess_release(&g);
 	rm_row_release(&row);
 	return rc;
@@ -237,12 +233,8 @@ int rm_read_json_array(struct rm_store *st, const struct rm_import_opts *opts, c
 	int rc = rm_infer_file(opts, path, fmt, array_parse, &a, &g, err);
 	array_reset(&a);
 	o.guess = &g;
-	size_t first = rep->n;
 	if (!rc)
 		rc = rm_read_lines(st, &o, path, fmt, NULL, rep, array_parse, &a, err);
-	for (size_t i = first; !rc && g.why[0] && i < rep->n; i++)
-		if (!rep->r[i].inferred)
-			rep->r[i].inferred = rm_xstrdup(g.why);
 	rm_guess_release(&g);
 	rm_row_release(&a.row);
 	free(a.obj);

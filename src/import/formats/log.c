@@ -668,11 +668,8 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 		fprintf(opts->explain, "  inferred from the file: %s\n", rm_tx(g.why));
 	size_t first = rep->n; /* the file's runs: one, or those appended to it */
 	rc = rm_read_lines(st, &o, path, fmt, pos, rep, log_parse_line, &r, err);
-	for (size_t i = first; !rc && i < rep->n; i++) {
+	for (size_t i = first; !rc && i < rep->n; i++)
 		rep->r[i].synthetic_steps |= r.records != 0;
-		if (g.why[0] && !rep->r[i].inferred)
-			rep->r[i].inferred = rm_xstrdup(g.why);
-	}
 	log_reader_release(&r);
 	rm_guess_release(&g);
 	return rc;
