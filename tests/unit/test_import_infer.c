@@ -69,6 +69,11 @@ static const struct quirk quirks[] = {
     /* MMEngine's "Epoch(train) [1][ 50/469]" and "Epoch(val)" lines */
     {"mmengine-epoch-train.log", "log", 1, "50..150:3", "loss", NULL, 0, "1.0,2.0",
      "SELECT COUNT(*) FROM steps WHERE loss > 2.1"},
+    /* Keras: "Epoch 1/2" on its own line, then the bar's frames "3/5
+     * [=====>....] - ETA: .. - loss: X"; the epoch's last frame, with the
+     * val_ metrics, is its evaluation */
+    {"keras-bars.log", "log", 1, "1..9:8", "loss", NULL, 0, "1.0,2.0",
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.72"},
     /* Chainer's LogReport: a JSON array of records over many lines */
     {"chainer-log.json", "json-array", 1, "100..600:6", "main/loss", "loss 'main/loss'", 0, NULL,
      "SELECT COUNT(*) FROM steps WHERE loss > 95.1"},

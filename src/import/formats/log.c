@@ -52,6 +52,8 @@ struct log_reader {
 	 * one header says the file has no such headers (never_pend). */
 	int64_t pend_step;
 	int has_pend, pend_loss, never_pend;
+	double pend_epoch; /* "Epoch 1/3" on a line of its own (Keras): the epoch of the lines below */
+	int has_pend_epoch;
 	/* The line read last, held until the next shows whether indented
 	 * lines continue it (OLMo's "[step=12/2500,epoch=0]" header, then
 	 * "    train/CrossEntropyLoss=3.2" lines): its text with the
@@ -393,6 +395,10 @@ static struct rm_field *step_field(struct log_line *ll, struct rm_mapper *m)
  * the header once a row brings its own step. Returns the new set. */
 static unsigned take_header(struct log_reader *r, struct rm_mapper *m, unsigned set)
 {
+	if (r->has_pend_epoch && !HAS_T(set, T_EPOCH) && (HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL))) {
+		rm_log_add_number(&r->ll, "epoch", (int64_t)r->pend_epoch);
+		set = classify_fields(&r->ll, m);
+	}
 	if (HAS_T(set, T_STEP)) {
 		r->has_pend = 0;
 		return set;
@@ -434,6 +440,15 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
 	for (int t = T_BUCKET; t <= T_TOK_RATE; t++)
 		useful |= HAS_T(set, t) && t != T_RANK && t != T_MICRO && HAS_T(set, T_STEP);
+	if (!useful && !HAS_T(set, T_STEP) && HAS_T(set, T_EPOCH) && r->ll.row.n == 1 && !r->ll.eval) {
+		double v;
+		if (rm_field_num(&r->ll.row.f[0], &v) == 1 && v >= 0 && v < 1e9) {
+			r->pend_epoch = v;
+			r->has_pend_epoch = 1;
+			snprintf(why, whylen, "an epoch's header: the epoch of the lines below");
+			return LINE_NONE;
+		}
+	}
 	if (!useful && HAS_T(set, T_STEP) && r->ll.row.n <= 3 && !r->never_pend && !r->ll.eval) {
 		struct rm_field *f = step_field(&r->ll, m);
 		double v;

@@ -205,9 +205,32 @@ static const char *pair_at(const char *s, size_t n, char c, char next)
 	return NULL;
 }
 
+/* Keras's bar, "  12/100 [=====>........] - ETA: 1:23 - loss: 2.30": the
+ * counter first, the bar of '=', '>' and '.', the metrics after it. */
+static int keras_bar(const char *s, size_t n, struct log_bar *b)
+{
+	size_t i = 0;
+	while (i < n && s[i] == ' ')
+		i++;
+	size_t after = bar_counter(s, i, n, &b->count);
+	if (!after || after == i || after + 2 >= n || s[after] != ' ' || s[after + 1] != '[')
+		return 0;
+	size_t j = after + 2;
+	while (j < n && (s[j] == '=' || s[j] == '>' || s[j] == '.'))
+		j++;
+	if (j >= n || s[j] != ']' || j == after + 2)
+		return 0;
+	b->at = 0;
+	b->post = s + j + 1;
+	b->postlen = n - j - 1;
+	return 1;
+}
+
 int rm_log_bar(const char *s, size_t n, struct log_bar *b)
 {
 	memset(b, 0, sizeof(*b));
+	if (keras_bar(s, n, b))
+		return 1;
 	const char *pct = pair_at(s, n, '%', '|');
 	size_t after;
 	if (pct) {
