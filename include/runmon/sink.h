@@ -109,6 +109,8 @@ struct rm_import_result {
 	int synthetic_steps;     /* console logs: the lines had no step; records were numbered (x log_every) */
 	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
+	uint64_t other_losses;   /* values of other loss-named series kept (other_losses) */
+	char *other_keys;        /* their keys, "a, b" (the first RM_OTHER_LOSSES); NULL when none */
 	int ranks;               /* 1 + the highest rank that printed a loss */
 	int64_t first_step, last_step;
 	int file_part;         /* > 0: the file holds several runs, this is its file_part-th */
@@ -158,7 +160,8 @@ enum rm_target {
 	T_NONE = T_COUNT
 };
 
-#define MAP_CACHE 4096 /* keys cached per mapper; more are classified each time */
+#define RM_OTHER_LOSSES 8    /* other loss-named fields of a row kept, at most */
+#define MAP_CACHE       4096 /* keys cached per mapper; more are classified each time */
 
 struct rm_map_slot {
 	char *key;
@@ -202,6 +205,10 @@ struct rm_mapper {
 	int64_t *lens;
 	uint8_t *lens_code;
 	size_t lens_cap;
+	/* The last row's other loss-named fields (indices into its fields):
+	 * kept beside the loss diagnosed (other_losses). */
+	uint32_t other[RM_OTHER_LOSSES];
+	int nother;
 };
 
 #define MAX_TEXT_LABELS 4096 /* distinct text bucket labels in one file */
@@ -224,6 +231,10 @@ void rm_mapper_release(struct rm_mapper *m);
 enum rm_target rm_mapper_target(struct rm_mapper *m, const char *key, size_t klen, int *prio);
 /* Fills rec from row. Returns 0, or -1 with a reason in why. */
 int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec, char *why, size_t whylen);
+/* Calls add for each other loss-named field of the row last mapped (row)
+ * that holds a number. */
+void rm_mapper_each_other_loss(struct rm_mapper *m, const struct rm_row *row,
+                               void (*add)(void *arg, const char *key, size_t klen, double value), void *arg);
 /* Calls add for each evaluation metric of row that holds a number. */
 void rm_mapper_each_eval(struct rm_mapper *m, const struct rm_row *row,
                          void (*add)(void *arg, const char *key, size_t klen, double value), void *arg);
@@ -294,6 +305,8 @@ struct rm_sink {
 	 * validation loss = 4.92"): the eval key, and the steps evals took. */
 	char *train_eval;
 	struct rm_step_range ev;
+	char *other_keys[RM_OTHER_LOSSES]; /* keys of other losses seen (res->other_keys) */
+	int nother_keys;
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */
@@ -308,8 +321,8 @@ int rm_sink_open(struct rm_sink *k, struct rm_store *st, const struct rm_import_
 int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
                      struct rm_import_result *res, const struct rm_run_key *key, struct rm_err *err);
 /* Writes the records of one row (runs on the pipeline's writer thread). */
-int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,
-                struct rm_err *err);
+int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev,
+                const struct rm_eval_kv *other, size_t nother, uint64_t line, struct rm_err *err);
 int rm_sink_finish(struct rm_sink *k, struct rm_err *err);
 void rm_sink_release(struct rm_sink *k);
 

@@ -91,6 +91,10 @@ int rm_store_promote_eval(struct rm_store *st, int64_t run_id, const char *key, 
 int rm_store_drop_evals(struct rm_store *st, int64_t run_id, const char *key, int64_t lo, int64_t hi,
                         struct rm_err *err);
 int rm_store_mean_rank_losses(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, struct rm_err *err);
+/* A loss-named series of a training record other than the one diagnosed
+ * (other_losses). */
+int rm_store_put_other_loss(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double loss,
+                            struct rm_err *err);
 int rm_store_put_eval(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double value,
                       struct rm_err *err);
 /* Replaces the run's bucket boundaries: bucket i is (bounds[i], bounds[i+1]]. */
@@ -322,7 +326,7 @@ const char *rm_pg_name(const struct rm_pg *pg);
  * run, so a second copy changes nothing.
  */
 /* The tables copied with each run, in order (rm_copy_table_name). */
-#define RM_COPY_TABLES 12
+#define RM_COPY_TABLES 13
 
 struct rm_copy_counts {
 	size_t runs;

@@ -148,6 +148,10 @@ static void print_result(const struct rm_import_result *r)
 	if (r->rank_losses)
 		printf("  %llu losses of %d ranks, each rank's on its own row: a step's loss is their mean\n",
 		       (unsigned long long)r->rank_losses, r->ranks);
+	if (r->other_losses)
+		printf("  also kept, not diagnosed: %s (%llu values, table other_losses); the diagnosis reads '%s'\n",
+		       rm_tx(r->other_keys), (unsigned long long)r->other_losses,
+		       r->loss_key ? rm_tx(r->loss_key) : "-");
 	if (r->synthetic_steps)
 		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
 	if (r->over_bounds)

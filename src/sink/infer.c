@@ -400,6 +400,19 @@ static void say(struct rm_guess *g, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The loss-named series beside the loss (its components, a GAN's other
+ * loss): kept apart, never diagnosed. A count (whole numbers throughout)
+ * is none. */
+static void pick_also(struct rm_infer *in, const struct key_stat *loss, struct rm_guess *g)
+{
+	for (int i = 0; i < in->nkeys && g->nalso < RM_GUESS_ALSO; i++) {
+		struct key_stat *s = &in->key[i];
+		if (s != loss && s->loss_score >= 60 && s->rows >= 2 && varies(s) && s->target == T_NONE &&
+		    s->ints < s->rows)
+			g->also[g->nalso++] = rm_xstrdup(s->name);
+	}
+}
+
 void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 {
 	const struct rm_import_opts *o = in->map.opts;
@@ -416,14 +429,12 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 		    loss->loss_score >= 95   ? ""
 		    : loss->loss_score >= 75 ? " (a total, a cost, a cross-entropy)"
 		                             : "");
-		for (int i = 0; i < in->nkeys && g->nalso < RM_GUESS_ALSO; i++) {
-			struct key_stat *s = &in->key[i];
-			if (s != loss && s->loss_score >= 60 && s->rows >= 2 && varies(s) && s->target == T_NONE)
-				g->also[g->nalso++] = rm_xstrdup(s->name);
-		}
+		pick_also(in, loss, g);
 		if (g->nalso)
-			say(g, ", the first of %zu loss-named series that vary", g->nalso + 1);
+			say(g, ", the first of %zu loss-named series that vary (the others kept apart)", g->nalso + 1);
 		say(g, "; ");
+	} else {
+		pick_also(in, NULL, g); /* beside a loss of a known name (mmdet's loss_cls beside its loss) */
 	}
 	int known_step = 0;
 	for (int i = 0; i < in->nkeys; i++)

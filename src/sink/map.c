@@ -243,11 +243,16 @@ const char *rm_mapper_role(struct rm_mapper *m, const char *key, size_t klen)
 	    [T_SUMMARY] = "marks a run summary (no step)",
 	    [T_NONE] = "ignored (not a key runmon knows)",
 	};
+	static const char other_loss[] = "another loss (kept apart, in other_losses)";
 	int prio;
 	enum rm_target t = rm_mapper_target(m, key, klen, &prio);
 	const char *locked = t < T_COUNT ? m->locked[t] : NULL;
 	if (locked && (strlen(locked) != klen || memcmp(locked, key, klen)) && t != T_EVAL)
-		return "ignored (another key of the same kind was read first)";
+		return t == T_LOSS ? other_loss : "ignored (another key of the same kind was read first)";
+	const struct rm_guess *g = m->opts->guess;
+	for (size_t i = 0; t == T_NONE && g && i < g->nalso; i++)
+		if (strlen(g->also[i]) == klen && !memcmp(g->also[i], key, klen))
+			return other_loss;
 	return roles[t];
 }
 
@@ -567,22 +572,67 @@ static void train_loss_of_eval_line(struct rm_mapper *m, const struct rm_row *ro
 	}
 }
 
+/* A loss-named field beside the one diagnosed (a GAN's d_loss and g_loss,
+ * a CTC and an attention loss): f is a key the file's head found named
+ * like a loss that varies (infer.c), or NULL for a known loss name. */
+static void note_other_loss(struct rm_mapper *m, const struct rm_field *f, size_t i)
+{
+	if (m->nother == RM_OTHER_LOSSES || i > UINT32_MAX)
+		return;
+	if (f) {
+		const struct rm_guess *g = m->opts->guess;
+		size_t j = 0;
+		while (j < g->nalso && !key_is(f->key, f->klen, g->also[j]))
+			j++;
+		if (j == g->nalso)
+			return;
+	}
+	m->other[m->nother++] = (uint32_t)i;
+}
+
+/* The loss chosen is no other loss. */
+static void drop_chosen_loss(struct rm_mapper *m, const struct rm_row *row, const struct rm_field *chosen)
+{
+	int n = 0;
+	for (int j = 0; j < m->nother; j++)
+		if (&row->f[m->other[j]] != chosen)
+			m->other[n++] = m->other[j];
+	m->nother = n;
+}
+
+void rm_mapper_each_other_loss(struct rm_mapper *m, const struct rm_row *row,
+                               void (*add)(void *arg, const char *key, size_t klen, double value), void *arg)
+{
+	for (int j = 0; j < m->nother; j++) {
+		const struct rm_field *f = &row->f[m->other[j]];
+		double v;
+		if (rm_field_num(f, &v) == 1)
+			add(arg, f->key, f->klen, v);
+	}
+}
+
 int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_record *rec, char *why, size_t whylen)
 {
 	const struct rm_field *pick[T_COUNT] = {0};
 	int best[T_COUNT];
 	int nevals = 0;
 	memset(rec, 0, sizeof(*rec));
+	m->nother = 0;
 	for (size_t i = 0; i < row->n; i++) {
 		const struct rm_field *f = &row->f[i];
 		int prio;
 		enum rm_target t = rm_mapper_target(m, f->key, f->klen, &prio);
-		if (t == T_NONE)
+		if (t == T_NONE) {
+			if (m->opts->guess && m->opts->guess->nalso)
+				note_other_loss(m, f, i);
 			continue;
+		}
 		if (t == T_EVAL) {
 			nevals++;
 			continue;
 		}
+		if (t == T_LOSS)
+			note_other_loss(m, NULL, i); /* all but the one chosen, once chosen */
 		if (m->locked[t]) {
 			if (key_is(f->key, f->klen, m->locked[t]))
 				pick[t] = f;
@@ -596,6 +646,7 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 	for (int t = 0; t < T_COUNT; t++)
 		if (pick[t] && !m->locked[t] && t != T_SUMMARY && pick[t]->type != RM_F_NULL)
 			m->locked[t] = rm_xstrndup(pick[t]->key, pick[t]->klen);
+	drop_chosen_loss(m, row, pick[T_LOSS]);
 	if (pick[T_SUMMARY]) {
 		rec->is_summary = 1;
 		return 0;

@@ -22,6 +22,7 @@ struct item {
 	struct rm_record rec;
 	uint64_t line;
 	uint32_t ev0, nev; /* slice of the chunk's evals */
+	uint32_t nother;   /* other losses, in the chunk's evals after the item's own */
 	size_t lens_at;    /* the batch's lengths in the chunk's bytes */
 };
 
@@ -79,12 +80,14 @@ static void *writer(void *arg)
 				rc = p->barrier(p->barrier_arg, (int64_t)it->line, &err);
 				continue;
 			}
-			for (uint32_t e = 0; e < it->nev; e++) /* keys were stored as offsets */
+			for (uint32_t e = 0; e < it->nev + it->nother; e++) /* keys were stored as offsets */
 				c->ev[it->ev0 + e].key = c->bytes + (uintptr_t)c->ev[it->ev0 + e].key;
 			if (it->rec.b.lens_bytes)
 				it->rec.b.lens = (const uint8_t *)c->bytes + it->lens_at;
-			/* No eval values: c->ev may be NULL, and NULL + 0 is undefined. */
-			rc = rm_sink_put(it->k, &it->rec, it->nev ? c->ev + it->ev0 : NULL, it->nev, it->line, &err);
+			/* No values: c->ev may be NULL, and NULL + 0 is undefined. */
+			const struct rm_eval_kv *ev = it->nev + it->nother ? c->ev + it->ev0 : NULL;
+			rc = rm_sink_put(it->k, &it->rec, ev, it->nev, ev ? ev + it->nev : NULL, it->nother, it->line,
+			                 &err);
 		}
 		pthread_mutex_lock(&p->mu);
 		if (rc && !p->failed) {
@@ -177,6 +180,10 @@ int rm_pipeline_put(struct rm_pipeline *p, struct rm_sink *k, const struct rm_re
 	if (k && rec->is_eval)
 		rm_mapper_each_eval(&k->map, row, add_eval, c);
 	it->nev = (uint32_t)c->nev - it->ev0;
+	/* A rank's line has its own losses: kept per step, the ranks' would collide. */
+	if (k && rec->has_step_row && !rec->has_rank && k->map.nother)
+		rm_mapper_each_other_loss(&k->map, row, add_eval, c);
+	it->nother = (uint32_t)c->nev - it->ev0 - it->nev;
 	if (++c->n == CHUNK_ROWS)
 		return hand_off(p, err);
 	return RM_OK;

@@ -43,6 +43,7 @@ void rm_import_result_release(struct rm_import_result *r)
 	free(r->composition);
 	free(r->unmapped);
 	free(r->inferred);
+	free(r->other_keys);
 }
 
 void rm_import_report_release(struct rm_import_report *rep)
@@ -223,8 +224,32 @@ static int put_rank_loss(struct rm_sink *k, const struct rm_record *rec, struct 
 	return rc;
 }
 
-int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev, uint64_t line,
-                struct rm_err *err)
+/* The other loss-named series of a training record, by key; the report
+ * names the first RM_OTHER_LOSSES keys. */
+static int put_other_losses(struct rm_sink *k, int64_t step, const struct rm_eval_kv *other, size_t n,
+                            struct rm_err *err)
+{
+	struct rm_import_result *res = k->res;
+	for (size_t i = 0; i < n; i++) {
+		int rc = rm_store_put_other_loss(k->st, k->run_id, step, other[i].key, other[i].value, err);
+		if (rc)
+			return rc;
+		res->other_losses++;
+		int j = 0;
+		while (j < k->nother_keys && strcmp(k->other_keys[j], other[i].key))
+			j++;
+		if (j < k->nother_keys || j == RM_OTHER_LOSSES)
+			continue;
+		k->other_keys[k->nother_keys++] = rm_xstrdup(other[i].key);
+		size_t have = res->other_keys ? strlen(res->other_keys) : 0, len = strlen(other[i].key) + 3;
+		res->other_keys = rm_xrealloc(res->other_keys, have + len);
+		snprintf(res->other_keys + have, len, "%s%s", have ? ", " : "", other[i].key);
+	}
+	return RM_OK;
+}
+
+int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev,
+                const struct rm_eval_kv *other, size_t nother, uint64_t line, struct rm_err *err)
 {
 	struct rm_import_result *res = k->res;
 	int rc;
@@ -248,6 +273,8 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 		note_step(k, rec->has_rank ? rec->b.rank : -1, 0, rec->step, line);
 		if ((rc = rm_store_put_step(k->st, k->run_id, &rec->s, err)) ||
 		    (rec->has_rank && (rc = put_rank_loss(k, rec, err))))
+			return rc;
+		if (nother && (rc = put_other_losses(k, rec->step, other, nother, err)))
 			return rc;
 		if (!again && ++res->steps == k->pause_at)
 			test_pause();
@@ -372,6 +399,8 @@ void rm_sink_release(struct rm_sink *k)
 	free(k->tracks);
 	free(k->text_id);
 	free(k->train_eval);
+	for (int i = 0; i < k->nother_keys; i++)
+		free(k->other_keys[i]);
 	rm_mapper_release(&k->map);
 	memset(k, 0, sizeof(*k));
 }

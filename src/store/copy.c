@@ -76,6 +76,7 @@ static const struct table tables[] = {
       {"lens", C_BLOB}}},
     {"evals", {RUN_ID, {"step", C_INT}, {"key", C_TEXT}, {"value", C_DBL}}},
     {"rank_losses", {RUN_ID, {"step", C_INT}, {"rank", C_INT}, {"loss", C_DBL}}},
+    {"other_losses", {RUN_ID, {"step", C_INT}, {"key", C_TEXT}, {"loss", C_DBL}}},
     {"buckets", {RUN_ID, {"bucket", C_INT}, {"lo", C_INT}, {"hi", C_INT}}},
     {"findings",
      {RUN_ID,

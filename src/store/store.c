@@ -41,6 +41,7 @@ static const struct {
     [UP_EVAL] = {"evals", 3, 4, {"run_id", "step", "key", "value"}},
     [UP_FACTOR] = {"length_factors", 2, 4, {"run_id", "lo", "hi", "effect"}},
     [UP_RANK_LOSS] = {"rank_losses", 3, 4, {"run_id", "step", "rank", "loss"}},
+    [UP_OTHER_LOSS] = {"other_losses", 3, 4, {"run_id", "key", "step", "loss"}},
 };
 
 int rm_st_fail(struct rm_store *st, struct rm_err *err, const char *what)

@@ -44,7 +44,7 @@ enum stmt_id { ST_RUN_FIND, ST_RUN_INSERT, ST_COUNT };
 
 /* The upserts of an import (and the length effect's table of up to 2000
  * rows), keyed by their first columns. */
-enum upsert_id { UP_STEP, UP_BATCH, UP_EVAL, UP_FACTOR, UP_RANK_LOSS, UP_COUNT };
+enum upsert_id { UP_STEP, UP_BATCH, UP_EVAL, UP_FACTOR, UP_RANK_LOSS, UP_OTHER_LOSS, UP_COUNT };
 
 struct rm_store {
 	struct rm_db *db;

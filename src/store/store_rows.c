@@ -70,6 +70,19 @@ int rm_store_put_rank_loss(struct rm_store *st, int64_t run_id, int64_t step, in
 	return rm_st_run(st, s, err, "cannot write a rank's loss");
 }
 
+int rm_store_put_other_loss(struct rm_store *st, int64_t run_id, int64_t step, const char *key, double loss,
+                            struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_upsert(st, UP_OTHER_LOSS, err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, key, -1);
+	rm_dbq_int(s, 3, step);
+	rm_st_bind_opt(s, 4, 1, loss);
+	return rm_st_run(st, s, err, "cannot write another loss");
+}
+
 /* A step's loss is the mean of its ranks', as DDP's all-reduce gives it;
  * a rank whose loss was not finite makes the step's NaN (nan_mask bit 0). */
 int rm_store_mean_rank_losses(struct rm_store *st, int64_t run_id, int64_t lo, int64_t hi, struct rm_err *err)

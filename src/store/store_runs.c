@@ -182,9 +182,9 @@ void rm_run_info_release(struct rm_run_info *r)
 
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
-	static const char *const tables[] = {"steps",         "batches",       "evals",
-	                                     "buckets",       "findings",      "bucket_levels",
-	                                     "bucket_labels", "length_levels", "length_factors"};
+	static const char *const tables[] = {"steps",          "batches",       "evals",         "buckets",
+	                                     "findings",       "bucket_levels", "bucket_labels", "length_levels",
+	                                     "length_factors", "rank_losses",   "other_losses"};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ?1", tables[i]);

@@ -55,6 +55,7 @@ rows() {
 	       hex(lens) FROM batches JOIN rn ON rn.id = run_id;
 	SELECT 'evals', run, step, key, quote(value) FROM evals JOIN rn ON rn.id = run_id;
 	SELECT 'rank_losses', run, step, rank, quote(loss) FROM rank_losses JOIN rn ON rn.id = run_id;
+	SELECT 'other_losses', run, key, step, quote(loss) FROM other_losses JOIN rn ON rn.id = run_id;
 	SELECT 'buckets', run, bucket, lo, hi FROM buckets JOIN rn ON rn.id = run_id;
 	SELECT 'findings', run, detector, severity, first_step, last_step, quote(statistic), quote(p_value),
 	       evidence_json FROM findings JOIN rn ON rn.id = run_id;
@@ -86,9 +87,10 @@ $(diff "$tmp/lite.rows" "$tmp/pg.rows" | head -20)"
 both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import: $(cat "$tmp/pg.err")"
 both import --run sc "$data/sidecar.csv" || fail "import csv"
 both import "$data/trainer_state.json" "$data/tensorboard.csv" "$data/wandb_export.csv" || fail "import: $(cat "$tmp/pg.err")"
-for f in "$data"/logs/*.log; do
+for f in "$data"/logs/*.log "$data"/logs/quirks/gan-brackets.log "$data"/logs/quirks/metrics.jsonl; do
 	both import "$f" || fail "import $f: $(cat "$tmp/pg.err")"
 done
+grep -q "also kept, not diagnosed: loss_box_reg, loss_cls" "$tmp/pg.out" || fail "other losses: $(cat "$tmp/pg.out")"
 both import --run lens --buckets 0,64,128,256 "$data/arrow/seqlen" >/dev/null 2>&1 || true
 same_rows import
 

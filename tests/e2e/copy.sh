@@ -20,6 +20,7 @@ b=$tmp/b.db
 "$runmon" --db "$a" demo --steps 2000 >/dev/null # fitted levels, length factors, findings
 "$runmon" --db "$a" import --run imp "$data/wandb-history.jsonl" >/dev/null # NaN, Infinity, evals
 "$runmon" --db "$a" import "$data/logs/icefall.log" >/dev/null # a loss per rank
+"$runmon" --db "$a" import "$data/logs/quirks/gan-brackets.log" >/dev/null # another loss beside the one diagnosed
 "$runmon" --db "$a" diagnose lensy >/dev/null || true
 sqlite3 "$a" "UPDATE runs SET entity = 'acme', project = 'llm', source = 'wandb' WHERE name = 'imp';
 UPDATE runs SET config_json = '{\"note\": \"tab' || char(9) || 'newline' || char(10) || 'back\\slash \\N\"}',
@@ -33,11 +34,12 @@ sqlite3 "$a" "INSERT INTO alerts(finding_id, fingerprint, channel, severity, sen
   (7, 'fp1', 'stdout', 'warn', 1764396000.25, 'sent'), (NULL, 'fp2', 'webhook:ab12', 'critical', 1764396001, 'failed')"
 [ "$(sqlite3 "$a" "SELECT COUNT(*) FROM steps WHERE loss IS NULL AND nan_mask & 1")" -ge 1 ] || fail "no NaN loss in the fixture"
 [ "$(sqlite3 "$a" "SELECT COUNT(*) FROM rank_losses")" = 6 ] || fail "no rank losses in the fixture"
+[ "$(sqlite3 "$a" "SELECT COUNT(*) FROM other_losses")" = 4 ] || fail "no other losses in the fixture"
 [ "$(sqlite3 "$a" "SELECT COUNT(*) FROM steps WHERE loss > 1e308 OR loss < -1e308")" = 2 ] || fail "no infinite losses in the fixture"
 
 "$runmon" copy --from "$a" --to "$pg" --all >"$tmp/out" || fail "copy to PostgreSQL: $(cat "$tmp/out")"
 grep -q "^copied lensy: 3000 steps, 3000 batches, 6 buckets" "$tmp/out" || fail "copy output: $(cat "$tmp/out")"
-grep -q "^6 runs copied to postgresql://runmon@/runmon" "$tmp/out" || fail "copy summary: $(cat "$tmp/out")"
+grep -q "^7 runs copied to postgresql://runmon@/runmon" "$tmp/out" || fail "copy summary: $(cat "$tmp/out")"
 "$runmon" copy --from "$pg" --to "$b" --all >/dev/null || fail "copy from PostgreSQL"
 
 # Every table, row for row: runs by name (ids are each store's own),
@@ -72,8 +74,8 @@ print(sum(len(v) for v in a.values()), "rows in", len(a), "tables")
 PY
 }
 n=$(same "$a" "$b") || fail "SQLite -> PostgreSQL -> SQLite changed rows"
-case $n in [0-9][0-9][0-9][0-9]*" rows in 17 tables") ;; *) fail "compared too little: $n" ;; esac
-grep -q "6 runs copied to .*, with 2 reports and 2 new alerts" "$tmp/out" || fail "history summary: $(tail -1 "$tmp/out")"
+case $n in [0-9][0-9][0-9][0-9]*" rows in 18 tables") ;; *) fail "compared too little: $n" ;; esac
+grep -q "7 runs copied to .*, with 2 reports and 2 new alerts" "$tmp/out" || fail "history summary: $(tail -1 "$tmp/out")"
 
 # Again: nothing changes, on PostgreSQL or back.
 counts="SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM steps), (SELECT COUNT(*) FROM batches), (SELECT COUNT(*) FROM findings), (SELECT max(id) FROM runs), (SELECT COUNT(*) FROM reports), (SELECT COUNT(*) FROM report_runs), (SELECT COUNT(*) FROM alerts)"

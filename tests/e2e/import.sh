@@ -103,7 +103,9 @@ sqlite3 "$gdb" "SELECT 'step', r.name, s.step, s.loss, s.lr, s.epoch FROM steps 
 	SELECT 'batch', r.name, b.step, b.n, b.tokens, round(b.mean_len, 3), b.max_len FROM batches b
 	JOIN runs r ON r.id = b.run_id ORDER BY r.name, b.step;
 	SELECT 'eval', r.name, e.step, e.key, e.value FROM evals e JOIN runs r ON r.id = e.run_id
-	ORDER BY r.name, e.step, e.key;" >>"$tmp/golden.txt"
+	ORDER BY r.name, e.step, e.key;
+	SELECT 'other', r.name, o.step, o.key, o.loss FROM other_losses o JOIN runs r ON r.id = o.run_id
+	ORDER BY r.name, o.step, o.key;" >>"$tmp/golden.txt"
 if [ "${RUNMON_UPDATE_GOLDEN:-}" = 1 ]; then
 	cp "$tmp/golden.txt" "$data/logs/golden.txt"
 fi
@@ -134,6 +136,11 @@ if grep -q "$(printf '\033')" "$tmp/explain"; then fail "--explain shows escapes
 grep -q "read as jsonl (given with --format)" "$tmp/explain" || fail "--explain --format: $(head -2 "$tmp/explain")"
 [ ! -e "$tmp/never.db" ] || fail "--explain made a database"
 [ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'runmon-explain-*' -newer "$tmp/explain" 2>/dev/null)" ] || fail "--explain left its scratch store"
+
+# Loss components beside a total: each kept, the total diagnosed, said so.
+"$runmon" --db "$tmp/never.db" import --explain "$data/logs/quirks/metrics.jsonl" >"$tmp/explain" || fail "--explain metrics.jsonl"
+grep -q "loss_cls .*-> another loss (kept apart, in other_losses)" "$tmp/explain" || fail "--explain of a component: $(head -12 "$tmp/explain")"
+grep -q "total_loss .*-> the loss" "$tmp/explain" || fail "--explain of the total: $(head -12 "$tmp/explain")"
 
 # Usage errors exit 2.
 set +e

@@ -23,6 +23,7 @@ struct quirk {
 	int ranks;            /* 0: no rank losses */
 	const char *epochs;   /* group_concat of the first run's distinct epochs, or NULL */
 	const char *no_point; /* SQL that must count 0 (a misread), or NULL */
+	const char *other;    /* the other losses kept of the first run ("a, b"), or NULL: none */
 };
 
 static const struct quirk quirks[] = {
@@ -30,65 +31,67 @@ static const struct quirk quirks[] = {
      * "Epoch: [0]  [ 10/500]" composes; the Test and summary lines are not
      * training points */
     {"window-means.log", "log", 1, "10..50:5", "loss", NULL, 0, "0.0,1.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 0.53 OR loss < 0.44"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 0.53 OR loss < 0.44", "loss_cls"},
     /* "Loss/tok 4.2 (4.9)", value-before-unit rates, "[100/2000]" after the
      * epoch's number; the Validation line is an eval */
     {"loss-per-token.log", "log", 1, "100..500:5", "loss/tok", "loss 'loss/tok'", 0, NULL,
-     "SELECT COUNT(*) FROM steps WHERE loss > 4.2 OR loss < 3.8"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 4.2 OR loss < 3.8", NULL},
     /* "Epoch[0] Batch [50]" and ppl: a perplexity stands for the loss */
     {"epoch-batch-brackets.log", "log", 1, "50..200:4", "ppl", "loss 'ppl'", 0, "0.0,1.0",
-     "SELECT COUNT(*) FROM steps WHERE loss IN (34, 40)"},
+     "SELECT COUNT(*) FROM steps WHERE loss IN (34, 40)", NULL},
     /* "E=1 B=50 ppl=37.2": B counts within E (the file says so, no name) */
     {"letters.log", "log", 1, "25..300:12", "ppl", "epoch 'e'", 0, "1.0,2.0,3.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 38"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 38", NULL},
     /* the step on one line, the loss on the next */
-    {"step-then-loss.log", "log", 1, "10..30:3", "loss", NULL, 0, NULL, NULL},
+    {"step-then-loss.log", "log", 1, "10..30:3", "loss", NULL, 0, NULL, NULL, NULL},
     /* a record of four lines under a header */
-    {"record-block.log", "log", 1, "100..300:3", "train/loss", NULL, 0, NULL, NULL},
+    {"record-block.log", "log", 1, "100..300:3", "train/loss", NULL, 0, NULL, NULL, NULL},
     /* "0: ... 1: ..." (srun --label) glued on one line */
-    {"labels-glued.log", "log", 1, "10..30:3", "loss", "rank 'tag'", 2, NULL, NULL},
+    {"labels-glued.log", "log", 1, "10..30:3", "loss", "rank 'tag'", 2, NULL, NULL, NULL},
     /* "[0] ... [1] ..." glued, a dangling "[0] " at the end */
-    {"rank-tags-glued.log", "log", 1, "10..30:3", "loss", "rank 'tag'", 2, NULL, NULL},
+    {"rank-tags-glued.log", "log", 1, "10..30:3", "loss", "rank 'tag'", 2, NULL, NULL, NULL},
     /* "[Epoch 1/10][Batch 0/300] [D loss: 0.69] [G loss: 0.71]" */
-    {"gan-brackets.log", "log", 1, "0..3:4", "d_loss", "loss 'd_loss'", 0, "1.0,2.0", NULL},
+    {"gan-brackets.log", "log", 1, "0..3:4", "d_loss", "loss 'd_loss'", 0, "1.0,2.0", NULL, "g_loss"},
     /* two losses and no total: the first named like a loss, said so */
-    {"act-crit.log", "log", 1, "10..30:3", "act_loss", "the first of 2", 0, NULL, NULL},
+    {"act-crit.log", "log", 1, "10..30:3", "act_loss", "the first of 2", 0, NULL, NULL, "crit_loss"},
     /* a failed start-up with two points, then another, then a third */
-    {"appended-runs.log", "log", 3, "0..10:2;0..50:6;0..20:3", "loss", NULL, 0, NULL, NULL},
+    {"appended-runs.log", "log", 3, "0..10:2;0..50:6;0..20:3", "loss", NULL, 0, NULL, NULL, NULL},
     /* tqdm frames over one line, ANSI colours, a table header above; a
      * settings line naming loss_ota does not stop the bars counting. Each
      * value is drawn twice, first at the counter before its batch's: a
      * point per batch, at the counter it was first drawn at */
     {"tqdm-table.log", "log", 1, "0..7:8", "total", "loss 'total'", 0, "0.0,1.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 0.099"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 0.099", NULL},
     /* timm: "Train: 0 [  50/1251 (  4%)]  Loss: 6.911 (6.92)": the share
      * done inside the counter's bracket, a mean padded "( 0.1)"; the Test
      * line is an eval, "Train: E" the epoch the counter starts over in */
     {"timm-share-done.log", "log", 1, "0..200:5", "loss", "epoch 'train'", 0, "0.0,1.0",
-     "SELECT COUNT(*) FROM steps WHERE loss < 6.8"},
+     "SELECT COUNT(*) FROM steps WHERE loss < 6.8", NULL},
     /* MMEngine's "Epoch(train) [1][ 50/469]" and "Epoch(val)" lines */
     {"mmengine-epoch-train.log", "log", 1, "50..150:3", "loss", NULL, 0, "1.0,2.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 2.1"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.1", "loss_cls"},
     /* Keras: "Epoch 1/2" on its own line, then the bar's frames "3/5
      * [=====>....] - ETA: .. - loss: X"; the epoch's last frame, with the
      * val_ metrics, is its evaluation */
     {"keras-bars.log", "log", 1, "1..9:8", "loss", NULL, 0, "1.0,2.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.72"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.72", NULL},
     /* Chainer's LogReport: a JSON array of records over many lines */
     {"chainer-log.json", "json-array", 1, "100..600:6", "main/loss", "loss 'main/loss'", 0, NULL,
-     "SELECT COUNT(*) FROM steps WHERE loss > 95.1"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 95.1", "main/loss_ctc, main/loss_att"},
     /* YOLOv5's results.csv: space-padded, three loss columns, no total */
     {"padded-columns.csv", "csv", 1, "0..4:5", "train/box_loss", "the first of 3", 0, NULL,
-     "SELECT COUNT(*) FROM steps WHERE loss > 0.051"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 0.051", "train/obj_loss, train/cls_loss"},
     /* two runs appended under one CSV header */
-    {"appended-runs.csv", "csv", 2, "2048..6144:3;512..3072:6", "total_loss", "step 'total timesteps'", 0, NULL, NULL},
+    {"appended-runs.csv", "csv", 2, "2048..6144:3;512..3072:6", "total_loss", "step 'total timesteps'", 0, NULL, NULL,
+     "policy_loss, value_loss"},
     /* detectron2's metrics.json: total_loss, iteration in the middle; the
      * evaluation row holds no loss */
-    {"metrics.jsonl", "jsonl", 1, "19..199:10", "total_loss", "loss 'total_loss'", 0, NULL, NULL},
+    {"metrics.jsonl", "jsonl", 1, "19..199:10", "total_loss", "loss 'total_loss'", 0, NULL, NULL,
+     "loss_box_reg, loss_cls"},
     /* YAML, Python source, argparse, a shell trace, an eval line and a
      * summary around three records; CRLF and bytes that are not UTF-8 */
     {"dumps-crlf-latin1.log", "log", 1, "100..300:3", "loss", NULL, 0, NULL,
-     "SELECT COUNT(*) FROM steps WHERE loss > 2.5 OR loss < 2.3"},
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.5 OR loss < 2.3", NULL},
 };
 
 static const char *quirk_path(const char *name)
@@ -151,6 +154,16 @@ static int one_quirk(const struct quirk *q)
 	}
 	if (q->no_point && tu_q_int(db, q->no_point) != 0)
 		FAIL("%s: a misread became a point: %s", q->file, q->no_point);
+	/* the other losses, each kept at every step the loss was */
+	const char *other = rep.r[0].other_keys;
+	if (q->other ? !other || strcmp(other, q->other) : other != NULL)
+		FAIL("%s: other losses %s, want %s", q->file, other ? other : "(none)", q->other ? q->other : "(none)");
+	snprintf(sql, sizeof(sql),
+	         "SELECT COUNT(*) FROM other_losses o WHERE run_id = %lld AND NOT EXISTS (SELECT 1 FROM steps s"
+	         " WHERE s.run_id = o.run_id AND s.step = o.step)",
+	         (long long)rep.r[0].run_id);
+	if (tu_q_int(db, sql) != 0)
+		FAIL("%s: another loss at a step with no loss", q->file);
 	rm_import_report_release(&rep);
 	return bad;
 }
