@@ -109,6 +109,7 @@ struct rm_import_result {
 	int synthetic_steps;     /* console logs: the lines had no step; records were numbered (x log_every) */
 	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
+	double running_mean;     /* < 0: the loss averages the epoch so far, the slope of log|change| in log n */
 	uint64_t other_losses;   /* values of other loss-named series kept (other_losses) */
 	char *other_keys;        /* their keys, "a, b" (the first RM_OTHER_LOSSES); NULL when none */
 	int ranks;               /* 1 + the highest rank that printed a loss */
@@ -285,6 +286,18 @@ struct rm_step_range {
 	int has;
 };
 
+/* A loss that is the mean of the epoch so far (YOLO's tqdm bar, Keras)
+ * changes by (l_n - m_{n-1}) / n at the epoch's n-th batch: log|change|
+ * falls with slope -1 in log n. A per-batch loss's changes do not depend on
+ * where in the epoch it is. Sums of the regression over (log n, log|change|). */
+struct rm_running_mean {
+	double epoch, last_loss;
+	int64_t epoch_first;
+	int open; /* an epoch's first point was seen */
+	uint64_t n, epochs;
+	double sx, sy, sxx, sxy;
+};
+
 struct rm_sink {
 	struct rm_import_result *res;
 	struct rm_store *st;
@@ -307,6 +320,7 @@ struct rm_sink {
 	struct rm_step_range ev;
 	char *other_keys[RM_OTHER_LOSSES]; /* keys of other losses seen (res->other_keys) */
 	int nother_keys;
+	struct rm_running_mean rm; /* does the loss average the epoch so far? */
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */

@@ -152,6 +152,11 @@ static void print_result(const struct rm_import_result *r)
 		printf("  also kept, not diagnosed: %s (%llu values, table other_losses); the diagnosis reads '%s'\n",
 		       rm_tx(r->other_keys), (unsigned long long)r->other_losses,
 		       r->loss_key ? rm_tx(r->loss_key) : "-");
+	if (r->running_mean < 0)
+		printf("  the loss is a running mean over each epoch (its changes shrink as 1/n within an epoch, slope"
+		       " %.2f): each point averages the epoch so far, not one batch, so bucket effects, ladders and"
+		       " resets are smoothed away\n",
+		       r->running_mean);
 	if (r->synthetic_steps)
 		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
 	if (r->over_bounds)

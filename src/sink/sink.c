@@ -248,6 +248,40 @@ static int put_other_losses(struct rm_sink *k, int64_t step, const struct rm_eva
 	return RM_OK;
 }
 
+static void running_mean_add(struct rm_running_mean *r, const struct rm_step *s)
+{
+	if (!((s->have >> RM_S_EPOCH) & 1) || !isfinite(s->v[RM_S_LOSS]))
+		return;
+	double loss = s->v[RM_S_LOSS];
+	if (!r->open || s->v[RM_S_EPOCH] != r->epoch || s->step <= r->epoch_first) {
+		*r = (struct rm_running_mean){s->v[RM_S_EPOCH], loss,  s->step, 1,      r->n,
+		                              r->epochs + 1,    r->sx, r->sy,   r->sxx, r->sxy};
+		return;
+	}
+	double change = fabs(loss - r->last_loss);
+	r->last_loss = loss;
+	if (change == 0) /* below the printed digits */
+		return;
+	double x = log((double)(s->step - r->epoch_first) + 1), y = log(change);
+	r->n++;
+	r->sx += x;
+	r->sy += y;
+	r->sxx += x * x;
+	r->sxy += x * y;
+}
+
+/* The slope of log|change| in log n when it says "a running mean" (about
+ * -1; per-batch losses of real logs give -0.3 to 0), else 0. Needs two
+ * epochs and 30 changes. */
+static double running_mean_slope(const struct rm_running_mean *r)
+{
+	if (r->epochs < 2 || r->n < 30)
+		return 0;
+	double n = (double)r->n, vx = r->sxx - r->sx * r->sx / n, cov = r->sxy - r->sx * r->sy / n;
+	double slope = vx > 0 ? cov / vx : 0;
+	return slope < -0.6 ? slope : 0;
+}
+
 int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_kv *ev, size_t nev,
                 const struct rm_eval_kv *other, size_t nother, uint64_t line, struct rm_err *err)
 {
@@ -276,6 +310,8 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 			return rc;
 		if (nother && (rc = put_other_losses(k, rec->step, other, nother, err)))
 			return rc;
+		if (!rec->has_rank)
+			running_mean_add(&k->rm, &rec->s);
 		if (!again && ++res->steps == k->pause_at)
 			test_pause();
 	}
@@ -382,6 +418,7 @@ int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 		return rc;
 	k->res->new_steps = after - k->steps_before;
 	k->res->writers = interleaved_writers(k->res);
+	k->res->running_mean = running_mean_slope(&k->rm);
 	if (loss_key && !k->res->loss_key)
 		k->res->loss_key = rm_xstrdup(loss_key);
 	if (!k->res->composition)

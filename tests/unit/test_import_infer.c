@@ -75,6 +75,10 @@ static const struct quirk quirks[] = {
      * val_ metrics, is its evaluation */
     {"keras-bars.log", "log", 1, "1..9:8", "loss", NULL, 0, "1.0,2.0",
      "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.72", NULL},
+    /* Keras's loss is the mean of the epoch so far: said so; the same
+     * draws printed per batch are not */
+    {"running-mean-bars.log", "log", 1, "1..74:72", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
+    {"per-batch-bars.log", "log", 1, "1..74:72", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
     /* Chainer's LogReport: a JSON array of records over many lines */
     {"chainer-log.json", "json-array", 1, "100..600:6", "main/loss", "loss 'main/loss'", 0, NULL,
      "SELECT COUNT(*) FROM steps WHERE loss > 95.1", "main/loss_ctc, main/loss_att"},
@@ -154,6 +158,8 @@ static int one_quirk(const struct quirk *q)
 	}
 	if (q->no_point && tu_q_int(db, q->no_point) != 0)
 		FAIL("%s: a misread became a point: %s", q->file, q->no_point);
+	if ((rep.r[0].running_mean < 0) != !strcmp(q->file, "running-mean-bars.log"))
+		FAIL("%s: running mean %.2f", q->file, rep.r[0].running_mean);
 	/* the other losses, each kept at every step the loss was */
 	const char *other = rep.r[0].other_keys;
 	if (q->other ? !other || strcmp(other, q->other) : other != NULL)
