@@ -82,7 +82,8 @@ def main():
             elif family == "gan":
                 log.write("[Epoch %d/100][Batch %d/%d] [D loss: %.4f] [G loss: %.4f]\n"
                           % (epoch, inner, per_epoch, loss, 2 * loss))
-                js.write('{"step": %d, "loss": %.4f, "epoch": %d}\n' % (step, loss, epoch))
+                # the same records: G's loss is kept too (other_losses)
+                js.write('{"step": %d, "loss": %.4f, "g_loss": %.4f, "epoch": %d}\n' % (step, loss, 2 * loss, epoch))
                 lines += 1
             elif family == "letters":
                 log.write("E=%d B=%d ppl=%.3f lr=0.5\n" % (epoch, inner, math.exp(loss)))

@@ -501,10 +501,15 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 			i = end, changed = 1;
 			continue;
 		}
-		if (!isspace((unsigned char)c) && c != ':')
-			prev_group = 0;
-		out[o++] = c;
-		i++;
+		/* the text up to the next bracket, copied whole */
+		size_t e = i + 1;
+		while (e < n && s[e] != '[' && s[e] != '(')
+			e++;
+		for (size_t j = i; prev_group && j < e; j++)
+			if (!isspace((unsigned char)s[j]) && s[j] != ':')
+				prev_group = 0;
+		put(out, &o, s + i, e - i);
+		i = e;
 	}
 	if (!changed)
 		return s;
