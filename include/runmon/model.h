@@ -116,6 +116,11 @@ double rm_run_batch_share(const struct rm_run_info *r);
 /* The run's page in the W&B UI at base_url (api.wandb.ai -> wandb.ai,
  * api.X -> app.X, other hosts unchanged; WANDB_APP_URL wins). Caller frees. */
 char *rm_run_page_url(const char *base_url, const char *entity, const char *project, const char *run);
+/* url without a user and password (scheme://user:secret@host/... ->
+ * scheme://host/...), for messages and links; owned by the caller. Cut at
+ * the last '@', so a password holding an unescaped '/', '?' or '#' is
+ * never shown in part. */
+char *rm_url_without_userinfo(const char *url);
 /* The page of a W&B run (at WANDB_BASE_URL, else RM_WANDB_DEFAULT_URL), or
  * NULL for a local run. Caller frees. */
 char *rm_run_page(const struct rm_run_info *info);

@@ -195,8 +195,9 @@ char *rm_alert_slack_body(const struct rm_alert *a, int n)
 	json_t *blocks = json_array();
 	char fallback[256] = "";
 	for (int i = 0; i < n && i < 40; i++) {
-		char run[600], sum[1300], desc[700], fix[700];
+		char run[600], sum[1300], desc[700], fix[700], url[600];
 		slack_escape(a[i].run, run, sizeof(run));
+		slack_escape(a[i].url, url, sizeof(url)); /* a '>' would close the link */
 		slack_escape(a[i].summary, sum, sizeof(sum));
 		slack_escape(a[i].description, desc, sizeof(desc));
 		slack_escape(a[i].fix, fix, sizeof(fix));
@@ -204,15 +205,15 @@ char *rm_alert_slack_body(const struct rm_alert *a, int n)
 		 * json_sprintf sizes the text itself, so nothing is cut. */
 		json_t *text;
 		if (a[i].url[0])
-			text = json_sprintf("*%s* in <%s|%s>\n%s\n_%s_\nFix: %s", rm_severity_name(a[i].severity),
-			                    a[i].url, run, sum, desc, fix);
+			text = json_sprintf("*%s* in <%s|%s>\n%s\n_%s_\nFix: %s", rm_severity_name(a[i].severity), url,
+			                    run, sum, desc, fix);
 		else
 			text = json_sprintf("*%s* in `%s`\n%s\n_%s_\nFix: %s", rm_severity_name(a[i].severity), run,
 			                    sum, desc, fix);
 		json_array_append_new(blocks, json_pack("{s:s, s:{s:s, s:o}}", "type", "section", "text", "type",
 		                                        "mrkdwn", "text", text));
-		if (!i)
-			snprintf(fallback, sizeof(fallback), "runmon: %s in %.180s", a[i].alertname, a[i].run);
+		if (!i) /* the notification's text is mrkdwn too */
+			snprintf(fallback, sizeof(fallback), "runmon: %s in %.180s", a[i].alertname, run);
 	}
 	json_t *doc = json_pack("{s:s, s:o}", "text", fallback, "blocks", blocks);
 	char *s = json_dumps(doc, JSON_COMPACT);

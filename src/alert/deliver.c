@@ -27,12 +27,19 @@ static void url_shown(const char *kind, const char *url, char *out, size_t n)
 {
 	const char *host = strstr(url, "://");
 	host = host ? host + 3 : url;
-	size_t end = strcspn(host, "/?#"), at = end;
-	while (at > 0 && host[at - 1] != '@')
-		at--;
 	int scheme = (int)(host - url);
-	snprintf(out, n, "%s %.*s%.*s%s", kind, scheme, url, (int)(end - at), host + at,
-	         host[end] ? "/\xe2\x80\xa6" : "");
+	/* userinfo ends at the last '@'; a '/', '?' or '#' before it is a
+	 * password its writer did not escape (or an '@' in the path): then
+	 * where the host begins is not sure, and none of it shows */
+	const char *at = strrchr(host, '@');
+	if (at && strcspn(host, "/?#") < (size_t)(at - host)) {
+		snprintf(out, n, "%s %.*s\xe2\x80\xa6", kind, scheme, url);
+		return;
+	}
+	if (at)
+		host = at + 1;
+	size_t end = strcspn(host, "/?#");
+	snprintf(out, n, "%s %.*s%.*s%s", kind, scheme, url, (int)end, host, host[end] ? "/\xe2\x80\xa6" : "");
 }
 
 /* A flood guard: has the channel had max messages in the last hour? */

@@ -7,12 +7,20 @@
 
 #include "runmon/model.h"
 
-char *rm_run_page_url(const char *base_url, const char *entity, const char *project, const char *run)
+char *rm_url_without_userinfo(const char *url)
+{
+	const char *auth = strstr(url, "://"), *at = auth ? strrchr(auth + 3, '@') : NULL;
+	if (!at)
+		return rm_xstrdup(url);
+	return rm_xasprintf("%.*s%s", (int)(auth + 3 - url), url, at + 1);
+}
+
+char *rm_run_page_url(const char *base, const char *entity, const char *project, const char *run)
 {
 	const char *app = getenv("WANDB_APP_URL");
-	char *ui;
+	char *ui, *base_url = rm_url_without_userinfo(base); /* a link never carries a password */
 	if (app && *app) {
-		ui = rm_xstrdup(app);
+		ui = rm_url_without_userinfo(app);
 	} else {
 		const char *p = strstr(base_url, "://api.wandb.");
 		const char *q = strstr(base_url, "://api.");
@@ -28,6 +36,7 @@ char *rm_run_page_url(const char *base_url, const char *entity, const char *proj
 		ui[--n] = '\0';
 	char *url = rm_xasprintf("%s/%s/%s/runs/%s", ui, entity, project, run);
 	free(ui);
+	free(base_url);
 	return url;
 }
 

@@ -50,7 +50,8 @@ static const char history_query[] =
 struct rm_wandb {
 	char *base_url;
 	char *graphql_url;
-	char *userpwd; /* "api:KEY": secret, wiped on close */
+	char *shown_url, *shown_graphql; /* for messages: without a user and password */
+	char *userpwd;                   /* "api:KEY": secret, wiped on close */
 	struct rm_http *http;
 };
 
@@ -152,6 +153,8 @@ int rm_wandb_open(struct rm_wandb **out, const struct rm_wandb_opts *o, struct r
 	while (bl && w->base_url[bl - 1] == '/')
 		w->base_url[--bl] = '\0';
 	w->graphql_url = rm_xasprintf("%s/graphql", w->base_url);
+	w->shown_url = rm_url_without_userinfo(w->base_url);
+	w->shown_graphql = rm_url_without_userinfo(w->graphql_url);
 	w->userpwd = rm_xasprintf("api:%s", key);
 	memset(key, 0, strlen(key));
 	free(key);
@@ -189,6 +192,8 @@ void rm_wandb_close(struct rm_wandb *w)
 	free(w->userpwd);
 	free(w->graphql_url);
 	free(w->base_url);
+	free(w->shown_url);
+	free(w->shown_graphql);
 	free(w);
 }
 
@@ -262,7 +267,7 @@ static int call(struct rm_wandb *w, json_t *payload, json_t **data, struct rm_er
 		json_t *doc = json_loadb(req.resp, req.resp_len, 0, &jerr);
 		if (!doc) {
 			char why[256];
-			snprintf(why, sizeof(why), "invalid JSON from %s: %s", w->graphql_url, jerr.text);
+			snprintf(why, sizeof(why), "invalid JSON from %s: %s", w->shown_graphql, jerr.text);
 			if (rm_http_retry(w->http, &req, why))
 				continue;
 			rc = rm_err_set(err, RM_E_NET, "%s", req.err);
@@ -280,7 +285,7 @@ static int call(struct rm_wandb *w, json_t *payload, json_t **data, struct rm_er
 		*data = json_incref(json_object_get(doc, "data"));
 		json_decref(doc);
 		if (!*data)
-			rc = rm_err_set(err, RM_E_NET, "W&B API answered without data (%s)", w->graphql_url);
+			rc = rm_err_set(err, RM_E_NET, "W&B API answered without data (%s)", w->shown_graphql);
 		break;
 	}
 	rm_http_req_release(&req);
@@ -318,7 +323,7 @@ int rm_wandb_get_run(struct rm_wandb *w, const char *entity, const char *project
 	if (!json_is_object(run)) {
 		json_decref(data);
 		return rm_err_set(err, RM_E_NOTFOUND, "run %s/%s/%s not found on %s (or no access with this API key)",
-		                  entity, project, name, w->base_url);
+		                  entity, project, name, w->shown_url);
 	}
 	out->name = dup_str(json_object_get(run, "name"));
 	if (!out->name)
@@ -365,7 +370,7 @@ int rm_wandb_list_runs(struct rm_wandb *w, const char *entity, const char *proje
 		if (!json_is_object(runs)) {
 			json_decref(data);
 			rc = rm_err_set(err, RM_E_NOTFOUND, "project %s/%s not found on %s (or no access)", entity,
-			                project, w->base_url);
+			                project, w->shown_url);
 			break;
 		}
 		size_t i;
@@ -468,5 +473,5 @@ void rm_wandb_describe_failure(const struct rm_wandb *w, const struct rm_http_re
 			snprintf(msg, sizeof(msg), " (%.200s)", m);
 		json_decref(doc);
 	}
-	snprintf(buf, n, "W&B API at %s: %s%s%s", w->graphql_url, r->err[0] ? r->err : "request failed", hint, msg);
+	snprintf(buf, n, "W&B API at %s: %s%s%s", w->shown_graphql, r->err[0] ? r->err : "request failed", hint, msg);
 }

@@ -261,4 +261,18 @@ PY
 [ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'quad2')")" = "7:2.5" ] \
 	|| fail "--pattern quad2: wrong rows"
 
+# A plain import in time linear in the line (issue 49.9, 49.10): a word
+# looked for in a line of ordinary text, and "name[" groups that never
+# close, rescanned the rest of the line at each letter or group (4 MB of
+# text: 38 s; 1 MB of groups: 2 s). 16 MB of text and 8 MB of groups,
+# bounded at 60 s each (linear: well under a second).
+python3 - >long.log <<'PY'
+import sys
+s = "The model was trained for 10 epochs with a learning rate of 0.001 and evaluated every 500 steps; "
+sys.stdout.write("step 1 loss 2.5\n" + s * (16000000 // len(s)) + "\n" + "loss[" * 1600000 + "\nstep 2 loss 2.4\n")
+PY
+[ "$(rc timeout $((60 * ${RUNMON_TEST_SLOW:-1})) "$runmon" --db long.db import --run long long.log)" = 0 ] \
+	|| fail "a plain import of 24 MB lines: exit $(cat rcfile) $(cat err)"
+[ "$(sqlite3 long.db "SELECT group_concat(step || ':' || loss) FROM steps")" = "1:2.5,2:2.4" ] || fail "long lines: wrong rows"
+
 echo "e2e hostile: all checks passed"

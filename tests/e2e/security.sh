@@ -67,4 +67,16 @@ for f in cmdlines ps.out out.* err.* s.db* t.db*; do
 	[ -e "$f" ] || continue
 	if grep -q "$KEY" "$f"; then fail "the API key is in $f"; fi
 done
+# 3. A user and password in WANDB_BASE_URL (issue 49.6) show nowhere: not
+# in sync's errors, diagnose's run URL, the report's link or the store.
+creds="http://wbuser:hunter2pw@127.0.0.1:$(cat port)"
+WANDB_BASE_URL=$creds "$runmon" --db s.db sync acme/llm/nosuchrun >out.creds 2>err.creds && fail "a missing run was synced"
+grep -q "not found on http://127.0.0.1:" err.creds || fail "the missing run is not explained: $(cat err.creds)"
+WANDB_BASE_URL=$creds "$runmon" --db s.db diagnose acme/llm/r1 >>out.creds 2>>err.creds || [ $? = 1 ] || fail "diagnose: $(cat err.creds)"
+grep -q "http://127.0.0.1:[0-9]*/acme/llm/runs/r1" out.creds || fail "no run URL: $(cat out.creds)"
+WANDB_BASE_URL=$creds "$runmon" --db s.db report -o report.html acme/llm/r1 >>out.creds 2>>err.creds || [ $? = 1 ] \
+	|| fail "report: $(cat err.creds)"
+for f in out.creds err.creds report.html s.db*; do
+	if grep -q "hunter2pw\|wbuser" "$f"; then fail "the base URL's password is in $f"; fi
+done
 echo "security: all checks passed"

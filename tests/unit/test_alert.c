@@ -145,6 +145,35 @@ static void webhook_body_is_alertmanager_v4(void **state)
 	free(body);
 }
 
+/* Slack reads its mrkdwn in the blocks and in the fallback text: a run
+ * named to ping the channel with a chosen link (issue 49.8) arrives as
+ * plain text in both, and a URL cannot close the link early. */
+static void slack_body_escapes_every_text(void **state)
+{
+	(void)state;
+	struct rm_alert a;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.alertname, sizeof(a.alertname), "RunmonHomogeneousBatching");
+	snprintf(a.run, sizeof(a.run), "<!channel> <http://evil|click> & co");
+	snprintf(a.summary, sizeof(a.summary), "homogeneous batching");
+	snprintf(a.url, sizeof(a.url), "https://wandb.ai/acme/llm/runs/x?a=1&b=<2>");
+	char *body = rm_alert_slack_body(&a, 1);
+	json_t *doc = json_loads(body, 0, NULL);
+	assert_non_null(doc);
+	const char *fallback = json_string_value(json_object_get(doc, "text"));
+	const char *text = json_string_value(
+	    json_object_get(json_object_get(json_array_get(json_object_get(doc, "blocks"), 0), "text"), "text"));
+	assert_non_null(fallback);
+	assert_non_null(text);
+	assert_null(strstr(fallback, "<!channel>"));
+	assert_null(strstr(text, "<!channel>"));
+	assert_non_null(strstr(fallback, "&lt;!channel&gt; &lt;http://evil|click&gt; &amp; co"));
+	assert_non_null(strstr(text, "|&lt;!channel&gt; &lt;http://evil|click&gt; &amp; co>"));
+	assert_non_null(strstr(text, "<https://wandb.ai/acme/llm/runs/x?a=1&amp;b=&lt;2&gt;|"));
+	json_decref(doc);
+	free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +182,7 @@ int main(void)
 	    cmocka_unit_test(reset_clusters_in_two_buckets_are_two_alerts),
 	    cmocka_unit_test(fingerprint_is_order_free_fnv1a),
 	    cmocka_unit_test(webhook_body_is_alertmanager_v4),
+	    cmocka_unit_test(slack_body_escapes_every_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,17 +157,21 @@ int rm_log_has_word(const char *s, size_t n, const char *w)
 	/* w is lower case: its first byte, and the upper case of a letter, are
 	 * looked for with memchr (this runs over every line several times) */
 	unsigned char lo = (unsigned char)w[0], up = (unsigned char)toupper(lo);
-	for (const char *p = s, *end = s + n - wl + 1; p < end;) {
-		const char *a = memchr(p, lo, (size_t)(end - p)),
-		           *b = up != lo ? memchr(p, up, (size_t)(end - p)) : NULL;
+	const char *end = s + n - wl + 1;
+	/* each memchr starts past the last one's find, so a line is read
+	 * about twice however often the letter recurs (it was quadratic) */
+	const char *a = memchr(s, lo, (size_t)(end - s)), *b = up != lo ? memchr(s, up, (size_t)(end - s)) : NULL;
+	for (;;) {
 		const char *at = a && (!b || a < b) ? a : b;
 		if (!at)
 			return 0;
 		if (!strncasecmp(at, w, wl))
 			return 1;
-		p = at + 1;
+		if (at == a)
+			a = memchr(at + 1, lo, (size_t)(end - at - 1));
+		else
+			b = memchr(at + 1, up, (size_t)(end - at - 1));
 	}
-	return 0;
 }
 
 /* Could an object that does not parse have been a training record? Only
@@ -274,7 +278,9 @@ int rm_log_count_unit(const char *t, size_t n)
 int64_t rm_log_open_groups(char *s, size_t n)
 {
 	int64_t rank = -1;
-	const char *paren = memchr(s, '(', n), *bracket = memchr(s, '[', n);
+	const char *paren = memchr(s, '(', n), *bracket = memchr(s, '[', n), *eq = NULL;
+	char *close = NULL;
+	int close_known = 0, eq_known = 0;
 	for (size_t i = 0; i < n; i++) {
 		/* only a '(' or a '[' opens anything: skip to the nearer (memchr) */
 		if (paren && paren < s + i)
@@ -313,8 +319,13 @@ int64_t rm_log_open_groups(char *s, size_t n)
 		}
 		if (s[i] != '[' || i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))
 			continue;
-		char *close = memchr(s + i, ']', n - i);
-		if (!close || !memchr(s + i, '=', (size_t)(close - s) - i))
+		/* the next ']' and '=' from here, looked for again only once
+		 * passed (or blanked): a line of many "name[" stays linear */
+		if (!close_known || (close && (close < s + i || *close != ']')))
+			close = memchr(s + i, ']', n - i), close_known = 1;
+		if (!eq_known || (eq && (eq < s + i || *eq != '=')))
+			eq = memchr(s + i, '=', n - i), eq_known = 1;
+		if (!close || !eq || eq > close)
 			continue;
 		size_t name = i;
 		while (name > 0 && (isalnum((unsigned char)s[name - 1]) || s[name - 1] == '_'))
