@@ -27,7 +27,8 @@ batches for the same lengths, seed and epoch):
    epoch and reproduces for the same seed.
 3. Batches within each bucket, in that order: `batch_size` indices each;
    or, with `max_tokens`, as many as fit when a batch costs
-   count x its longest length (a sample over the budget is a batch alone).
+   count x its longest length (a sample over the budget is a batch alone;
+   an empty sample counts as one token).
    `drop_last` drops a bucket's last batch when it is not full (fewer than
    batch_size indices, or room for one more of its longest length).
 4. Interleaving, in proportion: with n_b batches in bucket b and N in
@@ -78,7 +79,9 @@ def _batches(indices, lengths, batch_size, max_tokens, drop_last):
     # samples one by one while they fit gives: c x longest only grows with
     # c. Every batch holds at least budget // the bucket's longest, so the
     # loop starts there and adds the few more one by one.
-    lens = list(map(lengths.__getitem__, indices))
+    # a sample takes a slot of at least one token: a bucket of empty
+    # samples makes batches of max_tokens samples, never one endless batch
+    lens = [max(1, lengths[i]) for i in indices]
     n = len(lens)
     if not n:
         return []

@@ -130,7 +130,8 @@ static void stride_batch(struct batches *out, size_t at, size_t count, const int
 	int64_t longest = 0;
 	size_t in = 0; /* members of the open batch */
 	for (size_t p = at; p < end; p++) {
-		int64_t l = len[out->idx[p]], top = l > longest ? l : longest;
+		int64_t l = len[out->idx[p]] > 1 ? len[out->idx[p]] : 1; /* a slot of one token at least */
+		int64_t top = l > longest ? l : longest;
 		int full =
 		    o->max_tokens > 0 ? in && (int64_t)(in + 1) * top > o->max_tokens : in == (size_t)o->batch_size;
 		if (out->n == first || full) {

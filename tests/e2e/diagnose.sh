@@ -279,11 +279,14 @@ assert "flags %d in the loss and %d in the length-adjusted loss" % (r["spikes_gl
 PY
 # ... and the metrics a watch serves for the same run (the fourth view).
 "$runmon" --db "$db" runs --json >"$tmp/two-runs.json"
+# The file exists before the watch starts: under set -e, a sed of a file
+# the background job has not made yet ended the test with no FAIL line.
+: >"$tmp/w.err"
 "$runmon" --db "$db" watch --offline --every 60 --metrics 127.0.0.1:0 two >/dev/null 2>"$tmp/w.err" &
 watcher=$!
 pids="$pids $watcher"
 for _ in $(seq 300); do
-	base=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/metrics$|\1|p' "$tmp/w.err")
+	base=$(sed -n 's|^watch: serving metrics on \(http://127.0.0.1:[0-9]*\)/metrics$|\1|p' "$tmp/w.err" || true)
 	[ -n "$base" ] && curl -sf --max-time 5 "$base/metrics" >"$tmp/two.prom" 2>/dev/null \
 		&& grep -q '^runmon_verdict_severity{' "$tmp/two.prom" && break
 	sleep 0.1

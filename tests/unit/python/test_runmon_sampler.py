@@ -191,6 +191,13 @@ class TokenBudget(unittest.TestCase):
                 self.assertLessEqual((len(b) + 1) * max(lengths[i] for i in b), 20000)
             self.assertEqual(len(dropped), len({keep.buckets[b[0]] for b in dropped}), "one per bucket at most")
 
+    def test_empty_samples_take_a_token_each(self):
+        # issue 49.15: a bucket of zero-length samples divided by zero
+        s = StrideBucketSampler([0] * 10 + [5000, 6000], BOUNDS, max_tokens=4)
+        batches = list(s)
+        self.assertEqual(sorted(i for b in batches for i in b), list(range(12)))
+        self.assertEqual(sorted(len(b) for b in batches if b[0] < 10), [2, 4, 4])
+
     def test_a_sample_over_the_budget_is_a_batch_alone(self):
         s = StrideBucketSampler([9000, 9000, 10], BOUNDS, max_tokens=4096)
         self.assertEqual(sorted(map(sorted, s)), [[0], [1], [2]])
@@ -307,6 +314,8 @@ class SameAsC(unittest.TestCase):
             for n, (shape_seed, cfg) in enumerate([(s, c) for s in range(3) for c in configs]):
                 rng = random.Random(shape_seed)
                 lengths = shaped(rng, SHAPES[shape_seed + 1]) if shape_seed else skewed(rng, 5000)
+                if not shape_seed:  # empty samples cost a token each, in both
+                    lengths[::97] = [0] * len(lengths[::97])
                 path = os.path.join(tmp, f"l{shape_seed}.txt")
                 with open(path, "w") as f:
                     f.write("\n".join(map(str, lengths)))
