@@ -424,9 +424,13 @@ enum rm_delta {
 	RM_DELTA_NEW,       /* found after, not before */
 	RM_DELTA_BETTER,    /* a lower level, still found */
 	RM_DELTA_WORSE,     /* a higher level */
+	RM_DELTA_UNTESTED,  /* one side too short to test (never resolved, never new) */
 	RM_DELTA_COUNT
 };
 const char *rm_delta_name(enum rm_delta c);
+/* Too few loss points for the detectors (50): its causes are not tested,
+ * whatever the verdict says (divergence aside, seen in any length). */
+int rm_diagnosis_too_short(const struct rm_diagnosis *d);
 
 struct rm_hypothesis_change {
 	enum rm_hypothesis h;
@@ -439,6 +443,10 @@ struct rm_comparison {
 	enum rm_delta severity;                      /* and how the level changed */
 	struct rm_hypothesis_change hyp[RM_H_COUNT]; /* by hypothesis */
 	int worse; /* the verdict rose, or a cause new or risen reached warn: compare exits 1 */
+	/* Sides too short to test (1 before, 2 after), and each side's finite
+	 * loss points. */
+	int untested;
+	size_t finite[2];
 	/* The steps both runs cover, and each run's mean bucket-adjusted and
 	 * length-adjusted loss over them (from its curves; NaN unknown). */
 	int common;

@@ -12,7 +12,8 @@
 
 static const char about[] = "Diagnoses two stored runs, BEFORE and AFTER (or one run before and after a\n"
                             "step, with --at), and sets them side by side: the verdict and each cause\n"
-                            "(resolved, new, better, worse, unchanged), same-bucket runs, the loss split\n"
+                            "(resolved, new, better, worse, unchanged; not tested when a side is too\n"
+                            "short to test), same-bucket runs, the loss split\n"
                             "and each bucket's level, ladders, loss resets, the bucket-adjusted loss over\n"
                             "the steps both cover, padding efficiency and tokens per second: what the\n"
                             "change fixed, and its price. Nothing is stored.";

@@ -7,11 +7,17 @@
 
 #include "runmon/detect.h"
 
-static const char *const delta_names[RM_DELTA_COUNT] = {"unchanged", "resolved", "new", "better", "worse"};
+static const char *const delta_names[RM_DELTA_COUNT] = {"unchanged", "resolved", "new",
+                                                        "better",    "worse",    "not tested"};
 
 const char *rm_delta_name(enum rm_delta c)
 {
 	return delta_names[c];
+}
+
+int rm_diagnosis_too_short(const struct rm_diagnosis *d)
+{
+	return !d->split.ok && d->finite < 50;
 }
 
 static enum rm_severity severity_of(const struct rm_diagnosis *d, enum rm_hypothesis h)
@@ -96,6 +102,10 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 	memset(c, 0, sizeof(*c));
 	c->before = a->severity;
 	c->after = b->severity;
+	c->untested = rm_diagnosis_too_short(a) | rm_diagnosis_too_short(b) << 1;
+	c->finite[0] = a->finite;
+	c->finite[1] = b->finite;
+	int untested = c->untested != 0;
 	c->severity = delta_of(a->severity, b->severity);
 	for (int h = 0; h < RM_H_COUNT; h++) {
 		struct rm_hypothesis_change *x = &c->hyp[h];
@@ -103,11 +113,17 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 		x->before = severity_of(a, x->h);
 		x->after = severity_of(b, x->h);
 		x->change = delta_of(x->before, x->after);
+		if (untested && x->h != RM_H_DIVERGENCE && x->change != RM_DELTA_UNCHANGED)
+			x->change = RM_DELTA_UNTESTED;
 		/* A cause new or risen at warn or above is worse news whatever
 		 * the verdict's level says. */
 		if (x->change == RM_DELTA_NEW || x->change == RM_DELTA_WORSE)
 			c->worse = 1;
 	}
+	/* The verdict's level moved by an untested side: not tested, unless
+	 * a divergence (seen at any length) moved it. */
+	if (untested && c->severity != RM_DELTA_UNCHANGED && c->hyp[RM_H_DIVERGENCE].change == RM_DELTA_UNCHANGED)
+		c->severity = RM_DELTA_UNTESTED;
 	if (c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE)
 		c->worse = 1;
 	/* The adjusted loss over the steps both runs cover. */

@@ -179,7 +179,7 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			    "not enough to test: %zu batches have a token count but no sequence count or length, so"
 			    " their length is unknown",
 			    d->tokens_only);
-		else if (!d->split.ok && d->finite < 50)
+		else if (rm_diagnosis_too_short(d))
 			snprintf(buf, n, "not enough to judge: %zu loss points, the detectors need 50", d->finite);
 		else if (!d->has_buckets && d->nderived)
 			snprintf(buf, n,
@@ -349,7 +349,7 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		else if (!d->has_buckets && !len->batches && d->tokens_only)
 			ADD("record each batch's sequence count next to its tokens (n, nsentences, bsz, or a cumulative"
 			    " elapsed_examples / consumed_samples; --count-key names another key), or its lengths");
-		else if (!d->split.ok && d->finite < 50)
+		else if (rm_diagnosis_too_short(d))
 			ADD("diagnose again when the run has logged more (or log the loss more often)");
 		else if (!d->has_buckets && d->nderived)
 			ADD("nothing to fix: batches of one length cannot be ordered by length");

@@ -128,6 +128,13 @@ void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n)
 		                     sep, 100 * c->adjusted_change, 100 * c->adjusted_se, c->segments);
 		sep = ", ";
 	}
+	if (c->untested && used < n) {
+		int side = c->untested & 2 ? 1 : 0;
+		used += (size_t)snprintf(
+		    buf + used, n - used, "%s%s has %zu loss point%s, the detectors need 50: its causes are not tested",
+		    sep, side ? "AFTER" : "BEFORE", c->finite[side], c->finite[side] == 1 ? "" : "s");
+		sep = ", ";
+	}
 	if (!*sep && used < n)
 		snprintf(buf + used, n - used, "every cause at the level it was (verdict %s)",
 		         rm_verdict_word(c->after));

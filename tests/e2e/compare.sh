@@ -64,6 +64,19 @@ cp "$tmp/out" "$tmp/at.json"
 rc "$runmon" --db "$db" compare demo-homogeneous --at 1500 >/dev/null
 grep -q "adjusted loss *no steps in common" "$tmp/out" || fail "--at text"
 grep -q "demo-homogeneous, steps < 1500" "$tmp/out" || fail "--at names the halves"
+# A side too short to test (issue 49.11): its causes are "not tested",
+# never resolved (a short AFTER) or new (--at 1), and nothing is worse.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous --at 1 --json)" = 0 ] || fail "--at 1: $(cat "$tmp/err")"
+cp "$tmp/out" "$tmp/at1.json"
+[ "$(field "$tmp/at1.json" hypotheses.0.change)" = "not tested" ] || fail "--at 1: $(cat "$tmp/at1.json")"
+[ "$(field "$tmp/at1.json" worse)" = False ] || fail "--at 1: worse"
+python3 -c 'import json
+for i in range(30): print(json.dumps({"step": i, "loss": 1.0 + 0.01 * (i % 3), "batch/bucket": i % 3}))' >"$tmp/short.jsonl"
+"$runmon" --db "$db" import --run short "$tmp/short.jsonl" >/dev/null
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous short)" = 0 ] || fail "short after: exit $(cat "$tmp/err")"
+grep -q "^  homogeneous batching *\(critical\|warn\) *-> .* not tested" "$tmp/out" || fail "short after: $(cat "$tmp/out")"
+grep -q "^Result: no worse: .*AFTER has 30 loss points, the detectors need 50" "$tmp/out" || fail "short after: $(grep Result "$tmp/out")"
+if grep -q "resolved" "$tmp/out"; then fail "a short AFTER resolved a cause: $(grep resolved "$tmp/out")"; fi
 # Nothing stored: the runs' findings are the demo's.
 before=$(sqlite3 "$db" "SELECT COUNT(*) FROM findings")
 rc "$runmon" --db "$db" compare demo-homogeneous --at 1000 >/dev/null
