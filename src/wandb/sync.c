@@ -32,6 +32,7 @@ struct engine {
 	const char *path;           /* entity/project/id for messages */
 	struct rm_sync_result *res; /* windows and cursor, updated by the writer */
 	int64_t rows;
+	int64_t stop; /* the step the sync ends before */
 };
 
 void rm_sync_opts_default(struct rm_sync_opts *o)
@@ -66,7 +67,7 @@ static int commit_barrier(void *arg, int64_t hi, struct rm_err *err)
  * writer, then the barrier that commits them. */
 static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *win, struct rm_err *err)
 {
-	size_t nrows = win->history ? win->history->arr_len : 0;
+	size_t nrows = win->history ? win->history->arr_len : 0, losses = 0;
 	int rc;
 	for (size_t i = 0; i < nrows; i++) {
 		const struct rm_span *sp = &win->outer.spans[win->history->arr_off + i];
@@ -91,9 +92,22 @@ static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *
 			return rm_err_set(err, RM_E_INPUT, "%s: step %.*s: %s", e->path, sf ? (int)sf->rlen : 1,
 			                  sf ? sf->raw : "?", why);
 		}
+		losses += rec.has_step_row;
 		if ((rc = rm_pipeline_put(p, &e->sink, &rec, &e->row, (uint64_t)i + 1, err)))
 			return rc;
 		e->rows++;
+	}
+	/* Rows and no loss under a name runmon knows (train/nll): refused as
+	 * import refuses, before the barrier, so the cursor stays where it was
+	 * and a --loss-key sync finds the rows again. Ten rows at least, or
+	 * the last window: a few rows of evals may come first. */
+	if (nrows && !losses && !e->sink.map.locked[T_LOSS] && (nrows >= 10 || win->hi >= e->stop)) {
+		char *keys = rm_mapper_unmapped(&e->sink.map);
+		rc = rm_err_set(err, RM_E_INPUT,
+		                "%s: no loss key found among the keys read (%s); name the loss with --loss-key KEY",
+		                e->path, keys ? keys : "none");
+		free(keys);
+		return rc;
 	}
 	return rm_pipeline_barrier(p, win->hi, err);
 }
@@ -171,6 +185,7 @@ static int fetch_range(struct engine *e, const char *entity, const char *project
 	int64_t page = o->page_size > 0 ? o->page_size : 1000;
 	struct plan pl;
 	plan_init(&pl, cursor, stop, page, total);
+	e->stop = stop;
 	int64_t nwin = pl.sparse ? INT64_MAX : (stop - cursor + page - 1) / page, launched = 0, committed = 0;
 	struct window *slots = rm_xcalloc((size_t)nslots, sizeof(*slots));
 	int inflight = 0, rc = rm_store_begin(e->st, err);

@@ -66,6 +66,18 @@ before=$(grep -c "^query HistoryPage" "$tmp/main.log")
 "$runmon" --db "$db" sync acme/llm/r1 | grep -q "up to date at step 2499" || fail "up to date"
 [ "$(grep -c "^query HistoryPage" "$tmp/main.log")" = "$before" ] || fail "re-sync fetched history again"
 
+# 2b. A loss under a name runmon does not know (issue 49.1): refused as
+# import refuses it (exit 2, the keys seen, the flag), nothing stored and
+# the cursor left where it was, so the sync with --loss-key gets every row.
+start nll --run "acme/llm/nll:steps=3000,nested=2"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/nll.db" sync acme/llm/nll)" = 2 ] || fail "unknown loss key: exit $(cat "$tmp/rc")"
+grep -q "acme/llm/nll: no loss key found among the keys read (.*train/nll.*); name the loss with --loss-key KEY" "$tmp/err" \
+	|| fail "unknown loss key: $(cat "$tmp/err")"
+[ "$(sqlite3 "$tmp/nll.db" "SELECT COUNT(*) FROM steps")" = 0 ] || fail "unknown loss key: steps stored"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/nll.db" sync --loss-key train/nll acme/llm/nll)" = 0 ] \
+	|| fail "--loss-key train/nll: $(cat "$tmp/err")"
+[ "$(sqlite3 "$tmp/nll.db" "SELECT COUNT(loss) FROM steps")" = 3000 ] || fail "--loss-key train/nll: $(cat "$tmp/out")"
+
 # 3. A project, filtered by state.
 "$runmon" --db "$db" sync acme/llm --state running | grep -q "^acme/llm/r3: 300 rows" || fail "project --state"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM runs")" = 3 ] || fail "only the running run was added"

@@ -9,7 +9,8 @@
  *
  * SPEC is ENTITY/PROJECT/ID[:key=value,...] with keys steps (default 1000),
  * start (first step, default 0), nan (every Kth loss is a bare NaN), nested
- * (1: the loss is logged as {"train": {"loss": x}}), gap (A-B: no rows for
+ * (1: the loss is logged as {"train": {"loss": x}}; 2: as "train/nll", a
+ * name runmon does not know), gap (A-B: no rows for
  * steps A..B-1, so whole windows are empty), grow (G: the run starts half
  * visible and G more steps appear with each history request; it is
  * "running" until complete), resets (R: from step R on, the first batch of
@@ -151,7 +152,10 @@ static int row_json(const struct run *r, long t, char *buf, size_t n)
 	                   "{\"_step\": %ld, \"_runtime\": %.3f, \"_timestamp\": %.3f, %s%s%s, \"lr\": %.6g,"
 	                   " \"batch/bucket\": %d, \"batch/n\": 16, \"batch/max_len\": %d, \"batch/tokens\": %d",
 	                   t, (double)(t - r->start) * 0.5, 1714556400.0 + (double)t * 0.5,
-	                   r->nested ? "\"train\": {\"loss\": " : "\"train/loss\": ", lossbuf, r->nested ? "}" : "",
+	                   r->nested == 1   ? "\"train\": {\"loss\": "
+	                   : r->nested == 2 ? "\"train/nll\": "
+	                                    : "\"train/loss\": ",
+	                   lossbuf, r->nested == 1 ? "}" : "",
 	                   3e-4 * (1 - (double)(t - r->start) / (double)(r->steps + 1)), bucket, max_len, max_len * 12);
 	if (t % 100 == 0) /* a media object and an eval metric now and then */
 		len += snprintf(
