@@ -127,6 +127,7 @@ struct rm_sync_opts {
 	const int64_t *bounds;
 	int nbounds;
 	int full;       /* start from step 0, ignoring the cursor */
+	int skip_bad;   /* a row that does not parse or map is skipped and counted, the rest kept */
 	int max_rounds; /* re-check lastStep of a growing run (default 3) */
 	void (*progress)(void *arg, const struct rm_sync_progress *p);
 	void *progress_arg;
@@ -145,6 +146,8 @@ struct rm_sync_result {
 	char state[32];
 	double seconds;
 	int cancelled;
+	int64_t skipped;     /* bad rows skipped (skip_bad) */
+	char first_bad[320]; /* the first of them: its step and why */
 };
 
 /* Syncs one run. On failure the windows committed before the error stay

@@ -71,6 +71,7 @@ struct rm_watch {
 	struct rm_alerter alerts;
 	enum rm_severity min;
 	int offline, once, stats;
+	int skip_bad;               /* a W&B row that does not parse or map is skipped (sync's --skip-bad) */
 	const char *wandb_dir;      /* absolute, or NULL: new run-*.wandb logs there are watched */
 	struct rm_metrics *metrics; /* --metrics: the registry and its endpoint */
 	struct rm_metrics_server *server;

@@ -46,6 +46,9 @@ static const struct rm_opt options[] = {
     {"batch-prefix", 'P', "P", RM_ARG_TEXT, "prefix of batch keys", "batch/", NULL, 0},
     {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT, "bucket boundaries, for rows without batch/bucket", NULL, NULL, 0},
     {"full", 'f', NULL, RM_ARG_NONE, "fetch from step 0 again", NULL, NULL, 0},
+    {"skip-bad", 'k', NULL, RM_ARG_NONE,
+     "skip a row that does not parse or map (keep the window's other rows), report how many and the first", NULL, NULL,
+     0},
     {"state", 's', "STATE", RM_ARG_CHOICE, "with ENTITY/PROJECT: only runs in this state", NULL,
      "running finished crashed failed killed", 0},
     {"since", 'S', "WHEN", RM_ARG_WHEN,
@@ -184,6 +187,9 @@ static int sync_one(struct rm_store *st, struct rm_wandb *w, const char *e, cons
 		       (long long)res.to - 1, (long long)res.new_steps, (long long)res.batches, res.seconds,
 		       res.state[0] ? rm_tx(res.state) : "state unknown", res.loss_key[0] ? ", loss key '" : "",
 		       rm_tx(res.loss_key), res.loss_key[0] ? "'" : "");
+	if (res.skipped)
+		printf("  skipped %lld bad row%s; the first: %s\n", (long long)res.skipped, res.skipped > 1 ? "s" : "",
+		       rm_tx(res.first_bad));
 	return RM_EXIT_OK;
 }
 
@@ -265,6 +271,7 @@ static int run_sync(int argc, char **argv, struct rm_ctx *ctx)
 			}
 			break;
 		case 'l': o.loss_key = op.arg; break;
+		case 'k': o.skip_bad = 1; break;
 		case 'P': o.batch_prefix = op.arg; break;
 		case 'b':
 			free(bounds);

@@ -63,6 +63,8 @@ static const struct rm_opt options[] = {
     {"wandb-alert", 'a', NULL, RM_ARG_NONE, "raise W&B alerts on the run (notifyScriptableRunAlert)", NULL, NULL, 0},
     {"min-severity", 'm', "LVL", RM_ARG_CHOICE, "info, warn (default) or critical", NULL, "info warn critical", 0},
     {"offline", 'o', NULL, RM_ARG_NONE, "do not sync W&B runs", NULL, NULL, 0},
+    {"skip-bad", 'k', NULL, RM_ARG_NONE,
+     "skip a W&B row that does not parse or map, keep the rest, and say so (else its window waits)", NULL, NULL, 0},
     {"retry-max", 'r', "N", RM_ARG_COUNT, "retries of a failed delivery or request", "8", NULL, 0},
     {"retry-wait", 'R', "D", RM_ARG_DURATION, "first backoff", "2s", NULL, 0},
     {0},
@@ -154,6 +156,7 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct watch
 				return rm_cmd_usage_error(&cmd_watch, "--min-severity wants info, warn or critical");
 			break;
 		case 'o': o->wt.offline = 1; break;
+		case 'k': o->wt.skip_bad = 1; break;
 		case 'r':
 			if (rm_parse_int(op.arg, 0, &v) || v > 100)
 				return rm_cmd_usage_error(&cmd_watch, "--retry-max wants 0..100");

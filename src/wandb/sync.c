@@ -33,6 +33,7 @@ struct engine {
 	struct rm_sync_result *res; /* windows and cursor, updated by the writer */
 	int64_t rows;
 	int64_t stop; /* the step the sync ends before */
+	int skip_bad;
 };
 
 void rm_sync_opts_default(struct rm_sync_opts *o)
@@ -63,6 +64,18 @@ static int commit_barrier(void *arg, int64_t hi, struct rm_err *err)
 	return rc;
 }
 
+/* A row that does not parse or map: the sync stops at its window (nothing
+ * of it stored, the cursor before it), or with skip_bad it is counted and
+ * the window's other rows are kept. */
+static int bad_row(struct engine *e, const char *why, struct rm_err *err)
+{
+	if (!e->skip_bad)
+		return rm_err_set(err, RM_E_INPUT, "%s: %s (--skip-bad keeps the other rows)", e->path, why);
+	if (!e->res->skipped++)
+		snprintf(e->res->first_bad, sizeof(e->res->first_bad), "%s", why);
+	return RM_OK;
+}
+
 /* Parses and maps one fetched window's rows and queues them for the
  * writer, then the barrier that commits them. */
 static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *win, struct rm_err *err)
@@ -84,13 +97,21 @@ static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *
 		else
 			memcpy(e->text, sp->p, len);
 		e->text[len] = '\0';
-		if (rm_jsonrow_parse(&e->row, e->text, len, &perr))
-			return rm_err_set(err, RM_E_INPUT, "%s: steps [%lld, %lld): row %zu: %s", e->path,
-			                  (long long)win->lo, (long long)win->hi, i, perr.msg);
+		char bad[640];
+		if (rm_jsonrow_parse(&e->row, e->text, len, &perr)) {
+			snprintf(bad, sizeof(bad), "steps [%lld, %lld): row %zu: %s", (long long)win->lo,
+			         (long long)win->hi, i, perr.msg);
+			if ((rc = bad_row(e, bad, err)))
+				return rc;
+			continue;
+		}
 		if (rm_mapper_map(&e->sink.map, &e->row, &rec, why, sizeof(why))) {
 			const struct rm_field *sf = rm_row_get(&e->row, "_step");
-			return rm_err_set(err, RM_E_INPUT, "%s: step %.*s: %s", e->path, sf ? (int)sf->rlen : 1,
-			                  sf ? sf->raw : "?", why);
+			snprintf(bad, sizeof(bad), "step %.*s: %s", sf ? (int)(sf->rlen > 40 ? 40 : sf->rlen) : 1,
+			         sf ? sf->raw : "?", why);
+			if ((rc = bad_row(e, bad, err)))
+				return rc;
+			continue;
 		}
 		losses += rec.has_step_row;
 		if ((rc = rm_pipeline_put(p, &e->sink, &rec, &e->row, (uint64_t)i + 1, err)))
@@ -287,7 +308,7 @@ out:
 int rm_sync_run(struct rm_store *st, struct rm_wandb *w, const char *entity, const char *project, const char *name,
                 const struct rm_sync_opts *o, struct rm_sync_result *res, struct rm_err *err)
 {
-	struct engine e = {.st = st, .w = w, .res = res};
+	struct engine e = {.st = st, .w = w, .res = res, .skip_bad = o->skip_bad};
 	struct rm_import_opts io = {.format = RM_FMT_WANDB_HISTORY,
 	                            .loss_key = o->loss_key,
 	                            .batch_prefix = o->batch_prefix,

@@ -220,6 +220,7 @@ static void tick_run(struct rm_watch *wt, struct rm_watched *r)
 		struct rm_sync_result res;
 		rm_sync_opts_default(&so);
 		so.cancel = &stop;
+		so.skip_bad = wt->skip_bad;
 		if (rm_sync_run(wt->st, wt->w, r->path.entity, r->path.project, r->path.id, &so, &res, &err)) {
 			if (!wt->outage) /* say it once per outage */
 				rm_say(&wt->voice, RM_SAY_WARNING,
@@ -231,6 +232,9 @@ static void tick_run(struct rm_watch *wt, struct rm_watched *r)
 			note_sync(wt, r, 1);
 			arrived(r, res.rows);
 			finished_now = finished(res.state);
+			if (res.skipped)
+				rm_say(&wt->voice, RM_SAY_WARNING, "%s: skipped %lld bad W&B row%s; the first: %s",
+				       spec, (long long)res.skipped, res.skipped > 1 ? "s" : "", res.first_bad);
 		}
 	}
 	if (stop)

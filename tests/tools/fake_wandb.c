@@ -18,7 +18,8 @@
  * Fault kinds (each applies to the first COUNT HistoryPage requests): 429,
  * ratelimit (429 with RateLimit-Reset only), 500, 502, 503, slow, truncate
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
- * badrow (a malformed row string), drained (a 200 whose RateLimit headers
+ * badrow (a malformed row string), zerobatch (a row whose batch/n is 0,
+ * which runmon refuses), drained (a 200 whose RateLimit headers
  * say nothing is left for 999999999 s). A wrong API key gets 401.
  *
  * --quota N/S: N requests in each fixed window of S seconds, as W&B limits
@@ -247,6 +248,9 @@ static void history(json_t *vars, struct reply *rp, const char *fault)
 		int len = row_json(r, (long)step, buf, sizeof(buf));
 		if (!strcmp(fault, "badrow") && json_array_size(rows) == 3)
 			len = snprintf(buf, sizeof(buf), "{\"_step\": %lld, \"train/loss\": }", (long long)step);
+		char *n16 = strstr(buf, "\"batch/n\": 16");
+		if (!strcmp(fault, "zerobatch") && json_array_size(rows) == 3 && n16) /* valid JSON, no batch */
+			memcpy(n16, "\"batch/n\":  0", 13);
 		json_array_append_new(rows, json_stringn(buf, (size_t)len));
 	}
 	set_json(rp, 200, json_pack("{s:{s:{s:{s:o}}}}", "data", "project", "run", "history", rows));
@@ -381,8 +385,9 @@ static void dispatch(const char *auth_ok, const char *body, size_t len, struct r
 		free(v);
 	}
 	if (strstr(q, "query HistoryPage(")) {
-		static const char *const kinds[] = {"429",      "ratelimit", "500",      "502",    "503",     "slow",
-		                                    "truncate", "badjson",   "gqlerror", "badrow", "drained", NULL};
+		static const char *const kinds[] = {"429",     "ratelimit", "500",     "502",      "503",
+		                                    "slow",    "truncate",  "badjson", "gqlerror", "badrow",
+		                                    "drained", "zerobatch", NULL};
 		const char *fault = "";
 		for (int i = 0; kinds[i]; i++)
 			if (take_fault(kinds[i])) {
