@@ -114,7 +114,59 @@ struct csv_file {
 	struct rm_csv hdr, cells;
 	char *hdrline;
 	uint64_t data_offset, data_lineno; /* where the rows begin */
+	char *rec;                         /* a record over several lines (a quoted cell with newlines) */
+	size_t rec_cap;
 };
+
+#define RECORD_MAX_LINES 1000       /* lines one quoted record may span */
+#define RECORD_MAX_BYTES (16 << 20) /* and bytes */
+
+/* An odd count of '"' leaves a quoted cell open ("" inside a cell counts
+ * two). */
+static int quote_parity(const char *s, size_t n)
+{
+	int odd = 0;
+	for (const char *p = s; (p = memchr(p, '"', n - (size_t)(p - s))); p++)
+		odd ^= 1;
+	return odd;
+}
+
+/* A record whose quoted cell holds newlines, as pandas writes a text cell:
+ * its lines joined by '\n' into f->rec. Returns 0 with *line, *len the
+ * record; -1 with why set when the file ends or the record grows past
+ * its bounds first. */
+static int join_quoted(struct csv_file *f, char **line, size_t *len, char *why, size_t whylen, struct rm_err *err,
+                       int *rc)
+{
+	size_t n = *len;
+	uint64_t first = f->lr.lineno;
+	if (n + 1 > f->rec_cap)
+		f->rec = rm_xrealloc(f->rec, f->rec_cap = 2 * n + 64);
+	memcpy(f->rec, *line, n);
+	for (int lines = 1;; lines++) {
+		char *next;
+		size_t nl;
+		if ((*rc = rm_lines_next(&f->lr, &next, &nl, err)))
+			return -1;
+		if (!next || lines == RECORD_MAX_LINES || n + 1 + nl > RECORD_MAX_BYTES) {
+			snprintf(why, whylen, "a quoted cell opened on line %llu is not closed %s",
+			         (unsigned long long)first,
+			         next ? "within 1000 lines or 16 MiB" : "by the end of the file");
+			return -1;
+		}
+		if (n + 1 + nl + 1 > f->rec_cap)
+			f->rec = rm_xrealloc(f->rec, f->rec_cap = 2 * (n + 1 + nl) + 64);
+		f->rec[n++] = '\n';
+		memcpy(f->rec + n, next, nl);
+		n += nl;
+		if (quote_parity(next, nl))
+			break;
+	}
+	f->rec[n] = '\0';
+	*line = f->rec;
+	*len = n;
+	return 0;
+}
 
 /* Cells without the blanks that pad them. */
 static void trim(struct rm_csv *c)
@@ -169,6 +221,12 @@ static enum line_kind csv_row(struct csv_file *f, char **line, char *why, size_t
 		return LINE_SKIP;
 	if (blank(*line, len))
 		return LINE_SKIP;
+	if (quote_parity(*line, len) && join_quoted(f, line, &len, why, whylen, err, rc)) {
+		if (*rc)
+			return LINE_SKIP;
+		*line = f->rec; /* not NULL: the end of the file is the bad record's */
+		return LINE_BAD;
+	}
 	if (rm_csv_split(&f->cells, *line, len, &perr)) {
 		snprintf(why, whylen, "%s", perr.msg);
 		return LINE_BAD;
@@ -351,6 +409,7 @@ out:
 		series_release(ser, nser);
 	rm_guess_release(&g);
 	free(f.hdrline);
+	free(f.rec);
 	rm_csv_release(&f.hdr);
 	rm_csv_release(&f.cells);
 	rm_lines_close(&f.lr);
