@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "runmon/common.h"
+#include "runmon/model.h"
 #include "runmon/parse.h"
 
 static int add(int64_t **v, size_t *n, size_t *cap, double x, const char *path, uint64_t line, struct rm_err *err)
 {
-	if (!(x >= 1 && x < 1e9 && x == (double)(int64_t)x))
-		return rm_err_set(err, RM_E_INPUT, "%s:%llu: %g is not a length (a positive integer)", path,
-		                  (unsigned long long)line, x);
+	/* one rule for a length, as import reads a batch's (RM_BATCH_MAX_LEN) */
+	if (!(x >= 0 && x <= RM_BATCH_MAX_LEN && x == (double)(int64_t)x))
+		return rm_err_set(err, RM_E_INPUT, "%s:%llu: %s is not a length (an integer in 0..2^30)", path,
+		                  (unsigned long long)line, rm_num(x, (char[32]){0}, 32));
 	if (*n == *cap)
 		*v = rm_xrealloc(*v, (*cap = *cap ? *cap * 2 : 65536) * sizeof(int64_t));
 	(*v)[(*n)++] = (int64_t)x;
@@ -126,7 +128,7 @@ static int read_arrow(const char *path, const struct rm_arrow_opts *o, int64_t *
 	if (rm_arrow_read_lengths(path, o, a, err))
 		return err->code;
 	for (size_t i = 0; i < a->n; i++) {
-		if (a->len[i] > 0 && a->len[i] < 1000000000)
+		if (a->len[i] > 0 && a->len[i] <= RM_BATCH_MAX_LEN)
 			a->len[k++] = a->len[i];
 		else if (a->len[i] == 0)
 			src->empty++;

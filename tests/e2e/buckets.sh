@@ -31,6 +31,16 @@ rc=$?
 set -e
 [ $rc = 2 ] || fail "bad line exit $rc"
 grep -q "bad.txt:2: not a number" "$tmp/err" || fail "bad line message"
+# One rule for a length (issue 49.14): 0..2^30, as import takes a batch's;
+# buckets refused 0 and 1e9..2^30.
+printf '0\n5\n1000000000\n1073741824\n' >"$tmp/edge.txt"
+"$runmon" buckets --k 2 "$tmp/edge.txt" 2>"$tmp/err" | grep -q "^4 sequences" || fail "lengths 0 and 2^30: $(cat "$tmp/err")"
+printf '5\n1073741825\n' >"$tmp/over.txt"
+set +e
+"$runmon" buckets "$tmp/over.txt" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "over.txt:2: 1073741825 is not a length (an integer in 0..2^30)" "$tmp/err" || fail "2^30+1: exit $rc, $(cat "$tmp/err")"
 # The boundaries go straight into simulate.
 b=$("$runmon" buckets --k 2 "$tmp/lens.txt" | sed -n 's/^preview the loss signature: runmon simulate --buckets //p')
 "$runmon" --db "$tmp/s.db" simulate --steps 500 --buckets "$b" --run pv | grep -q "simulated run 'pv'" || fail "simulate --buckets"
