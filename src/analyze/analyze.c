@@ -27,11 +27,14 @@ static int int_value(json_t *v, int64_t *out)
 {
 	if (json_is_object(v)) /* W&B config: {"value": V, "desc": ...} */
 		v = json_object_get(v, "value");
-	if (json_is_integer(v) && json_integer_value(v) > 0) {
+	/* a step count: below 2^53 as every step is (1e300 would overflow the
+	 * cast, and INT64_MAX the detectors' sums) */
+	if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < (json_int_t)1 << 53) {
 		*out = json_integer_value(v);
 		return 1;
 	}
-	if (json_is_real(v) && json_real_value(v) >= 1 && json_real_value(v) == floor(json_real_value(v))) {
+	if (json_is_real(v) && json_real_value(v) >= 1 && json_real_value(v) < 9007199254740992.0 &&
+	    json_real_value(v) == floor(json_real_value(v))) {
 		*out = (int64_t)json_real_value(v);
 		return 1;
 	}

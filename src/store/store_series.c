@@ -17,6 +17,10 @@
 #include "runmon/store.h"
 #include "store_internal.h"
 
+/* Steps a reader takes: below 2^53, as import writes them; another writer
+ * may have stored INT64_MAX, whose range sums would overflow. */
+#define STEP_BOUND " AND step < 9007199254740992"
+
 /* Rows of table from step `since` that also meet `and` (SQL, "" for
  * none): what a load will read, so arrays are sized once. */
 static size_t count_rows(struct rm_db *db, const char *table, const char *and, int64_t run_id, int64_t since)
@@ -25,7 +29,8 @@ static size_t count_rows(struct rm_db *db, const char *table, const char *and, i
 	struct rm_err err;
 	struct rm_dbq *s;
 	size_t n = 0;
-	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2%s", table, and);
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s WHERE run_id = ?1 AND step >= ?2" STEP_BOUND "%s", table,
+	         and);
 	if (!(s = rm_dbq_prepare(db, sql, 0, &err)))
 		return 0;
 	rm_dbq_int(s, 1, run_id);
@@ -46,8 +51,8 @@ static size_t estimate_rows(struct rm_db *db, const char *table, int64_t run_id,
                             int64_t *hi)
 {
 	static const char *const sql[4][2] = {
-	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2 ORDER BY step LIMIT 1"},
-	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2 ORDER BY step DESC LIMIT 1"},
+	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2" STEP_BOUND " ORDER BY step LIMIT 1"},
+	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step >= ?2" STEP_BOUND " ORDER BY step DESC LIMIT 1"},
 	    {"SELECT COUNT(*) FROM ", " WHERE run_id = ?1 AND step = ?2"},
 	    {"SELECT step FROM ", " WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT 1"}};
 	int64_t v[4] = {0, -1, 0, 0};
@@ -83,7 +88,7 @@ static int load_steps(struct rm_db *db, int64_t run_id, int64_t since, struct rm
 	size_t cap = estimate_rows(db, "steps", run_id, since, &lo, &hi); /* the arrays grow when it is short */
 	struct rm_dbq *s = rm_dbq_prepare(db,
 	                                  "SELECT step, loss, nan_mask, lr, epoch FROM steps"
-	                                  " WHERE run_id = ?1 AND step >= ?2 ORDER BY step",
+	                                  " WHERE run_id = ?1 AND step >= ?2" STEP_BOUND " ORDER BY step",
 	                                  RM_DBQ_STREAM, err);
 	int rc;
 	if (!s)
@@ -124,7 +129,7 @@ static int load_rank_losses(struct rm_db *db, int64_t run_id, int64_t since, str
 {
 	struct rm_dbq *s = rm_dbq_prepare(db,
 	                                  "SELECT step, rank, loss FROM rank_losses"
-	                                  " WHERE run_id = ?1 AND step >= ?2 ORDER BY step, rank",
+	                                  " WHERE run_id = ?1 AND step >= ?2" STEP_BOUND " ORDER BY step, rank",
 	                                  RM_DBQ_STREAM, err);
 	size_t cap = 0;
 	int rc;

@@ -261,6 +261,21 @@ PY
 [ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'quad2')")" = "7:2.5" ] \
 	|| fail "--pattern quad2: wrong rows"
 
+# What another writer may have stored (issue 49.16): a step of INT64_MAX
+# and a save interval of 1e300 overflowed signed sums and a float cast.
+# Readers take steps below 2^53, as import writes them.
+"$runmon" --db huge.db simulate --steps 2000 --run huge >/dev/null
+sqlite3 huge.db "INSERT INTO steps(run_id, step, loss) VALUES (1, 9223372036854775807, 1.0), (1, 9223372036854775806, 1.0);
+INSERT INTO batches(run_id, step, rank, micro, bucket, n, max_len) VALUES (1, 9223372036854775807, 0, 0, 2, 4, 100);
+UPDATE runs SET config_json = '{\"save_steps\": {\"value\": 1e300}, \"eval_steps\": 9223372036854775807}'"
+for c in diagnose report compare; do
+	case $c in report) set -- -o huge.html ;; compare) set -- --at 1000 ;; *) set -- ;; esac
+	code=$(rc "$runmon" --db huge.db $c huge "$@")
+	[ "$code" -le 1 ] || fail "$c of a run with a step of INT64_MAX: exit $code $(cat err)"
+done
+"$runmon" --db huge.db diagnose huge >out 2>&1 || true
+grep -q "^run huge: 2000 loss points, steps 0..1999" out || fail "a step beyond 2^53 was read: $(head -1 out)"
+
 # A quoted cell over several lines, as pandas and Python's csv module write
 # a note with newlines (issue 49.13): one record; a quote left open to the
 # end of the file is a bad line naming where it opened.
