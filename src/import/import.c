@@ -157,11 +157,27 @@ static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, co
 	return rc;
 }
 
+static int foreign_error(const struct rm_import_opts *opts, const char *path, const uint8_t *head, size_t n,
+                         struct rm_err *err);
+
+/* The most a stream is spooled: an endless one (/dev/zero, `yes`) would
+ * fill the disk. RUNMON_SPOOL_MAX (bytes) changes it. */
+static uint64_t spool_max(void)
+{
+	const char *e = getenv("RUNMON_SPOOL_MAX");
+	char *end;
+	unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+	return v && !*end ? (uint64_t)v : (uint64_t)16 << 30;
+}
+
 /* Copies a stream that can be read only once (stdin, a pipe, a FIFO) to
  * an unlinked temporary file, so that detection and the importer read the
- * same bytes like any file's; returns its descriptor, or -1 with err set. */
-static int spool(const char *path, struct rm_err *err)
+ * same bytes like any file's; returns its descriptor, or -1 with err set.
+ * Binary data is refused from its first bytes, before anything is
+ * written, and the copy stops at spool_max. */
+static int spool(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
 {
+	enum { HEAD = 4608 }; /* what refuse_foreign reads of a file */
 	const char *dir = getenv("TMPDIR");
 	char *tmp = rm_xasprintf("%s/runmon-stream-XXXXXX", dir && *dir ? dir : "/tmp");
 	int in = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
@@ -173,24 +189,50 @@ static int spool(const char *path, struct rm_err *err)
 	}
 	unlink(tmp);
 	char buf[65536];
-	ssize_t n;
-	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		for (ssize_t off = 0; n > 0 && off < n;) {
-			ssize_t w = write(fd, buf + off, (size_t)(n - off));
+	size_t have = 0;
+	int decided = 0;
+	uint64_t total = 0, most = spool_max();
+	for (;;) {
+		ssize_t n = read(in, buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rm_err_set(err, RM_E_IO, "cannot read '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		have += (size_t)n;
+		if (!decided && n > 0 && have < HEAD)
+			continue; /* the first bytes decide, read whole */
+		if (!decided && foreign_error(opts, path, (const uint8_t *)buf, have, err))
+			goto fail;
+		decided = 1;
+		if ((total += have) > most) {
+			rm_err_set(
+			    err, RM_E_INPUT,
+			    "%s: more than %llu bytes from a stream (RUNMON_SPOOL_MAX); save it to a file and import"
+			    " that",
+			    rm_shown_path(opts, path), (unsigned long long)most);
+			goto fail;
+		}
+		for (size_t off = 0; off < have;) {
+			ssize_t w = write(fd, buf + off, have - off);
+			if (w < 0 && errno == EINTR)
+				continue;
 			if (w < 0) {
 				rm_err_set(err, RM_E_IO, "cannot spool '%s' to %s: %s", path,
 				           dir && *dir ? dir : "/tmp", strerror(errno));
-				close(fd);
-				fd = -1;
-				goto out;
+				goto fail;
 			}
-			off += w;
+			off += (size_t)w;
 		}
-	if (n < 0) {
-		rm_err_set(err, RM_E_IO, "cannot read '%s': %s", path, strerror(errno));
-		close(fd);
-		fd = -1;
+		have = 0;
+		if (n == 0)
+			break;
 	}
+	goto out;
+fail:
+	close(fd);
+	fd = -1;
 out:
 	if (in > STDIN_FILENO)
 		close(in);
@@ -215,7 +257,7 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 		is_stream = S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode);
 	if (!is_stream)
 		return import_path(st, opts, path, rep, err);
-	int fd = spool(path, err);
+	int fd = spool(opts, path, err);
 	if (fd < 0)
 		return err->code;
 	char io[32];
@@ -229,14 +271,9 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 
 /* A page, an image, an archive or binary data is refused before any
  * reader runs (exit 2), whatever --format says: no reader makes sense of it. */
-static int refuse_foreign(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
+static int foreign_error(const struct rm_import_opts *opts, const char *path, const uint8_t *head, size_t n,
+                         struct rm_err *err)
 {
-	uint8_t head[4096 + 512];
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return RM_OK; /* the reader says why it cannot open it */
-	size_t n = fread(head, 1, sizeof(head), fp);
-	fclose(fp);
 	const char *kind = n >= RM_WLOG_HEADER && !memcmp(head, rm_wlog_magic, 6) ? NULL : rm_foreign_kind(head, n);
 	if (!kind)
 		return RM_OK;
@@ -246,6 +283,17 @@ static int refuse_foreign(const struct rm_import_opts *opts, const char *path, s
 	                                                         : "runmon reads console logs, JSON lines, CSV, W&B run"
 	                                                           " files and trainer_state.json";
 	return rm_err_set(err, RM_E_INPUT, "%s: %s, not a training log; %s", rm_shown_path(opts, path), kind, hint);
+}
+
+static int refuse_foreign(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
+{
+	uint8_t head[4096 + 512];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return RM_OK; /* the reader says why it cannot open it */
+	size_t n = fread(head, 1, sizeof(head), fp);
+	fclose(fp);
+	return foreign_error(opts, path, head, n, err);
 }
 
 static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,

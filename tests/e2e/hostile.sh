@@ -261,6 +261,17 @@ PY
 [ "$(sqlite3 quad.db "SELECT step || ':' || loss FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'quad2')")" = "7:2.5" ] \
 	|| fail "--pattern quad2: wrong rows"
 
+# Endless streams (issue 49.4): /dev/zero is refused from its first bytes,
+# nothing spooled; an endless stream of text stops at RUNMON_SPOOL_MAX.
+[ "$(rc timeout 20 "$runmon" --db zero.db import --run z /dev/zero)" = 2 ] || fail "/dev/zero: exit $(cat rcfile)"
+grep -q "^runmon: error: /dev/zero: binary data, not a training log" err || fail "/dev/zero: $(cat err)"
+set +e
+yes "step 1 loss 2.5" | RUNMON_SPOOL_MAX=1000000 timeout 20 "$runmon" --db zero.db import --run y - >out 2>err
+code=$?
+set -e
+[ $code = 2 ] || fail "an endless stream: exit $code $(cat err)"
+grep -q "^runmon: error: -: more than 1000000 bytes from a stream (RUNMON_SPOOL_MAX)" err || fail "an endless stream: $(cat err)"
+
 # What another writer may have stored (issue 49.16): a step of INT64_MAX
 # and a save interval of 1e300 overflowed signed sums and a float cast.
 # Readers take steps below 2^53, as import writes them.
