@@ -9,6 +9,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,10 @@ int main(int argc, char **argv)
 	 * of peak RSS there. */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+	/* Past a file-size limit (ulimit -f) a write fails with EFBIG, which
+	 * every writer reports and cleans up after; the default, SIGXFSZ,
+	 * killed runmon with no word and left its temporary files. */
+	signal(SIGXFSZ, SIG_IGN);
 	struct rm_ctx ctx = {0};
 	char *db_default = NULL;
 	int i = 1, code;
