@@ -57,7 +57,7 @@ enum rm_exit {
 
 struct rm_err {
 	enum rm_status code;
-	int bad_line; /* a malformed input line, which --skip-bad would skip */
+	uint64_t bad_line; /* a malformed input line (1-based), which --skip-bad would skip; 0: none */
 	char msg[512];
 };
 

@@ -37,6 +37,7 @@ struct rm_lines {
 	uint64_t offset;      /* file offset of the line last returned */
 	uint64_t next_offset; /* file offset just past it */
 	uint64_t buf_offset;  /* file offset of buf[0] */
+	uint64_t stop_before; /* > 0: the file ends before this line (a followed file's bad line) */
 };
 
 /* Opens path ("-" is stdin). Returns RM_OK or RM_E_IO. */

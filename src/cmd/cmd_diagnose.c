@@ -87,10 +87,14 @@ static int read_wandb_log(struct rm_store *st, const char *spec, int64_t *run_id
 	struct rm_import_report rep;
 	struct rm_tail_pos pos;
 	int rc = rm_import_tail(st, &opts, path, &rep, &pos, err);
-	if (!rc && !pos.run_id)
-		rc = rm_err_set(err, RM_E_INPUT, "%s: no run record yet; try again once the run has started", log);
 	if (!rc)
 		rm_import_report_release(&rep);
+	else if (rc == RM_E_INPUT && err->bad_line && pos.run_id) { /* the records before it were kept */
+		rm_warning("%s; diagnosing the records before it", err->msg);
+		rc = RM_OK;
+	}
+	if (!rc && !pos.run_id)
+		rc = rm_err_set(err, RM_E_INPUT, "%s: no run record yet; try again once the run has started", log);
 	*run_id = pos.run_id;
 	free(path);
 	free(log);

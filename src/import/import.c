@@ -546,12 +546,28 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 			close(fd);
 	}
 	if ((rc = f->tail(st, opts, path, f->fmt, pos, rep, err)))
-		goto fail;
+		goto bad;
 	take_head(path, pos);
 	pos->run_id = rep->n ? rep->r[rep->n - 1].run_id : 0;
 	if (pos->run_id && (rc = rm_store_tail_put(st, path, pos->run_id, pos, err)))
 		goto fail;
 	return log_and_commit(st, rep, 1, err);
+bad:
+	/* A bad line (a .wandb file's bad record) of a followed file: the lines
+	 * before it are kept and the position stays before it
+	 * (docs/watching.md), read again once more up to it; the error still
+	 * says which line. */
+	if (rc == RM_E_INPUT && err->bad_line > 1 && !opts->tail_stop) {
+		struct rm_import_opts upto = *opts;
+		struct rm_err why = *err, e2;
+		upto.tail_stop = err->bad_line;
+		rm_store_rollback(st);
+		rm_import_report_release(rep);
+		if (!rm_import_tail(st, &upto, path, rep, pos, &e2))
+			rm_import_report_release(rep);
+		*err = why;
+		return rc;
+	}
 fail:
 	rm_store_rollback(st);
 	rm_import_report_release(rep);

@@ -330,6 +330,7 @@ int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const 
 	if (!rc && pos) {
 		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
 		lr.complete_only = 1;
+		lr.stop_before = opts->tail_stop;
 	}
 	if (!rc)
 		rc = feed_lines(st, opts, &lr, rep, pos == NULL, parse, ctx, err);

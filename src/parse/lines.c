@@ -80,6 +80,8 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 		lr->partial = 1; /* still being written: the next read takes it */
 		return RM_OK;
 	}
+	if (lr->stop_before && lr->lineno + 1 >= lr->stop_before)
+		return RM_OK; /* an end before a bad line */
 	lr->offset = lr->buf_offset + lr->pos;
 	lr->pos += n + (nl ? 1 : 0);
 	lr->next_offset = lr->buf_offset + lr->pos;

@@ -61,7 +61,7 @@ int rm_bad_line(struct rm_import_result *res, const struct rm_import_opts *opts,
 	if (!opts->skip_bad) {
 		rm_err_set(err, RM_E_INPUT, res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s",
 		           res->path, (unsigned long long)line, why);
-		err->bad_line = 1;
+		err->bad_line = line ? line : 1;
 		return RM_E_INPUT;
 	}
 	if (res->skipped < RM_IMPORT_NOTED)

@@ -102,6 +102,30 @@ mkdir -p wandb2/run-20261129_130000-hh11
 [ "$(q w.db "SELECT COUNT(*) FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'hh11')")" = 3000 ] ||
 	fail "new run not read"
 
+# 4a. A bad record in a followed log (issue 49.3): the records before it are
+# kept, the position stays before it, the watch says which record; a
+# second tick keeps what it had.
+mkdir -p wandbbad/offline-run-20261129_140000-bb77
+python3 - sim/merged.jsonl >badrec.jsonl <<'PY'
+import sys
+for i, line in enumerate(open(sys.argv[1])):
+    if i == 1500:  # a batch of no sequences, refused as import refuses it
+        line = line.replace('"batch/n": ', '"batch/n": 0, "was_n": ', 1)
+    sys.stdout.write(line)
+PY
+grep -q '"batch/n": 0' badrec.jsonl || fail "the bad record was not made"
+"$j2w" --run bb77 --project llm --name badrec badrec.jsonl wandbbad/offline-run-20261129_140000-bb77/run-bb77.wandb
+"$runmon" --db br.db watch --once --wandb-dir wandbbad >/dev/null 2>err || true
+grep -q "record [0-9]*: .*n 0 is not a sequence count.*(will retry next tick)" err || fail "bad record: $(cat err)"
+n=$(q br.db "SELECT COUNT(*) FROM steps")
+[ "$n" -ge 1400 ] && [ "$n" -le 1500 ] || fail "bad record: $n steps kept before it"
+"$runmon" --db br.db watch --once --wandb-dir wandbbad >/dev/null 2>err || true
+[ "$(q br.db "SELECT COUNT(*) FROM steps")" = "$n" ] || fail "bad record: a second tick changed the steps"
+# diagnose DIR diagnoses the records before it, and says so.
+"$runmon" --db br2.db diagnose wandbbad/offline-run-20261129_140000-bb77 >out 2>err || [ $? = 1 ] || fail "diagnose DIR with a bad record: $(cat err)"
+grep -q "n 0 is not a sequence count.*; diagnosing the records before it" err || fail "diagnose DIR: $(cat err)"
+grep -q "^run .*: [0-9]* loss points" out || fail "diagnose DIR: $(head -3 out)"
+
 # 4b. A long healthy run turns homogeneous: the ticks between full diagnoses
 # read the last --window steps, so the alert comes while the stored findings
 # (the full run's, refreshed at 10% growth) still say healthy.

@@ -76,6 +76,19 @@ set -e
 grep -q "alert delivery to webhook http://… failed" "$tmp/err" || fail "a webhook with a raw password: $(cat "$tmp/err")"
 if grep -q "hookuser\|pw/x\|x?y\|y#z" "$tmp/err"; then fail "a webhook's password in a message: $(cat "$tmp/err")"; fi
 
+# 4b. A bad line in a followed sidecar (issue 49.3): the good lines before
+# it are kept, the position stays before it, and the watch goes on.
+python3 -c 'import json
+for s in range(4000, 4010): print(json.dumps({"step": s, "bucket": s % 3, "n": 4, "max_len": 100}))
+print("{\"step\": 4010, \"bucket\": ")
+for s in range(4011, 4020): print(json.dumps({"step": s, "bucket": s % 3, "n": 4, "max_len": 100}))' >"$tmp/side.jsonl"
+set +e
+"$runmon" --db "$db" watch --once --offline --batches "inter=$tmp/side.jsonl" inter >/dev/null 2>"$tmp/err"
+set -e
+grep -q "side.jsonl:11: .*(will retry next tick)" "$tmp/err" || fail "a sidecar's bad line: $(cat "$tmp/err")"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM batches WHERE step >= 4000")" = 10 ] || fail "the good lines before a bad one"
+[ "$(sqlite3 "$db" "SELECT lineno FROM tails WHERE path LIKE '%side.jsonl'")" = 10 ] || fail "the position before the bad line"
+
 # 5. W&B alerts on a synced run; the run is finished, so watch stops by itself.
 KEY=0123456789abcdef0123456789abcdef01234567
 "$fake" --port-file "$tmp/fake.port" --key "$KEY" --log "$tmp/fake.log" --run "acme/llm/r1:steps=3000" &

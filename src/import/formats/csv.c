@@ -364,6 +364,7 @@ static int csv_import(struct rm_store *st, const struct rm_import_opts *opts, co
 	rm_csv_init(&f.hdr, ',');
 	rm_csv_init(&f.cells, ',');
 	f.lr.complete_only = pos != NULL;
+	f.lr.stop_before = pos ? opts->tail_stop : 0;
 	if ((rc = csv_header(&f, path, pos != NULL, err))) {
 		if (rc == 1) { /* a file being written: its header is not there yet */
 			char *name = rm_run_name_for(opts, path);

@@ -398,10 +398,17 @@ static int read_log(struct rm_store *st, const struct rm_import_opts *opts, cons
 		pos->dev = (uint64_t)sb.st_dev;
 		pos->ino = (uint64_t)sb.st_ino;
 	}
-	uint64_t recno = pos->lineno;
+	uint64_t recno = pos->lineno, before = w.resume;
 	while ((rc = rm_wlog_next(&w, &rec, &len, err)) == 1) {
+		if (opts->tail_stop && recno + 1 >= opts->tail_stop) { /* a followed file up to its bad record */
+			w.resume = before;
+			w.partial = 0;
+			rc = 0;
+			break;
+		}
 		if ((rc = on_record(&wi, rec, len, ++recno, err)))
 			break;
+		before = w.resume;
 		if (!(recno & 1023))
 			rm_progress_at((double)w.pos);
 	}
