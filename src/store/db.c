@@ -139,3 +139,23 @@ struct rm_dbq *rm_dbq_upsert(struct rm_db *db, const char *table, const char *co
 	}
 	return q;
 }
+
+void rm_dbq_text(struct rm_dbq *q, int i, const char *v, int n)
+{
+	if (!v) {
+		q->s ? (void)sqlite3_bind_null(q->s, i) : rm_pgq_bind_null(q->p, i);
+		return;
+	}
+	size_t len = n < 0 ? strlen(v) : (size_t)n, at = 0, c;
+	while (at < len && (c = rm_utf8_len((const unsigned char *)v + at, len - at)))
+		at += c;
+	char *copy = NULL, *fixed = NULL;
+	if (at < len) { /* not UTF-8 throughout */
+		copy = rm_xstrndup(v, len);
+		v = fixed = rm_utf8_fix(copy);
+		n = -1;
+	}
+	q->s ? (void)sqlite3_bind_text(q->s, i, v, n, SQLITE_TRANSIENT) : rm_pgq_bind_text(q->p, i, v, n);
+	free(copy);
+	free(fixed);
+}

@@ -167,14 +167,10 @@ static inline void rm_dbq_double(struct rm_dbq *q, int i, double v)
 	q->s ? (void)sqlite3_bind_double(q->s, i, v) : rm_pgq_bind_double(q->p, i, v);
 }
 
-/* Text of n bytes, or up to its NUL when n < 0; NULL binds NULL. */
-static inline void rm_dbq_text(struct rm_dbq *q, int i, const char *v, int n)
-{
-	if (!v)
-		q->s ? (void)sqlite3_bind_null(q->s, i) : rm_pgq_bind_null(q->p, i);
-	else
-		q->s ? (void)sqlite3_bind_text(q->s, i, v, n, SQLITE_TRANSIENT) : rm_pgq_bind_text(q->p, i, v, n);
-}
+/* Text of n bytes, or up to its NUL when n < 0; NULL binds NULL. Bytes
+ * that are not UTF-8 are stored as U+FFFD on both backends (PostgreSQL
+ * refuses them; a key or run name from a Latin-1 log must not). */
+void rm_dbq_text(struct rm_dbq *q, int i, const char *v, int n);
 
 static inline void rm_dbq_blob(struct rm_dbq *q, int i, const void *v, size_t n)
 {

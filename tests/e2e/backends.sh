@@ -92,6 +92,12 @@ for f in "$data"/logs/*.log "$data"/logs/quirks/gan-brackets.log "$data"/logs/qu
 done
 grep -q "also kept, not diagnosed: loss_box_reg, loss_cls" "$tmp/pg.out" || fail "other losses: $(cat "$tmp/pg.out")"
 both import --run lens --buckets 0,64,128,256 "$data/arrow/seqlen" >/dev/null 2>&1 || true
+# Keys and a run name that are not UTF-8 (Latin-1, issue 49.12): stored
+# alike on both backends, as U+FFFD; PostgreSQL refused them.
+printf '{"step": 1, "loss": 2.5, "eval_r\351sum\351": 0.5}\n{"step": 2, "loss": 2.4}\n' >"$tmp/latin1.jsonl"
+both import --run "$(printf 'caf\351')" "$tmp/latin1.jsonl" || fail "a Latin-1 key and run name: $(cat "$tmp/pg.err")"
+[ "$(sqlite3 "$lite" "SELECT hex(key) FROM evals WHERE key LIKE 'eval_r%sum%'")" = 6576616C5F72EFBFBD73756DEFBFBD ] \
+	|| fail "a Latin-1 key is not stored as U+FFFD"
 same_rows import
 
 # 2. A bad line rejects the whole file and keeps nothing (exit 2 on both).
