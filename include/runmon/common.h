@@ -55,6 +55,13 @@ enum rm_exit {
 	RM_EXIT_STORE = 4     /* database or file system error */
 };
 
+/* What import accepts as one batch (a larger value is a bad line): 2^20
+ * sequences, each up to 2^30 tokens. Products of the two stay exact in a
+ * double and an int64. A length read anywhere (buckets, --lengths-from)
+ * follows the same rule. */
+#define RM_BATCH_MAX_N   1048576
+#define RM_BATCH_MAX_LEN 1073741824
+
 struct rm_err {
 	enum rm_status code;
 	uint64_t bad_line; /* a malformed input line (1-based), which --skip-bad would skip; 0: none */

@@ -72,12 +72,6 @@ enum rm_batch_field {
 	RM_B_COUNT
 };
 
-/* What import accepts as one batch (a larger value is a bad line): 2^20
- * sequences, each up to 2^30 tokens. Products of the two stay exact in a
- * double and an int64. */
-#define RM_BATCH_MAX_N   1048576
-#define RM_BATCH_MAX_LEN 1073741824
-
 struct rm_batch {
 	int64_t step;
 	int64_t rank;         /* data-parallel rank */

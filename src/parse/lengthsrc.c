@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "runmon/common.h"
-#include "runmon/model.h"
 #include "runmon/parse.h"
 
 static int add(int64_t **v, size_t *n, size_t *cap, double x, const char *path, uint64_t line, struct rm_err *err)
