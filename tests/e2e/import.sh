@@ -137,6 +137,15 @@ grep -q "read as jsonl (given with --format)" "$tmp/explain" || fail "--explain 
 [ ! -e "$tmp/never.db" ] || fail "--explain made a database"
 [ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'runmon-explain-*' -newer "$tmp/explain" 2>/dev/null)" ] || fail "--explain left its scratch store"
 
+# A step written twice in a row (a CSV's last row repeated, a resumed
+# logger's first) replaces its row and is no restart (issue 49's mutant:
+# step < prev read as <= left every test green).
+printf '{"step":1,"loss":2}\n{"step":2,"loss":2}\n{"step":2,"loss":2.1}\n{"step":3,"loss":2}\n' >"$tmp/repeat.jsonl"
+"$runmon" --db "$tmp/repeat.db" import "$tmp/repeat.jsonl" >"$tmp/repeat.out" || fail "a repeated step: $(cat "$tmp/repeat.out")"
+grep -q "1 rows replaced an earlier row of the same step" "$tmp/repeat.out" || fail "a repeated step: $(cat "$tmp/repeat.out")"
+if grep -q "restart" "$tmp/repeat.out"; then fail "a repeated step read as a restart: $(cat "$tmp/repeat.out")"; fi
+[ "$(sqlite3 "$tmp/repeat.db" "SELECT restarts || ' ' || replaced FROM imports")" = "0 1" ] || fail "a repeated step: counts"
+
 # Loss components beside a total: each kept, the total diagnosed, said so.
 "$runmon" --db "$tmp/never.db" import --explain "$data/logs/quirks/metrics.jsonl" >"$tmp/explain" || fail "--explain metrics.jsonl"
 grep -q "loss_cls .*-> another loss (kept apart, in other_losses)" "$tmp/explain" || fail "--explain of a component: $(head -12 "$tmp/explain")"

@@ -140,6 +140,28 @@ with tempfile.TemporaryDirectory() as tmp:
             if r.returncode != 0 or not r.stdout.startswith("usage: runmon " + cmd):
                 failures.append(f"runmon {' '.join(args)} --help: exit {r.returncode}: {r.stderr.strip()[:200]}")
 
+    # Whole numbers and steps take nothing after their digits (issue 49's
+    # mutants: an integer parser accepting "10x" left every test green), and
+    # --buckets no repeated boundary.
+    for cmd, table in sorted(TABLES.items()):
+        for o in table.get("options", []):
+            if o.get("kind") not in ("count", "step"):
+                continue
+            for v in ("10x", "1.5", "-3", ""):
+                r = run(["--db", db, cmd, f"--{o['name']}", v, "--help"])
+                if r.returncode != 2 or f"--{o['name']}" not in r.stderr:
+                    failures.append(f"{cmd} --{o['name']} '{v}' was not refused with a message naming it")
+            checked += 1
+    for cmd, rest in (("simulate", ["--steps", "200", "--run", "b"]), ("import", ["nosuchfile"]),
+                      ("sync", ["a/b/c"]), ("watch", ["--once", "--offline", "x"])):
+        if "buckets" not in declared(cmd):
+            failures.append(f"{cmd} has no --buckets")
+            continue
+        r = run(["--db", db, cmd, "--buckets", "0,100,100,200"] + rest)
+        if r.returncode != 2 or "--buckets wants 2 to 33 increasing lengths" not in r.stderr:
+            failures.append(f"{cmd} --buckets with a repeated boundary: exit {r.returncode}: {r.stderr.strip()[:120]}")
+        checked += 1
+
     # --since: one meaning everywhere, told apart by form.
     for cmd, good, bad in [("diagnose", ["12000", "24h", "0.5d", "2026-12-01", "2026-12-01T06:00:00Z"], ["", "24x", "-1", "h", "1 h", "1.5"]),
                            ("report", ["24h", "30m", "2026-12-01", "2026-12-01T06:00:00Z"], ["12000", "", "h", "2026-13-01"]),
