@@ -178,4 +178,15 @@ set -e
 [ -s "$tmp/runmon-report-inter.html" ] || fail "no runmon-report-inter.html: $(cat "$tmp/tty.out")"
 grep -q "report: wrote runmon-report-inter.html" "$tmp/tty.out" || fail "terminal: $(cat "$tmp/tty.out")"
 if grep -q "<html" "$tmp/tty.out"; then fail "HTML written to the terminal"; fi
+# A run name holding '|' stays in its Markdown table cell (issue 49's
+# mutant: an escape without '|' left every test green).
+"$runmon" --db "$tmp/pipe.db" simulate --steps 500 --run 'a|b' >/dev/null
+"$runmon" --db "$tmp/pipe.db" report --all --format md -o "$tmp/pipe.md" >/dev/null 2>&1 || true
+python3 - "$tmp/pipe.md" <<'PY' || fail "a '|' in a run name broke the Markdown table: $(grep 'a.b' "$tmp/pipe.md" | head -3)"
+import re, sys
+rows = [l for l in open(sys.argv[1]) if l.startswith("| a")]
+assert rows, "no row of the run"
+cells = re.split(r"(?<!\\)\|", rows[0].strip())[1:-1]
+assert len(cells) == 6 and cells[0].strip() == "a\\|b", cells
+PY
 echo "e2e report: all checks passed"
