@@ -723,6 +723,51 @@ static void ladder_sequential_stop(void **state)
 	assert_true(flagged >= 1 && stopped >= 1); /* 4 and 4 over these seeds */
 }
 
+/* A diagnosis whose only cause is h at sev (NONE: healthy), with enough
+ * points to be tested (or too few). */
+static void verdict_only(struct rm_diagnosis *d, enum rm_hypothesis h, enum rm_severity sev, size_t finite)
+{
+	memset(d, 0, sizeof(*d));
+	d->finite = finite;
+	d->split.ok = finite >= 50;
+	d->severity = sev;
+	for (int i = 0; i < RM_H_COUNT; i++)
+		d->rank[i] = (struct rm_ranked){(enum rm_hypothesis)i, 0, i == (int)h ? sev : RM_SEV_NONE};
+}
+
+/* compare's levels, cause by cause (issue 49's mutants: better and worse
+ * swapped, or a new cause not worse, left every test green): warn ->
+ * critical is worse, critical -> warn better, none -> warn new and worse,
+ * warn -> none resolved; a side too short leaves them not tested. */
+static void compare_levels_both_ways(void **state)
+{
+	(void)state;
+	static const struct {
+		enum rm_severity a, b;
+		enum rm_delta want;
+		int worse;
+	} cases[] = {
+	    {RM_SEV_WARN, RM_SEV_CRITICAL, RM_DELTA_WORSE, 1}, {RM_SEV_CRITICAL, RM_SEV_WARN, RM_DELTA_BETTER, 0},
+	    {RM_SEV_NONE, RM_SEV_WARN, RM_DELTA_NEW, 1},       {RM_SEV_WARN, RM_SEV_NONE, RM_DELTA_RESOLVED, 0},
+	    {RM_SEV_WARN, RM_SEV_WARN, RM_DELTA_UNCHANGED, 0}, {RM_SEV_INFO, RM_SEV_NONE, RM_DELTA_UNCHANGED, 0},
+	};
+	struct rm_diagnosis a, b;
+	struct rm_comparison c;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		verdict_only(&a, RM_H_CHECKPOINT, cases[i].a, 1000);
+		verdict_only(&b, RM_H_CHECKPOINT, cases[i].b, 1000);
+		rm_compare(&a, &b, &c);
+		assert_int_equal(c.hyp[RM_H_CHECKPOINT].change, cases[i].want);
+		assert_int_equal(c.worse, cases[i].worse);
+		verdict_only(&b, RM_H_CHECKPOINT, cases[i].b, 30); /* too short to test */
+		rm_compare(&a, &b, &c);
+		assert_int_equal(c.hyp[RM_H_CHECKPOINT].change,
+		                 cases[i].want == RM_DELTA_UNCHANGED ? RM_DELTA_UNCHANGED : RM_DELTA_UNTESTED);
+		assert_false(c.worse);
+		assert_int_equal(c.untested, 2);
+	}
+}
+
 /* compare's adjusted loss: a healthy run whose loss rose 5% at every step
  * (a worse model, same data) is worse whatever its causes say; the same run
  * is not; a run in streaks is not judged on it (its adjustment is
@@ -1512,6 +1557,7 @@ int main(void)
 	    cmocka_unit_test(names_are_complete),
 	    cmocka_unit_test(compare_names_the_change),
 	    cmocka_unit_test(compare_judges_the_adjusted_loss),
+	    cmocka_unit_test(compare_levels_both_ways),
 	    cmocka_unit_test(divergence_and_what_is_not),
 	    cmocka_unit_test(period_exact_and_jittered),
 	    cmocka_unit_test(period_aliasing_with_the_order),
