@@ -226,4 +226,21 @@ wait $watcher || fail "watch exit status"
 if grep -qi "locked\|busy" readers.err watch.err; then fail "locked: $(cat readers.err watch.err)"; fi
 [ "$(q c.db "SELECT COUNT(*) FROM batches")" = 4000 ] || fail "watch did not read the whole sidecar"
 ok_db c.db "concurrency"
+# Four writers on one SQLite file at once (issue 49's mutant: BEGIN for
+# BEGIN IMMEDIATE left every test green, though two deferred transactions
+# that both upgrade to writing fail at once instead of waiting): each
+# waits its turn, and every run lands whole.
+python3 - >four.jsonl <<'PY'
+for s in range(200000):
+    print('{"step": %d, "loss": %.4f}' % (s, 2 + (s % 7) / 10))
+PY
+for i in 1 2 3 4; do
+	"$runmon" --db four.db import --run "w$i" four.jsonl >"four$i.out" 2>&1 &
+	eval "w$i=\$!"
+done
+for i in 1 2 3 4; do
+	eval "wait \$w$i" || fail "writer $i of 4 on one SQLite file: $(cat "four$i.out")"
+done
+[ "$(q four.db "SELECT COUNT(*) FROM steps")" = 800000 ] || fail "four writers: $(q four.db "SELECT COUNT(*) FROM steps") rows"
+
 echo "faults: all checks passed"
