@@ -78,6 +78,16 @@ grep -q "acme/llm/nll: no loss key found among the keys read (.*train/nll.*); na
 	|| fail "--loss-key train/nll: $(cat "$tmp/err")"
 [ "$(sqlite3 "$tmp/nll.db" "SELECT COUNT(loss) FROM steps")" = 3000 ] || fail "--loss-key train/nll: $(cat "$tmp/out")"
 
+# 2c. A project of more runs than a page of the listing (50): every run is
+# synced (issue 49's mutant: reading the first page alone left every test
+# green).
+set --
+for i in $(seq 1 57); do set -- "$@" --run "acme/wide/w$i:steps=100"; done
+start wide "$@"
+[ "$(WANDB_BASE_URL=$url rc "$runmon" --db "$tmp/wide.db" sync acme/wide)" = 0 ] || fail "a project of 57 runs: $(cat "$tmp/err")"
+[ "$(sqlite3 "$tmp/wide.db" "SELECT COUNT(*) FROM runs")" = 57 ] || fail "a project of 57 runs: $(sqlite3 "$tmp/wide.db" "SELECT COUNT(*) FROM runs") synced"
+[ "$(sqlite3 "$tmp/wide.db" "SELECT COUNT(*) FROM steps")" = 5700 ] || fail "a project of 57 runs: steps"
+
 # 3. A project, filtered by state.
 "$runmon" --db "$db" sync acme/llm --state running | grep -q "^acme/llm/r3: 300 rows" || fail "project --state"
 [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM runs")" = 3 ] || fail "only the running run was added"

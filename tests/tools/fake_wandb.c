@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_RUNS   16
+#define MAX_RUNS   128
 #define MAX_FAULTS 16
 
 struct run {
