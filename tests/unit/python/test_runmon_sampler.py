@@ -291,9 +291,24 @@ class Resume(unittest.TestCase):
             b.set_epoch(3)  # the next epoch starts from its beginning
             self.assertEqual(len(list(b)), len(b))
 
+    def test_a_new_epoch_after_a_resume_is_whole(self):
+        # issue 49's mutant: set_epoch keeping the resume offset skipped the
+        # batches yielded before the checkpoint in the next epoch too
+        lengths = skewed(random.Random(5), 2000)
+        a = StrideBucketSampler(lengths, BOUNDS, 8, seed=1)
+        it = iter(a)
+        for _ in range(10):
+            next(it)
+        b = StrideBucketSampler(lengths, BOUNDS, 8, seed=1)
+        b.load_state_dict(a.state_dict())
+        b.set_epoch(1)  # the saved epoch is skipped: the next starts whole
+        self.assertEqual(len(list(b)), len(b))
+
     def test_state_of_another_sampler_is_refused(self):
         lengths = skewed(random.Random(1), 500)
         a = StrideBucketSampler(lengths, BOUNDS, 8)
+        with self.assertRaises(ValueError):  # another accumulation (issue 49's mutant)
+            StrideBucketSampler(lengths, BOUNDS, 8, accumulation=2).load_state_dict(a.state_dict())
         with self.assertRaises(ValueError):
             StrideBucketSampler(lengths, BOUNDS, 16).load_state_dict(a.state_dict())
         with self.assertRaises(ValueError):
