@@ -80,7 +80,7 @@ static int bad_row(struct engine *e, const char *why, struct rm_err *err)
  * writer, then the barrier that commits them. */
 static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *win, struct rm_err *err)
 {
-	size_t nrows = win->history ? win->history->arr_len : 0, losses = 0;
+	size_t nrows = win->history ? win->history->arr_len : 0, losses = 0, good = 0;
 	int rc;
 	for (size_t i = 0; i < nrows; i++) {
 		const struct rm_span *sp = &win->outer.spans[win->history->arr_off + i];
@@ -114,6 +114,7 @@ static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *
 			continue;
 		}
 		losses += rec.has_step_row;
+		good++; /* read and mapped: a skipped bad row says nothing of the loss key */
 		if ((rc = rm_pipeline_put(p, &e->sink, &rec, &e->row, (uint64_t)i + 1, err)))
 			return rc;
 		e->rows++;
@@ -122,7 +123,7 @@ static int queue_window(struct engine *e, struct rm_pipeline *p, struct window *
 	 * import refuses, before the barrier, so the cursor stays where it was
 	 * and a --loss-key sync finds the rows again. Ten rows at least, or
 	 * the last window: a few rows of evals may come first. */
-	if (nrows && !losses && !e->sink.map.locked[T_LOSS] && (nrows >= 10 || win->hi >= e->stop)) {
+	if (good && !losses && !e->sink.map.locked[T_LOSS] && (good >= 10 || win->hi >= e->stop)) {
 		char *keys = rm_mapper_unmapped(&e->sink.map);
 		rc = rm_err_set(err, RM_E_INPUT,
 		                "%s: no loss key found among the keys read (%s); name the loss with --loss-key KEY",
