@@ -378,6 +378,9 @@ out:
 			snprintf(res->loss_key, sizeof(res->loss_key), "%s", ir.loss_key);
 		free(ir.loss_key);
 		free(ir.composition);
+		free(ir.unmapped); /* ir's path and run name are path[], not its own */
+		free(ir.inferred);
+		free(ir.other_keys);
 		rm_sink_release(&e.sink);
 	}
 	res->rows = e.rows;
