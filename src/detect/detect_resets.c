@@ -71,6 +71,7 @@ static void mixture_levels(const struct rm_prepared *p, const double *trend, int
 {
 	int k = p->k;
 	double *r = rm_xmalloc(p->n * sizeof(double)), *a = rm_xmalloc(p->n * sizeof(double));
+	double *d = rm_xmalloc(p->n * sizeof(double));
 	char *keep = rm_xmalloc(p->n);
 	for (size_t j = 0; j < p->n; j++)
 		r[j] = ratio ? p->y[j] / trend[j] : p->y[j] - trend[j];
@@ -95,20 +96,30 @@ static void mixture_levels(const struct rm_prepared *p, const double *trend, int
 			}
 		}
 		rm_solve(A, b, k, L);
+		if (round == 3)
+			break; /* the last fit: the points it leaves out are not needed */
 		size_t m = 0;
-		for (size_t j = 0; j < p->n; j++)
-			if (p->dom[j] >= 0 && isfinite(r[j]))
-				a[m++] = fabs(r[j] - rm_prepared_mix(p, j, L));
+		for (size_t j = 0; j < p->n; j++) {
+			d[j] = p->dom[j] >= 0 ? r[j] - rm_prepared_mix(p, j, L) : NAN;
+			if (isfinite(d[j]))
+				a[m++] = fabs(d[j]);
+		}
 		double mad = m ? 1.4826 * rm_median_inplace(a, m) : 0;
 		/* Resets only raise the loss: points well above the fit are left
-		 * out (2.5 scales; a normal tail loses 0.6%), far below only. */
+		 * out (2.5 scales; a normal tail loses 0.6%), far below only. The
+		 * same points kept give the same fit: it has converged. */
+		size_t changed = 0;
 		for (size_t j = 0; j < p->n; j++) {
-			double d = r[j] - rm_prepared_mix(p, j, L);
-			keep[j] = p->dom[j] >= 0 && d <= 2.5 * mad + 1e-300 && d >= -4 * mad - 1e-300;
+			char kj = d[j] <= 2.5 * mad + 1e-300 && d[j] >= -4 * mad - 1e-300;
+			changed += round == 0 || kj != keep[j];
+			keep[j] = kj;
 		}
+		if (!changed)
+			break;
 	}
 	free(r);
 	free(a);
+	free(d);
 	free(keep);
 }
 

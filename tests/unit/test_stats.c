@@ -30,6 +30,16 @@ static void median_matches_sort(void **state)
 {
 	struct rm_rng r = {42};
 	double x[301], scratch[301];
+	double *big = malloc(6000 * sizeof(double)), *big_scratch = malloc(6000 * sizeof(double));
+	for (int trial = 0; trial < 60; trial++) { /* past 600 the pivot comes from a sample */
+		size_t n = 601 + rm_rng_below(&r, 5399);
+		int levels = trial % 3 ? 1 + (int)rm_rng_below(&r, 20) : 1 << 30;
+		for (size_t i = 0; i < n; i++)
+			big[i] = trial % 5 == 4 ? (double)(n - i) : (double)rm_rng_below(&r, (uint64_t)levels);
+		assert_true(rm_median(big, n, big_scratch) == naive_median(big, n));
+	}
+	free(big);
+	free(big_scratch);
 	for (int trial = 0; trial < 2000; trial++) {
 		size_t n = 1 + rm_rng_below(&r, 300);
 		int levels = 1 + (int)rm_rng_below(&r, 20); /* many duplicates */
@@ -44,14 +54,15 @@ static void median_matches_sort(void **state)
 static void running_median_matches_naive(void **state)
 {
 	struct rm_rng r = {7};
-	size_t widths[] = {1, 3, 5, 31, 63, 65, 101, 999};
+	/* both sides of the switch from a sorted window to the Fenwick tree */
+	size_t widths[] = {1, 3, 5, 31, 63, 65, 101, 999, 2047, 2049, 2051};
 	for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
-		size_t n = 1500, w = widths[wi];
+		size_t w = widths[wi], n = w > 1000 ? 5000 : 1500, every = w > 1000 ? 97 : 1;
 		double *x = malloc(n * sizeof(double)), *out = malloc(n * sizeof(double));
 		for (size_t i = 0; i < n; i++)
 			x[i] = rm_rng_below(&r, 4) ? (double)rm_rng_below(&r, 50) : rm_rng_normal(&r);
 		rm_running_median(x, n, w, out);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i += every) {
 			size_t lo = i > w / 2 ? i - w / 2 : 0, hi = i + w / 2 + 1 < n ? i + w / 2 + 1 : n;
 			double want = naive_median(x + lo, hi - lo);
 			if (out[i] != want)
