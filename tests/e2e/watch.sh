@@ -100,6 +100,26 @@ grep -q "^[0-9T:-]*Z ALERT [a-z]* acme/llm/r1 RunmonHomogeneousBatching" "$tmp/o
 grep -q '^mutation NotifyScriptableRunAlert.*"runName":"r1".*"severity":"\(WARN\|ERROR\)".*"waitDuration":300000' \
 	"$tmp/fake.log" || fail "W&B mutation: $(grep mutation "$tmp/fake.log")"
 
+# 5a. W&B refuses an alert (a GraphQL error): recorded as failed, exit 3,
+# and raised again on the next run, where it goes through.
+"$fake" --port-file "$tmp/af.port" --key "$KEY" --log "$tmp/af.log" --fault alertfail:1 --run "acme/llm/r3:steps=3000" &
+pids="$pids $!"
+wait_file "$tmp/af.port"
+before=$(sqlite3 "$db" "SELECT MAX(id) FROM alerts")
+export WANDB_API_KEY=$KEY WANDB_BASE_URL="http://127.0.0.1:$(cat "$tmp/af.port")"
+set +e
+"$runmon" --db "$db" watch --once --wandb-alert acme/llm/r3 >/dev/null 2>"$tmp/af.err"
+rc=$?
+set -e
+[ "$rc" = 3 ] || fail "a refused W&B alert: exit $rc, $(cat "$tmp/af.err")"
+grep -q "alert delivery to W&B alerts failed.*W&B did not accept the alert" "$tmp/af.err" || fail "the refusal unsaid: $(cat "$tmp/af.err")"
+[ "$(sqlite3 "$db" "SELECT group_concat(DISTINCT status) FROM alerts WHERE channel = 'wandb' AND id > $before")" = failed ] ||
+	fail "a refused W&B alert logged as: $(sqlite3 "$db" "SELECT status FROM alerts WHERE channel = 'wandb' AND id > $before")"
+"$runmon" --db "$db" watch --once --wandb-alert acme/llm/r3 >/dev/null 2>"$tmp/af.err" || fail "the retry: $(cat "$tmp/af.err")"
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM alerts WHERE channel = 'wandb' AND status = 'sent' AND id > $before")" -ge 1 ] || fail "the refused alert not raised again"
+[ "$(grep -c '^mutation NotifyScriptableRunAlert' "$tmp/af.log")" -ge 2 ] || fail "no second try: $(grep mutation "$tmp/af.log")"
+unset WANDB_API_KEY WANDB_BASE_URL
+
 # 5b. Resets start clustering mid-run: the run grows between ticks (300
 # steps per history request) and spikes in bucket 5 from step 5500 on.
 "$fake" --port-file "$tmp/grow.port" --key "$KEY" --run "acme/llm/r2:steps=8000,grow=300,resets=5500" &

@@ -20,7 +20,9 @@
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
  * badrow (a malformed row string), zerobatch (a row whose batch/n is 0,
  * which runmon refuses), drained (a 200 whose RateLimit headers
- * say nothing is left for 999999999 s). A wrong API key gets 401.
+ * say nothing is left for 999999999 s); and alertfail, which applies to the
+ * first COUNT alert mutations instead (a GraphQL error: the alert was not
+ * raised). A wrong API key gets 401.
  *
  * --quota N/S: N requests in each fixed window of S seconds, as W&B limits
  * them (wandb-api.md, "Rate limits"): every response carries
@@ -419,7 +421,10 @@ static void dispatch(const char *auth_ok, const char *body, size_t len, struct r
 	} else if (strstr(q, "query Runs(")) {
 		run_list(vars, rp);
 	} else if (strstr(q, "mutation NotifyScriptableRunAlert(")) {
-		set_json(rp, 200, json_pack("{s:{s:{s:b}}}", "data", "notifyScriptableRunAlert", "success", 1));
+		if (take_fault("alertfail"))
+			set_json(rp, 200, json_pack("{s:[{s:s}]}", "errors", "message", "run not found"));
+		else
+			set_json(rp, 200, json_pack("{s:{s:{s:b}}}", "data", "notifyScriptableRunAlert", "success", 1));
 	} else if (strstr(q, "viewer")) {
 		set_json(rp, 200, json_pack("{s:{s:{s:s}}}", "data", "viewer", "id", "VXNlcjox"));
 	} else {

@@ -368,6 +368,56 @@ static void fixed_order_across_epochs(void **state)
 	rm_diagnosis_release(&d);
 }
 
+/* A fixed order over `epochs` epochs of `per` points: each in-epoch step's
+ * batch has its own difficulty (sd a), the same every epoch. */
+static void fixed_order_run(size_t per, int epochs, double a, uint64_t seed, struct rm_diagnosis *d)
+{
+	struct rm_rng rng = {seed};
+	size_t n = per * (size_t)epochs;
+	int64_t *step = malloc(n * sizeof(int64_t));
+	double *loss = malloc(n * sizeof(double)), *epoch = malloc(n * sizeof(double));
+	double *hard = malloc(per * sizeof(double));
+	for (size_t i = 0; i < per; i++)
+		hard[i] = a * rm_rng_normal(&rng);
+	for (size_t t = 0; t < n; t++) {
+		step[t] = (int64_t)t;
+		epoch[t] = (double)(t / per);
+		loss[t] = 1 + hard[t % per] + 0.1 * rm_rng_normal(&rng);
+	}
+	struct rm_series s = {.n = n, .step = step, .loss = loss, .epoch = epoch};
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, d);
+	free(step);
+	free(loss);
+	free(epoch);
+	free(hard);
+}
+
+/* The fixed order's threshold (r >= 0.3 and z >= 6 against the shifted
+ * epochs): two epochs of 120 points give z of 3 to 5 at r 0.3-0.5, which is
+ * not named (the null's tail comes from 200 shifts); three of 400 at r 0.3+
+ * give z 7-10, which is. */
+static void fixed_order_threshold(void **state)
+{
+	int near = 0, named = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct rm_diagnosis d;
+		fixed_order_run(120, 2, 0.07, seed, &d);
+		assert_true(d.order.ok);
+		assert_int_equal(d.order.flagged, d.order.r >= 0.3 && d.order.z >= 6);
+		near += d.order.r >= 0.3 && d.order.z >= 3 && d.order.z < 6;
+		assert_false(d.order.flagged);
+		rm_diagnosis_release(&d);
+		fixed_order_run(400, 3, 0.09, seed, &d);
+		assert_int_equal(d.order.flagged, d.order.r >= 0.3 && d.order.z >= 6);
+		named += d.order.flagged;
+		rm_diagnosis_release(&d);
+	}
+	assert_true(near >= 8);
+	assert_true(named >= 18);
+}
+
 /* The runs test's threshold (z <= -4): a mildly streaky order (each batch
  * repeats the last bucket with probability 0.14, else draws one of two:
  * it stays 57% of the time) is
@@ -1541,6 +1591,7 @@ int main(void)
 	    cmocka_unit_test(split_flags_a_moderate_effect),
 	    cmocka_unit_test(split_on_each_ranks_loss),
 	    cmocka_unit_test(fixed_order_across_epochs),
+	    cmocka_unit_test(fixed_order_threshold),
 	    cmocka_unit_test(runs_threshold_catches_mild_streaks),
 	    cmocka_unit_test(spikes_of_seven_sigma_are_found),
 	    cmocka_unit_test(resets_without_an_enriched_bucket_do_not_cluster),
