@@ -143,7 +143,7 @@ static size_t lower_bound(const double *win, size_t cnt, double v)
 /* Windows up to 2048: a sorted copy of the window. Once it is full, each step
  * replaces the leaving value by the entering one with a single shift of
  * the values between their positions. */
-static void running_median_small(const double *x, size_t n, size_t w, double *out)
+static void running_median_sorted(const double *x, size_t n, size_t w, double *out)
 {
 	double *win = rm_xmalloc((w + 1) * sizeof(double));
 	size_t h = w / 2, lo = 0, hi = 0, cnt = 0;
@@ -186,7 +186,7 @@ void rm_running_median(const double *x, size_t n, size_t w, double *out)
 	 * faster at w = 101 and, even on sorted input (every step moves the
 	 * whole window), no slower up to about 2000. */
 	if (w <= 2048) {
-		running_median_small(x, n, w, out);
+		running_median_sorted(x, n, w, out);
 		return;
 	}
 	struct ranked *r = rm_xmalloc(n * sizeof(*r));
