@@ -62,6 +62,7 @@ struct rm_report_spec {
 	int fail_worst; /* fail when a run is at fail_on or worse */
 	int fail_new;   /* fail when what is new since the baseline reaches fail_on_new */
 	int compare;    /* two runs, before and after: the report opens with their comparison */
+	int keep;       /* keep what it saw as the next report's baseline */
 };
 
 /* What a written report found, for the exit status and the line that

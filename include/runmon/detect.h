@@ -16,7 +16,17 @@
 #include "runmon/cost.h"
 #include "runmon/model.h"
 
-#define RM_MAX_LIST 8 /* worst runs, ladders, spikes listed individually */
+#define RM_MAX_LIST  8   /* worst runs, ladders, spikes listed individually */
+#define RM_PLOT_COLS 420 /* columns of a chart's step axis, two pixels each */
+
+/* The column of step on a step axis from first to last (both drawn). */
+static inline int rm_plot_col(int64_t step, int64_t first, int64_t last)
+{
+	if (last <= first || step <= first)
+		return 0;
+	double c = (double)(step - first) / ((double)(last - first) + 1) * RM_PLOT_COLS;
+	return c >= RM_PLOT_COLS - 1 ? RM_PLOT_COLS - 1 : (int)c;
+}
 /* From the loss alone, levels whose sequence alternates more than this
  * (runs-test z) look interleaved: no suspicion. */
 #define RM_LEVELS_INTERLEAVED_Z 3.0
@@ -166,6 +176,7 @@ struct rm_ladder_result {
 	int ramp_period; /* batches */
 	double ramp_desc_share, ramp_acf_len, ramp_acf_loss;
 	int flagged;
+	uint8_t cover[RM_PLOT_COLS]; /* 1 where any of the count ladders lies (rm_plot_col) */
 };
 
 /* 4. Loss resets. */
@@ -198,6 +209,7 @@ struct rm_resets_result {
 	double ckpt_r;                   /* Rayleigh R of spike phases (description) */
 	double ckpt_near, ckpt_expected; /* spikes just after a save, and by chance */
 	double ckpt_p, ckpt_q;
+	uint16_t cover[RM_PLOT_COLS]; /* onsets in each chart column (rm_plot_col), all of them */
 	int64_t steps_per_epoch;
 	double epoch_near, epoch_expected, epoch_p, epoch_q;
 	size_t lr_changes;
@@ -326,6 +338,15 @@ struct rm_curves {
  * buckets (so spikes survive), the bucket-adjusted value and bucket of each
  * kept point, per-bucket loss quantiles, and the bucket sequence. */
 struct rm_plot {
+	/* M4 (Jugel et al., VLDB 2014) per bucket: the least and greatest loss
+	 * of each bucket's points in each column of the step axis, so every
+	 * bucket shows at every scale. [RM_PLOT_COLS][bands][2], NaN where a
+	 * bucket has no point; band k holds the points of no bucket. */
+	float *band;
+	int bands; /* k + 1 */
+	/* Each strip cell's share of each bucket's batches: [strip_n][share_k]. */
+	float *share;
+	int share_k;
 	int n;
 	int64_t step[RM_PLOT_POINTS];
 	float loss[RM_PLOT_POINTS], adjusted[RM_PLOT_POINTS];
@@ -334,7 +355,7 @@ struct rm_plot {
 	float q[RM_MAX_BUCKETS][5];            /* 5, 25, 50, 75, 95th percentiles of the loss, NaN none */
 	int q_dominant;                        /* q from each step's dominant bucket: no step held one alone */
 	int strip_n;
-	int8_t strip[RM_STRIP_CELLS]; /* dense bucket of evenly spaced batches */
+	int8_t strip[RM_STRIP_CELLS]; /* each cell's most frequent dense bucket, -1 none */
 	int64_t strip_first, strip_last;
 	/* With several ranks, each rank's bucket (the first RM_STRIP_RANKS
 	 * ranks) at each step of a window: lockstep reads as columns of one

@@ -105,9 +105,9 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 		code = err->code;
 		goto out_seen;
 	}
-	if (rm_store_readonly(st))
+	if (spec->keep && rm_store_readonly(st))
 		rm_say(v, RM_SAY_WARNING, "read-only database: this report is not kept as the next one's baseline");
-	else if (rm_store_put_report(st, spec->now, &seen, err)) {
+	else if (spec->keep && rm_store_put_report(st, spec->now, &seen, err)) {
 		code = err->code;
 		goto out_seen;
 	}

@@ -23,8 +23,10 @@ static const char about[] = "Diagnoses runs and writes one report: a self-contai
                             "Findings are stored as by diagnose. Reports read the database: run `runmon\n"
                             "sync` first for W&B runs.";
 
-static const char notes[] = "Each report is kept in the database (its runs' severities, verdicts and\n"
-                            "findings) and opens with what changed since the baseline.\n"
+static const char notes[] = "A report of --all is kept in the database (its runs' severities, verdicts\n"
+                            "and findings) as the next report's baseline; a report of named runs or\n"
+                            "--compare is not, unless --keep. Every report opens with what changed\n"
+                            "since its baseline.\n"
                             "SOURCE_DATE_EPOCH, when set, is used as the generation time.";
 
 static const struct rm_opt options[] = {
@@ -48,6 +50,8 @@ static const struct rm_opt options[] = {
     {"baseline", 'B', "FILE", RM_ARG_PATH, "compare with a JSON report written earlier", NULL, NULL, 0},
     {"compare", 'c', NULL, RM_ARG_NONE,
      "two runs, BEFORE AFTER: the report opens with runmon compare's table of the two", NULL, NULL, 0},
+    {"keep", 'k', NULL, RM_ARG_NONE, "keep this report as the next one's baseline", "with --all", NULL, 0},
+    {"no-keep", 'K', NULL, RM_ARG_NONE, "do not keep this report as a baseline (an ad-hoc --all)", NULL, NULL, 0},
     {0},
 };
 
@@ -80,7 +84,7 @@ static void tell_outcome(const struct rm_report_spec *spec, size_t n, const stru
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
-	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0;
+	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0, keep = -1;
 	double report_age = 0, report_at = -1;
 	struct rm_since since;
 	int has_since = 0;
@@ -122,6 +126,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'B': baseline = op.arg; break;
 		case 'c': compare = 1; break;
+		case 'k': keep = 1; break;
+		case 'K': keep = 0; break;
 		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_report);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
@@ -208,7 +214,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	                              .fail_on = fail_on,
 	                              .fail_on_new = fail_on_new,
 	                              .fail_worst = fail_worst,
-	                              .fail_new = new_given};
+	                              .fail_new = new_given,
+	                              .keep = keep < 0 ? all : keep};
 	if (rm_report_write(st, ids, n, &spec, &rm_cli_voice, &got, &err)) {
 		rm_error("%s", err.msg);
 		code = rm_exit_code(err.code);

@@ -82,10 +82,11 @@ static double diff_tau(const double *raw, size_t m)
 }
 
 /* Scans x (interval means, smoothed by a 3-point running median so a
- * single outlier is no step) for staircases; records up to RM_MAX_LIST in
+ * single outlier is no step) for staircases; records up to cap of them in
  * out (if not NULL) as [first, last] interval indexes and returns how many
  * there are. A climb must also trend: Mann-Kendall z > 2. */
-static size_t scan(const double *raw, size_t m, double tau, size_t (*out)[2], int *rises_out, double *height_out)
+static size_t scan(const double *raw, size_t m, double tau, size_t (*out)[2], int *rises_out, double *height_out,
+                   size_t cap)
 {
 	size_t count = 0, base = 0;
 	int rises = 0;
@@ -107,7 +108,7 @@ static size_t scan(const double *raw, size_t m, double tau, size_t (*out)[2], in
 					lowest = fmin(lowest, x[f]);
 				if (lowest <= x[base] + (top - x[base]) / 2 &&
 				    rm_mann_kendall(x + base, i - base).z > 2) {
-					if (out && count < RM_MAX_LIST) {
+					if (out && count < cap) {
 						out[count][0] = base;
 						out[count][1] = i - 1;
 						rises_out[count] = rises;
@@ -286,7 +287,7 @@ static void *shuffle_worker(void *arg)
 				sum += shuffled_loss(w, j) - sp->trend[j];
 			w->x[mm++] = sum / (double)g;
 		}
-		size_t c = scan(w->x, mm, diff_tau(w->x, mm), NULL, NULL, NULL);
+		size_t c = scan(w->x, mm, diff_tau(w->x, mm), NULL, NULL, NULL, 0);
 		pthread_mutex_lock(&sh->lock);
 		sh->counts[it] = c;
 		sh->done[it] = 1;
@@ -400,10 +401,16 @@ void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, co
 	}
 	r->ok = 1;
 	double tau = diff_tau(x, m);
-	size_t spans[RM_MAX_LIST][2];
-	int rises[RM_MAX_LIST];
-	double height[RM_MAX_LIST];
-	r->count = scan(x, m, tau, spans, rises, height);
+	size_t cap = m / MIN_RISES + 1; /* a ladder takes MIN_RISES intervals at least */
+	size_t(*spans)[2] = rm_xmalloc(cap * sizeof(*spans));
+	int *rises = rm_xmalloc(cap * sizeof(int));
+	double *height = rm_xmalloc(cap * sizeof(double));
+	r->count = scan(x, m, tau, spans, rises, height, cap);
+	for (size_t i = 0; i < r->count && i < cap; i++) { /* every ladder in its chart columns */
+		int c0 = rm_plot_col(p->step[spans[i][0] * (size_t)g], p->step[0], p->step[p->n - 1]),
+		    c1 = rm_plot_col(p->step[(spans[i][1] + 1) * (size_t)g - 1], p->step[0], p->step[p->n - 1]);
+		memset(r->cover + c0, 1, (size_t)(c1 - c0 + 1));
+	}
 	/* Without composition there is no long share and no bucket order to
 	 * shuffle: the rises are reported, untested (NaN, null in JSON). */
 	int composed = sp->ok && p->k >= 2;
@@ -420,6 +427,9 @@ void rm_detect_ladder(const struct rm_prepared *p, const struct rm_series *s, co
 		l->mk_s = mk.s;
 		l->mk_z = mk.z;
 	}
+	free(spans);
+	free(rises);
+	free(height);
 	if (!composed) {
 		r->p = r->perm_mean = NAN;
 		free(x);

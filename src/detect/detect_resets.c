@@ -490,13 +490,16 @@ static size_t lr_changes(const struct rm_prepared *p, int64_t *ev)
 	return ne;
 }
 
-/* Keeps the RM_MAX_LIST largest onsets (by peak over expected) in r->list. */
+/* Keeps the RM_MAX_LIST largest onsets (by peak over expected) in r->list,
+ * and counts every onset in its chart column (a chart marks them all). */
 static void list_onsets(const struct rm_prepared *p, const double *e, const struct onset *ev, size_t ne,
                         struct rm_resets_result *r)
 {
 	size_t nl = 0;
 	for (size_t i = 0; i < ne; i++) {
 		size_t j = ev[i].at;
+		uint16_t *at = &r->cover[rm_plot_col(p->step[j], p->step[0], p->step[p->n - 1])];
+		*at += *at < UINT16_MAX;
 		double base = p->y[j] / exp(e[j]); /* the expected level */
 		struct rm_spike cand = {
 		    p->step[j], p->dom[j] >= 0 ? p->bucket_id[p->dom[j]] : -1, p->y[j], base, ev[i].peak, ev[i].len};

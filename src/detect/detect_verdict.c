@@ -429,6 +429,30 @@ static void rank_strip(const struct rm_prepared *p, int64_t from, struct rm_plot
 	pl->rank_cells = cell;
 }
 
+/* M4 bands per bucket: each column's least and greatest loss of each
+ * bucket's points, from every point (a sample would lose the rare one). */
+static void bands(const struct rm_prepared *p, struct rm_plot *pl)
+{
+	int nb = p->k + 1;
+	size_t cells = (size_t)RM_PLOT_COLS * (size_t)nb * 2;
+	pl->bands = nb;
+	pl->band = rm_xmalloc(cells * sizeof(float));
+	for (size_t i = 0; i < cells; i++)
+		pl->band[i] = NAN;
+	int64_t first = p->step[0], last = p->step[p->n - 1];
+	for (size_t j = 0; j < p->n; j++) {
+		if (!isfinite(p->y[j]))
+			continue;
+		int b = p->dom[j] >= 0 && p->dom[j] < p->k ? p->dom[j] : p->k;
+		float *v = &pl->band[((size_t)rm_plot_col(p->step[j], first, last) * (size_t)nb + (size_t)b) * 2];
+		float y = (float)p->y[j];
+		if (!(v[0] <= y)) /* NaN: the first point */
+			v[0] = y;
+		if (!(v[1] >= y))
+			v[1] = y;
+	}
+}
+
 /* Per-bucket quantiles from at most 20000 evenly spaced points, and the
  * bucket strips. */
 static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
@@ -438,6 +462,7 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 	if (p->n == 0)
 		return;
 	lttb(p, sp->adjusted, len_adj, pl);
+	bands(p, pl);
 	size_t stride = p->n > 20000 ? p->n / 20000 : 1, cap = p->n / stride + 1;
 	/* Steps of one bucket alone show its loss; where ranks or mixed batches
 	 * leave none, each step counts for its dominant bucket. */
@@ -462,9 +487,12 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 		free(v);
 	}
 	if (p->nb) {
-		/* Each cell is its batches' most frequent bucket: sampling one batch
-		 * a cell aliases with a periodic order (every cell the same phase). */
+		/* Each cell holds its batches' share of each bucket (and its most
+		 * frequent one): sampling one batch a cell aliases with a periodic
+		 * order (every cell the same phase). */
 		pl->strip_n = p->nb < RM_STRIP_CELLS ? (int)p->nb : RM_STRIP_CELLS;
+		pl->share_k = p->k;
+		pl->share = rm_xcalloc((size_t)pl->strip_n * (size_t)(p->k ? p->k : 1), sizeof(float));
 		for (int c = 0; c < pl->strip_n; c++) {
 			size_t a = (size_t)c * p->nb / (size_t)pl->strip_n,
 			       z = (size_t)(c + 1) * p->nb / (size_t)pl->strip_n;
@@ -475,6 +503,8 @@ static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, 
 					best = b;
 			}
 			pl->strip[c] = (int8_t)best;
+			for (int b = 0; b < p->k && b < RM_MAX_BUCKETS && z > a; b++)
+				pl->share[(size_t)c * (size_t)p->k + (size_t)b] = (float)count[b] / (float)(z - a);
 		}
 		pl->strip_first = p->bstep[0];
 		pl->strip_last = p->bstep[p->nb - 1];
@@ -622,5 +652,7 @@ void rm_diagnosis_release(struct rm_diagnosis *d)
 	free(d->split.trend);
 	free(d->split.adjusted);
 	free(d->length.adjusted);
+	free(d->plot.band);
+	free(d->plot.share);
 	memset(d, 0, sizeof(*d));
 }

@@ -5,6 +5,7 @@
  * config values) goes through rm_html_esc() or rm_md_esc().
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runmon/render.h"
@@ -143,13 +144,28 @@ static void key(FILE *fp, const char *swatch, const char *text)
 	fputs("</span>\n", fp);
 }
 
-/* A bucket's colour, by its id rather than its place in this run, so a
- * bucket keeps its colour across runs and reports. */
+/* A bucket's colour, by the id a reader sees rather than its place in
+ * this run, so a bucket keeps its colour across runs and reports: a label
+ * that is a number is that number (a trainer's text label "2" is bucket 2
+ * in every run, whatever order runmon met the labels in), another label
+ * its hash, a derived bucket its index. */
 static const char *bucket_colour(const struct rm_diagnosis *d, int dense)
 {
 	if (dense < 0 || dense >= d->curves.k)
 		return "#999";
-	return palette[(unsigned)d->curves.bucket[dense] % 8];
+	int id = d->curves.bucket[dense];
+	const char *label = rm_bucket_label(d, id);
+	unsigned key = (unsigned)id;
+	if (d->nderived <= dense + 1 && strcmp(label, "?")) {
+		char *end;
+		unsigned long v = strtoul(label, &end, 10);
+		if (*label >= '0' && *label <= '9' && !*end)
+			key = (unsigned)v;
+		else
+			for (key = 2166136261u; *label; label++) /* FNV-1a */
+				key = (key ^ (unsigned char)*label) * 16777619u;
+	}
+	return palette[key % 8];
 }
 
 /* The legend of a run's charts: the colour of each bucket a chart draws,
@@ -160,12 +176,13 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 {
 	char sw[160], text[200];
 	int used[RM_MAX_BUCKETS] = {0}, unused = 0;
-	for (int i = 0; i < d->plot.n; i++)
-		if (d->plot.bucket[i] >= 0 && d->plot.bucket[i] < RM_MAX_BUCKETS)
-			used[d->plot.bucket[i]] = 1;
-	for (int c = 0; c < d->plot.strip_n; c++)
-		if (d->plot.strip[c] >= 0 && d->plot.strip[c] < RM_MAX_BUCKETS)
-			used[d->plot.strip[c]] = 1;
+	const struct rm_plot *p = &d->plot;
+	for (int b = 0; b < p->bands - 1 && b < RM_MAX_BUCKETS; b++)
+		for (int c = 0; c < RM_PLOT_COLS && !used[b]; c++)
+			used[b] = !isnan(p->band[((size_t)c * (size_t)p->bands + (size_t)b) * 2]);
+	for (int b = 0; b < p->share_k && b < RM_MAX_BUCKETS; b++)
+		for (int c = 0; c < p->strip_n && !used[b]; c++)
+			used[b] = p->share[(size_t)c * (size_t)p->share_k + (size_t)b] > 0;
 	for (int r = 0; r < d->plot.rank_rows; r++)
 		for (int c = 0; c < d->plot.rank_cells; c++)
 			if (d->plot.rank_strip[r][c] >= 0 && d->plot.rank_strip[r][c] < RM_MAX_BUCKETS)
@@ -193,6 +210,22 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	/* the curve to watch is the one the text names: length-adjusted when
 	 * the resets were read on it */
 	const int by_len = d->resets_by_length && length_adjusted;
+	char spike_text[200], ladder_text[200];
+	if (d->resets.spikes > (size_t)spikes)
+		snprintf(
+		    spike_text, sizeof(spike_text),
+		    "loss reset: the %d largest of %zu marked (hover for step, loss, baseline and bucket), every one"
+		    " ticked on the step axis",
+		    spikes, d->resets.spikes);
+	else
+		snprintf(spike_text, sizeof(spike_text),
+		         "loss reset (hover for step, loss, baseline and bucket), each ticked on the step axis");
+	if (d->ladder.count > (size_t)ladders)
+		snprintf(ladder_text, sizeof(ladder_text),
+		         "significant ladder: all %zu shaded where they lie, the first %d with their span on hover",
+		         d->ladder.count, ladders);
+	else
+		snprintf(ladder_text, sizeof(ladder_text), "significant ladder (hover for its span)");
 	const struct {
 		const char *swatch, *text;
 	} marks[] = {
@@ -200,10 +233,8 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	     by_len ? "bucket-adjusted loss" : "bucket-adjusted loss (the curve to watch)"},
 	    {"<line x1='0' x2='14' y1='7' y2='7' stroke='#555' stroke-dasharray='4 2'/>",
 	     by_len ? "length-adjusted loss (the curve to watch)" : "length-adjusted loss"},
-	    {"<path d='M7 12l-5 -9h10z' fill='#000' stroke='#fff'/>",
-	     "loss reset (hover for step, loss, baseline and bucket)"},
-	    {"<rect width='14' height='14' fill='#fff3c4' stroke='#e0c060'/>",
-	     "significant ladder (hover for its span)"},
+	    {"<path d='M7 12l-5 -9h10z' fill='#000' stroke='#fff'/>", spike_text},
+	    {"<rect width='14' height='14' fill='#fff3c4' stroke='#e0c060'/>", ladder_text},
 	    {"<rect x='1' y='1' width='12' height='12' fill='none' stroke='#000' stroke-width='2'/>",
 	     "longest same-bucket runs (hover for bucket and steps)"},
 	};
@@ -214,30 +245,35 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	fputs("</div>\n", fp);
 }
 
-/* The loss coloured by bucket, the bucket-adjusted curve over it (and the
- * length-adjusted one, dashed, when a length effect was fitted), the
- * significant ladders shaded and spikes marked, each with hover text. */
-static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
+/* The x of a column's middle on the step axis. */
+static double col_x(int c)
 {
-	const struct rm_plot *p = &d->plot;
-	if (p->n == 0)
-		return;
-	double lo = INFINITY, hi = -INFINITY;
-	int by_length = d->length.ok;
-	for (int i = 0; i < p->n; i++) {
-		lo = fmin(lo, fmin(p->loss[i], p->adjusted[i]));
-		hi = fmax(hi, fmax(p->loss[i], p->adjusted[i]));
-		if (by_length && isfinite(p->length_adjusted[i])) {
-			lo = fmin(lo, p->length_adjusted[i]);
-			hi = fmax(hi, p->length_adjusted[i]);
-		}
+	return PAD + (double)(W - PAD - 10) * (c + 0.5) / RM_PLOT_COLS;
+}
+
+static const float *band_at(const struct rm_plot *p, int c, int b)
+{
+	return &p->band[((size_t)c * (size_t)p->bands + (size_t)b) * 2];
+}
+
+/* Every ladder shaded over the columns it covers (all of them, not only
+ * those listed), then the listed ones again with their hover text. */
+static size_t ladder_shading(FILE *fp, const struct rm_diagnosis *d, int64_t x0, int64_t x1)
+{
+	if (!d->ladder.flagged)
+		return 0;
+	for (int c = 0; c < RM_PLOT_COLS; c++) {
+		if (!d->ladder.cover[c])
+			continue;
+		int e = c;
+		while (e + 1 < RM_PLOT_COLS && d->ladder.cover[e + 1])
+			e++;
+		fprintf(fp, "<rect class='ladders' x='%.1f' y='10' width='%.1f' height='%d' fill='#fff3c4'/>",
+		        col_x(c) - 1, col_x(e) - col_x(c) + 2, H - 40);
+		c = e;
 	}
-	struct scale sc = scale_of(lo, hi);
-	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
-	fprintf(fp, "<svg class='chart loss' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
-	fputs("<title>loss by step</title>", fp);
-	size_t ladders = d->ladder.flagged ? (d->ladder.count < RM_MAX_LIST ? d->ladder.count : RM_MAX_LIST) : 0;
-	for (size_t i = 0; i < ladders; i++) { /* only a significant ladder is drawn; the evidence lists the count */
+	size_t ladders = d->ladder.count < RM_MAX_LIST ? d->ladder.count : RM_MAX_LIST;
+	for (size_t i = 0; i < ladders; i++) {
 		const struct rm_ladder *l = &d->ladder.list[i];
 		double a = sx(l->first_step, x0, x1), b = sx(l->last_step, x0, x1);
 		fprintf(
@@ -247,12 +283,96 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 		    a, fmax(b - a, 1), H - 40, (long long)l->first_step, (long long)l->last_step, l->rises, l->height,
 		    100 * l->long_share, d->ladder.p);
 	}
+	return ladders;
+}
+
+/* Each bucket's loss as M4 bands: in every column, a stroke from the
+ * least to the greatest loss of that bucket's points there (a single
+ * point is a dot), so no bucket vanishes at any number of steps. */
+static void loss_bands(FILE *fp, const struct rm_plot *p, const struct rm_diagnosis *d, const struct scale *sc)
+{
+	for (int b = 0; b < p->bands; b++) {
+		int any = 0;
+		for (int c = 0; c < RM_PLOT_COLS; c++) {
+			const float *v = band_at(p, c, b);
+			if (isnan(v[0]))
+				continue;
+			if (!any++)
+				fprintf(fp,
+				        "<path class='band' fill='none' stroke='%s' stroke-width='2.2' "
+				        "stroke-linecap='round'"
+				        " stroke-opacity='0.8' d='",
+				        bucket_colour(d, b < p->bands - 1 ? b : -1));
+			fprintf(fp, "M%.1f %.1fV%.1f", col_x(c), sy(v[1], sc), sy(v[0], sc));
+		}
+		if (any)
+			fputs("'/>", fp);
+	}
+}
+
+/* The largest resets marked with their hover text, and every reset ticked
+ * under the curve in its column. Returns how many are marked. */
+static size_t reset_marks(FILE *fp, const struct rm_diagnosis *d, const struct scale *sc, double hi, int64_t x0,
+                          int64_t x1)
+{
+	int ticked = 0;
+	for (int c = 0; c < RM_PLOT_COLS; c++)
+		if (d->resets.cover[c])
+			fprintf(fp, "%sM%.1f %dv7",
+			        ticked++ ? "" : "<path class='resets' stroke='#000' stroke-width='2' d='", col_x(c),
+			        H - 37);
+	if (ticked)
+		fprintf(fp, "'><title>%zu loss reset%s, each ticked in its column</title></path>", d->resets.spikes,
+		        d->resets.spikes == 1 ? "" : "s");
+	size_t spikes = d->resets.spikes < RM_MAX_LIST ? d->resets.spikes : RM_MAX_LIST;
+	for (size_t i = 0; i < spikes; i++) {
+		const struct rm_spike *s = &d->resets.list[i];
+		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), sc);
+		fprintf(fp,
+		        "<path class='spike' d='M%.1f %.1fl-5 -9h10z' fill='#000' stroke='#fff'><title>loss reset at"
+		        " step %lld: loss %.4g, baseline %.4g, bucket ",
+		        x, y - 2, (long long)s->step, s->loss, s->baseline);
+		rm_html_esc(fp, s->bucket >= 0 ? rm_bucket_label_short(d, s->bucket) : "?");
+		fputs("</title></path>", fp);
+	}
+	return spikes;
+}
+
+/* The loss of each bucket as bands, the bucket-adjusted curve over it
+ * (and the length-adjusted one, dashed, when a length effect was fitted),
+ * the significant ladders shaded and resets marked, each with hover text. */
+static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
+{
+	const struct rm_plot *p = &d->plot;
+	if (p->n == 0)
+		return;
+	double lo = INFINITY, hi = -INFINITY;
+	int by_length = d->length.ok;
+	for (int i = 0; i < p->n; i++) {
+		lo = fmin(lo, p->adjusted[i]);
+		hi = fmax(hi, p->adjusted[i]);
+		if (by_length && isfinite(p->length_adjusted[i])) {
+			lo = fmin(lo, p->length_adjusted[i]);
+			hi = fmax(hi, p->length_adjusted[i]);
+		}
+	}
+	for (int c = 0; c < RM_PLOT_COLS; c++)
+		for (int b = 0; b < p->bands; b++)
+			if (!isnan(band_at(p, c, b)[0])) {
+				lo = fmin(lo, band_at(p, c, b)[0]);
+				hi = fmax(hi, band_at(p, c, b)[1]);
+			}
+	struct scale sc = scale_of(lo, hi);
+	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
+	fprintf(fp, "<svg class='chart loss' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
+	fputs("<title>loss by step</title>", fp);
+	size_t ladders = ladder_shading(fp, d, x0, x1);
 	axes(fp, &sc, x0, x1, "loss",
-	     by_length ? "loss by bucket (dots), bucket-adjusted loss (line), length-adjusted loss (dashed)"
-	               : "loss by bucket (dots) and bucket-adjusted loss (line)");
-	for (int i = 0; i < p->n; i++)
-		fprintf(fp, "<circle cx='%.1f' cy='%.1f' r='1.4' fill='%s'/>", sx(p->step[i], x0, x1),
-		        sy(p->loss[i], &sc), bucket_colour(d, p->bucket[i]));
+	     by_length
+	         ? "loss of each bucket (coloured, least to greatest per column), bucket-adjusted loss (line),"
+	           " length-adjusted loss (dashed)"
+	         : "loss of each bucket (coloured, least to greatest per column) and bucket-adjusted loss (line)");
+	loss_bands(fp, p, d, &sc);
 	fputs("<polyline class='adjusted' fill='none' stroke='#000' stroke-width='1' points='", fp);
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], &sc));
@@ -266,19 +386,9 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d)
 				fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->length_adjusted[i], &sc));
 		fputs("'/>", fp);
 	}
-	size_t spikes = d->resets.spikes < RM_MAX_LIST ? d->resets.spikes : RM_MAX_LIST;
-	for (size_t i = 0; i < spikes; i++) {
-		const struct rm_spike *s = &d->resets.list[i];
-		double x = sx(s->step, x0, x1), y = sy(fmin(s->loss, hi), &sc);
-		fprintf(fp,
-		        "<path class='spike' d='M%.1f %.1fl-5 -9h10z' fill='#000' stroke='#fff'><title>loss reset at"
-		        " step %lld: loss %.4g, baseline %.4g, bucket ",
-		        x, y - 2, (long long)s->step, s->loss, s->baseline);
-		rm_html_esc(fp, s->bucket >= 0 ? rm_bucket_label_short(d, s->bucket) : "?");
-		fputs("</title></path>", fp);
-	}
+	size_t spikes = reset_marks(fp, d, &sc, hi, x0, x1);
 	fputs("</svg>\n", fp);
-	legend(fp, d, 1, by_length, spikes > 0, ladders > 0, 0);
+	legend(fp, d, 1, by_length, (int)spikes, (int)ladders, 0);
 }
 
 /* Per-bucket loss distributions: 5-95% whiskers, 25-75% boxes, medians. */
@@ -329,8 +439,9 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 	fputs("</svg>\n", fp);
 }
 
-/* The bucket of evenly spaced batches: long same-colour stretches are the
- * same-bucket runs. */
+/* The buckets of the batches, each cell stacked by their shares: long
+ * same-colour stretches are the same-bucket runs, an interleaved order a
+ * braid of every colour. */
 static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_plot *p = &d->plot;
@@ -338,9 +449,38 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 		return;
 	fprintf(fp, "<svg class='chart strip' viewBox='0 0 %d 60' width='%d' height='60' role='img'>", W, W);
 	double cw = (double)(W - PAD - 10) / p->strip_n;
-	for (int c = 0; c < p->strip_n; c++)
-		fprintf(fp, "<rect x='%.2f' y='8' width='%.2f' height='26' fill='%s'/>", PAD + cw * c, cw + 0.05,
-		        bucket_colour(d, p->strip[c]));
+	/* Cells of one bucket alone, as far as they go, as one rectangle; each
+	 * other cell's batches stacked by share in bucket order, a stroke as
+	 * wide as the cell per bucket. */
+	char alone[RM_STRIP_CELLS] = {0};
+	for (int c = 0; c < p->strip_n; c++) {
+		int b = p->strip[c], e = c;
+		if (b < 0 || b >= p->share_k || p->share[(size_t)c * p->share_k + b] < 1)
+			continue;
+		while (e + 1 < p->strip_n && p->strip[e + 1] == b && p->share[(size_t)(e + 1) * p->share_k + b] >= 1)
+			e++;
+		fprintf(fp, "<rect x='%.1f' y='8' width='%.1f' height='26' fill='%s'/>", PAD + cw * c,
+		        cw * (e - c + 1) + 0.05, bucket_colour(d, b));
+		memset(alone + c, 1, (size_t)(e - c + 1));
+		c = e;
+	}
+	for (int b = 0; b < p->share_k; b++) {
+		int any = 0;
+		for (int c = 0; c < p->strip_n; c++) {
+			const float *sh = p->share + (size_t)c * (size_t)p->share_k;
+			if (alone[c] || sh[b] <= 0)
+				continue;
+			double below = 0;
+			for (int a = 0; a < b; a++)
+				below += sh[a];
+			if (!any++)
+				fprintf(fp, "<path class='share' stroke='%s' stroke-width='%.2f' d='",
+				        bucket_colour(d, b), cw + 0.05);
+			fprintf(fp, "M%.1f %.1fv%.1f", PAD + cw * (c + 0.5), 8 + 26 * below, 26 * sh[b]);
+		}
+		if (any)
+			fputs("'/>", fp);
+	}
 	/* the longest same-bucket runs, outlined where they fall */
 	int64_t a = p->strip_first, z = p->strip_last;
 	for (int i = 0; i < d->runs.nworst; i++) {
@@ -412,7 +552,8 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 	      ".legend{font-size:12px;margin:2px 0 14px "
 	      "56px}.key{display:inline-block;margin-right:14px}"
 	      ".key svg{vertical-align:middle}.summary{font-size:16px;font-weight:bold}"
-	      "svg.chart{max-width:100%;height:auto}table{max-width:100%}td,th{overflow-wrap:anywhere}"
+	      "svg.chart{max-width:100%;height:auto}table{max-width:100%}td,th{overflow-wrap:break-word}.long{overflow-"
+	      "wrap:anywhere}"
 	      ".change-new td:nth-child(2),.change-risen td:nth-child(2){font-weight:bold}"
 	      "</style></head><body>\n<h1>runmon report</h1>\n",
 	      fp);

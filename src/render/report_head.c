@@ -12,6 +12,14 @@
 
 /* ---- Order and words ------------------------------------------------------ */
 
+/* A run name too long for its column may break anywhere; other words
+ * break only between them (a column squeezed to its narrowest would split
+ * "severity" otherwise). */
+static const char *long_name(const char *name)
+{
+	return strlen(name) > 24 ? " class='long'" : "";
+}
+
 static void group_name(const struct rm_run_info *r, char *buf, size_t n)
 {
 	if (r->entity && *r->entity)
@@ -223,7 +231,8 @@ static void changes_html(FILE *fp, const struct rm_report *r)
 		if (!ch || ch->kind == RM_CH_UNCHANGED)
 			continue;
 		rm_report_run_name(r->runs[i].info, name, sizeof(name));
-		fprintf(fp, "<tr class='change-%s'><td><a href='#run-%zu'>", rm_change_name(ch->kind), i);
+		fprintf(fp, "<tr class='change-%s'><td><a href='#run-%zu'%s>", rm_change_name(ch->kind), i,
+		        long_name(name));
 		rm_html_esc(fp, name);
 		change_words(ch, w, sizeof(w));
 		fputs("</a></td><td>", fp);
@@ -292,7 +301,7 @@ void rm_report_head_html(FILE *fp, const struct rm_report *r)
 			snprintf(prev, sizeof(prev), "%s", group);
 		}
 		rm_report_run_name(run->info, name, sizeof(name));
-		fprintf(fp, "<tr><td><a href='#run-%zu'>", i);
+		fprintf(fp, "<tr><td><a href='#run-%zu'%s>", i, long_name(name));
 		rm_html_esc(fp, name);
 		fputs("</a></td><td>", fp);
 		rm_html_esc(fp, rm_verdict_name(d));

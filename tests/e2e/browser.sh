@@ -77,6 +77,50 @@ if [ $# -ge 2 ]; then # the README's: the top of the report, at 60%
 	timeout 120 "$browser" $flags --window-size=1000,1500 --force-device-scale-factor=0.6 --screenshot="$2/report.png" \
 		"file://$tmp/r.html" >/dev/null 2>&1 || fail "screenshot failed"
 fi
+# One colour per bucket id across every run of a report (issue 48: in
+# demo-random bucket 2 took bucket 0's colour).
+python3 - "$tmp/r.html" <<'PY' || fail "bucket colours differ between runs"
+import re, sys
+h, seen = open(sys.argv[1]).read(), {}
+for sec in re.split(r"<section id='", h)[1:]:
+    for colour, label in re.findall(r"fill='(#\w+)'/></svg> bucket (\w+):", sec):
+        assert seen.setdefault(label, colour) == colour, (label, colour, seen[label])
+assert len(seen) >= 6, seen
+PY
+
+# Table cells break between words, never inside one (issue 48: "severit y",
+# "unchange d" at 1280 px); a word over 24 characters (a long run name)
+# may break. Checked as Chromium lays the page out at 1280 and 800 px.
+python3 - "$tmp/r.html" >"$tmp/words.html" <<'PY'
+import sys
+probe = """<script>
+var bad = [];
+document.querySelectorAll("td, th").forEach(function (cell) {
+  var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node;
+  while ((node = walk.nextNode())) {
+    var re = /[^\\s-]+/g, m; // a break after a hyphen is one between words
+    while ((m = re.exec(node.data))) {
+      if (m[0].length > 24) continue;
+      var r = document.createRange();
+      r.setStart(node, m.index);
+      r.setEnd(node, m.index + m[0].length);
+      var lines = Array.from(r.getClientRects()).filter(function (x) { return x.width > 0; });
+      if (lines.length > 1) bad.push(m[0]);
+    }
+  }
+});
+document.body.setAttribute("data-broken", "[" + bad.join("][") + "]");
+</script></body>"""
+print(open(sys.argv[1]).read().replace("</body>", probe))
+PY
+for width in 1280 800; do
+	timeout 120 "$browser" $flags --window-size=$width,1000 --dump-dom "file://$tmp/words.html" >"$tmp/words.dom" 2>/dev/null \
+		|| fail "chromium at $width px: words"
+	broken=$(sed -n 's/.*data-broken="\([^"]*\)".*/\1/p' "$tmp/words.dom" | head -1)
+	grep -q 'data-broken=' "$tmp/words.dom" || fail "the word probe did not run at $width px"
+	[ "$broken" = "[]" ] || fail "words broken inside table cells at $width px: $broken"
+done
+
 # The charts hold on every kind of run (issue 36), checked in the markup
 # and, for the width, as Chromium lays the page out at 800 px: one rank
 # with recorded ids, 4 ranks with derived buckets, mixed batches, 2M steps,
@@ -106,8 +150,10 @@ ticks = re.findall(r"<g class='yticks'[^>]*>(.*?)</g>", box)[0]
 assert ticks.count("<text") >= 2, "box plot without y ticks"
 heights = [float(x) for x in re.findall(r"<rect x='[0-9.]+' y='[0-9.]+' width='[0-9.]+' height='([0-9.]+)' fill='#", box)]
 assert heights and max(heights) > 3, ("flat boxes", heights)
-used = set(re.findall(r"<circle cx='[0-9.]+' cy='[0-9.]+' r='1.4' fill='(#\w+)'/>", charts["loss"]))
-used |= set(re.findall(r"<rect x='[0-9.]+' y='8' width='[0-9.]+' height='26' fill='(#\w+)'/>", charts["strip"]))
+bands = set(re.findall(r"<path class='band'[^>]*stroke='(#\w+)'", charts["loss"]))
+strip = set(re.findall(r"<rect x='[0-9.]+' y='8' width='[0-9.]+' height='26' fill='(#\w+)'/>", charts["strip"]))
+strip |= set(re.findall(r"<path class='share' stroke='(#\w+)'", charts["strip"]))
+used = bands | strip
 ranks = charts.get("ranks", "")
 used |= set(re.findall(r"<rect x='[0-9.]+' y='[0-9]+' width='[0-9.]+' height='12' fill='(#\w+)'/>", ranks))
 # the longest runs are outlined where they fall, not piled at the start
@@ -115,8 +161,12 @@ outlines = [float(x) for x in re.findall(r"<rect class='run' x='([0-9.]+)'", cha
 assert all(56 <= x <= 890 for x in outlines), ("run outlines off the strip", outlines)
 used.discard("#999")
 assert keys == used, ("legend colours are not the colours drawn", keys, used)
-if run in ("ids", "two-million"):  # streaks of one bucket: the strip shows them
-    assert len(set(re.findall(r"height='26' fill='(#\w+)'", charts["strip"]))) >= 3, "strip of one colour"
+if run in ("ids", "two-million", "mixed"):  # every bucket's batches show in the strip
+    assert len(strip) >= 3, "strip of one colour"
+# every bucket with a loss point is drawn at this scale (M4 bands), none
+# left out of a sample
+assert "no point of theirs drawn" not in legend, legend
+assert bands - {"#999"} == keys, ("buckets not drawn in the loss chart", keys, bands)
 if run == "ids":
     assert re.search(r"bucket \d+: max_len \d+\.\.\d+ tokens", legend), "recorded ids without their lengths"
 if run == "ranks4":

@@ -52,6 +52,16 @@ sqlite3 "$db" "UPDATE runs SET entity = 'acme', project = 'llm' WHERE name IN ('
 # An ad hoc report in between (2025-11-29 18:00Z) of one run: with
 # --since-report 20h the nightly compares with the night before, not with it.
 SOURCE_DATE_EPOCH=1764439200 "$runmon" --db "$db" report fixed -o "$tmp/adhoc.md" || true
+# Only a report of --all is kept as a baseline (issue 48): a report of named
+# runs, --compare and --all --no-keep are not, unless --keep.
+kept() { sqlite3 "$db" "SELECT COUNT(*) FROM reports"; }
+[ "$(kept)" = 1 ] || fail "an ad hoc report of named runs was kept as a baseline: $(kept) reports"
+SOURCE_DATE_EPOCH=1764439200 "$runmon" --db "$db" report --compare fixed fixed -o /dev/null || true
+SOURCE_DATE_EPOCH=1764439200 "$runmon" --db "$db" report --all --no-keep -o /dev/null || true
+[ "$(kept)" = 1 ] || fail "--compare or --all --no-keep was kept as a baseline: $(kept) reports"
+cp "$db" "$tmp/keep.db"
+SOURCE_DATE_EPOCH=1764439200 "$runmon" --db "$tmp/keep.db" report fixed --keep -o /dev/null || true
+[ "$(sqlite3 "$tmp/keep.db" "SELECT COUNT(*) FROM reports")" = 2 ] || fail "report RUN --keep was not kept"
 report 1764482400 --format md -o "$tmp/night2.md" --since-report 20h --fail-on-new warn
 [ "$(rc)" = 1 ] || fail "night 2 has a new and a risen run: --fail-on-new warn should exit 1 (got $(rc))"
 report 1764482400 --format json -o "$tmp/night2.json" --since-report 20h

@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH=1764403200
 "$runmon" --db "$db" simulate --strategy interleaved --steps 3000 --seed 2 --run inter >/dev/null
 
 # Golden files: the Markdown and the JSON of the same two runs.
-"$runmon" --db "$db" report homog inter --format md -o "$tmp/r.md" || [ $? = 1 ] || fail "md exit"
+"$runmon" --db "$db" report homog inter --keep --format md -o "$tmp/r.md" || [ $? = 1 ] || fail "md exit" # the JSON's baseline
 "$runmon" --db "$db" report homog inter -o "$tmp/r.json" || [ $? = 1 ] || fail "json exit"
 if [ "${3:-}" = --update ]; then
 	cp "$tmp/r.md" "$data/golden/report.md"
@@ -103,11 +103,19 @@ for sec in sections:
     assert all(re.match(r"<title>loss reset at step \d+: loss [\d.e+-]+, baseline [\d.e+-]+, bucket", t)
                for t in spikes), spikes[:2]
     assert bool(spikes) == any(k.startswith("loss reset") for k in keys), run
+    # every reset ticked, the marked ones said to be the largest of all
+    tick = re.search(r"<path class='resets'[^>]*><title>(\d+) loss resets?, each ticked in its column", loss)
+    said = re.search(r"<td>loss resets</td><td>(\d+) spikes?", sec)
+    assert bool(tick) == bool(spikes) and (not tick or (said and tick.group(1) == said.group(1))), (run, said)
+    if tick and int(tick.group(1)) > len(spikes):
+        assert any(k.startswith("loss reset: the %d largest of %s marked" % (len(spikes), tick.group(1)))
+                   for k in keys), (run, keys)
     ladders = re.findall(r"<rect class='ladder'[^>]*><title>ladder, steps \d+ to \d+", loss)
     assert bool(ladders) == any(k.startswith("significant ladder") for k in keys), run
     for t in re.findall(r"<rect class='run'[^>]*><title>([^<]*)</title>", sec):
         assert re.match(r"same-bucket run: bucket \w+, steps \d+ to \d+, \d+ batches in a row", t), t
-    colours = set(re.findall(r"<circle cx='[\d.]+' cy='[\d.]+' r='1.4' fill='(#\w+)'", loss))
+    colours = set(re.findall(r"<path class='band'[^>]*stroke='(#\w+)'", loss))
+    assert colours, run
     assert colours <= {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
                        "#7F7F7F", "#999"}, colours
 PY
