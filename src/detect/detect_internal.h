@@ -101,6 +101,9 @@ struct rank_total {
  * entries, zeroed) when not NULL. */
 void rm_detect_runs_ranked(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r,
                            struct rank_total *per_rank);
+/* The mixture's shape and severity from what it measured: lockstep, most
+ * tested ranks in streaks, drift, or random. */
+void rm_mixture_shape(struct rm_mixture_result *r);
 void rm_detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
                        struct rm_mixture_result *r);
 void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);

@@ -252,8 +252,12 @@ void rm_detect_mixture(const struct rm_prepared *p, const struct rank_total *per
 	free(st.c);
 	free(st.m);
 	free(st.P);
-	if (!r->ok)
-		return;
+	if (r->ok)
+		rm_mixture_shape(r);
+}
+
+void rm_mixture_shape(struct rm_mixture_result *r)
+{
 	int lockstep = r->ranks > 1 && r->concordance >= 0.5 && r->concordance_z >= 4;
 	int streaks = r->ranks_tested >= 2 && 2 * r->ranks_flagged >= r->ranks_tested;
 	r->shape = lockstep    ? RM_MIX_LOCKSTEP

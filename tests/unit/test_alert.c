@@ -174,6 +174,32 @@ static void slack_body_escapes_every_text(void **state)
 	free(body);
 }
 
+/* What a delivery message shows of a webhook: scheme, host and port, never
+ * the user and password before the host nor the path (issue 49's mutant:
+ * the userinfo kept, every test green). */
+static void webhook_shown_without_secrets(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *url, *shown;
+	} cases[] = {
+	    {"https://hookuser:hunter2@hooks.example.com:8443/services/T0/B0/XXX",
+	     "webhook https://hooks.example.com:8443/\xe2\x80\xa6"},
+	    {"http://127.0.0.1:9093", "webhook http://127.0.0.1:9093"},
+	    {"http://u:p/w?d#@127.0.0.1:9/hook", "webhook http://\xe2\x80\xa6"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rm_alerter a;
+		struct rm_http_opts ho;
+		rm_http_opts_default(&ho);
+		rm_alerter_init(&a, NULL, 10, NULL);
+		rm_alerter_add(&a, RM_CHANNEL_WEBHOOK, cases[i].url, &ho, NULL);
+		assert_string_equal(a.ch[0].shown, cases[i].shown);
+		assert_null(strstr(a.ch[0].shown, "hunter2"));
+		rm_alerter_release(&a);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +209,7 @@ int main(void)
 	    cmocka_unit_test(fingerprint_is_order_free_fnv1a),
 	    cmocka_unit_test(webhook_body_is_alertmanager_v4),
 	    cmocka_unit_test(slack_body_escapes_every_text),
+	    cmocka_unit_test(webhook_shown_without_secrets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

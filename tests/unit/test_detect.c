@@ -785,6 +785,221 @@ static void verdict_only(struct rm_diagnosis *d, enum rm_hypothesis h, enum rm_s
 		d->rank[i] = (struct rm_ranked){(enum rm_hypothesis)i, 0, i == (int)h ? sev : RM_SEV_NONE};
 }
 
+/* The verdict's floors on a few resets (issue 49's mutants): resets all in
+ * one bucket make a cluster only from 5 of them, and resets after saves a
+ * checkpoint cause only when 3 or more and a quarter of all follow saves,
+ * however small their p-values. */
+static void few_resets_name_no_cause(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	static const struct {
+		size_t spikes;
+		double ckpt_near;
+		int cluster, checkpoint;
+	} cases[] = {
+	    {2, 2, 0, 0}, {4, 4, 0, 0}, {5, 2, 1, 0}, {5, 3, 1, 1}, {20, 4, 1, 0}, {20, 5, 1, 1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rm_diagnosis *d = test_calloc(1, sizeof(*d));
+		struct rm_resets_result *re = &d->resets;
+		re->ok = 1;
+		re->spikes = cases[i].spikes;
+		re->k = 3;
+		re->chi2_p = re->epoch_p = re->lr_p = re->period_p = 1;
+		re->ckpt_p = 1e-12; /* significant whatever the count */
+		re->ckpt_near = cases[i].ckpt_near;
+		re->checkpoint_every = 100;
+		for (int b = 0; b < 3; b++) {
+			re->enrich_p[b] = b == 2 ? 1e-12 : 1;
+			re->enrichment[b] = b == 2 ? 6 : 0.5;
+		}
+		rm_detect_verdict(&o, d);
+		assert_int_equal(re->cluster_by_bucket, cases[i].cluster);
+		assert_int_equal(re->checkpoint_cause, cases[i].checkpoint);
+		test_free(d);
+	}
+}
+
+/* Ten big resets no cause explains are instability (warn), unless they
+ * lean to a bucket short of significance (q in [alpha, 0.02)): then no
+ * verdict of instability; and only information when the batches of half
+ * of them were not recorded (their bucket may be what they cluster by).
+ * Issue 49's mutants: either condition dropped, every test green. */
+static void resets_leaning_to_a_bucket(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	static const enum rm_severity want[3] = {RM_SEV_WARN, RM_SEV_NONE, RM_SEV_INFO};
+	for (int lean = 0; lean < 3; lean++) { /* 2: no lean, half the resets unplaced */
+		struct rm_diagnosis *d = test_calloc(1, sizeof(*d));
+		struct rm_resets_result *re = &d->resets;
+		re->ok = 1;
+		d->has_buckets = 1;
+		re->spikes = re->spikes_2x = re->spikes_adjusted = re->with_composition = 10;
+		if (lean == 2)
+			re->with_composition = 5;
+		re->k = 3;
+		re->chi2_p = re->ckpt_p = re->epoch_p = re->lr_p = re->period_p = 1;
+		for (int b = 0; b < 3; b++) {
+			/* 10 p-values, this one the least: q = 10 p = 0.015 */
+			re->enrich_p[b] = lean == 1 && b == 2 ? 0.0015 : 1;
+			re->enrichment[b] = b == 2 ? 2 : 0.5;
+		}
+		rm_detect_verdict(&o, d);
+		assert_true(re->enrich_q[2] >= o.alpha || lean != 1);
+		assert_false(re->cluster_by_bucket);
+		enum rm_severity sev = RM_SEV_NONE;
+		for (int i = 0; i < RM_H_COUNT; i++)
+			if (d->rank[i].h == RM_H_INSTABILITY)
+				sev = d->rank[i].severity;
+		assert_int_equal(sev, want[lean]);
+		test_free(d);
+	}
+}
+
+/* Streaks on most tested ranks are the mixture's rank-streak shape; one
+ * rank of eight in streaks is chance (issue 49's mutant: any one rank). */
+static void mixture_streaks_need_most_ranks(void **state)
+{
+	(void)state;
+	static const struct {
+		int tested, flagged;
+		enum rm_mix_shape want;
+	} cases[] = {{8, 1, RM_MIX_RANDOM}, {8, 3, RM_MIX_RANDOM}, {8, 4, RM_MIX_RANK_STREAKS}, {1, 1, RM_MIX_RANDOM}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rm_mixture_result r;
+		memset(&r, 0, sizeof(r));
+		r.ok = 1;
+		r.ranks = 8;
+		r.worst = -1;
+		r.ranks_tested = cases[i].tested;
+		r.ranks_flagged = cases[i].flagged;
+		rm_mixture_shape(&r);
+		assert_int_equal(r.shape, cases[i].want);
+		assert_int_equal(r.severity, cases[i].want == RM_MIX_RANK_STREAKS ? RM_SEV_INFO : RM_SEV_NONE);
+	}
+}
+
+/* The runs test's p is corrected with the verdict's other tests (Benjamini
+ * and Hochberg): p = 0.005 among ten tests is q = 0.05, no flag; p = 1e-6
+ * stays flagged (issue 49's mutant: the correction dropped). */
+static void runs_test_is_corrected(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	static const double ps[] = {0.005, 1e-6};
+	for (int i = 0; i < 2; i++) {
+		struct rm_diagnosis *d = test_calloc(1, sizeof(*d));
+		d->resets.k = 3;
+		d->resets.chi2_p = d->resets.ckpt_p = d->resets.epoch_p = d->resets.lr_p = d->resets.period_p = 1;
+		for (int b = 0; b < 3; b++)
+			d->resets.enrich_p[b] = 1;
+		d->runs.ok = d->runs.flagged = 1;
+		d->runs.p = ps[i];
+		rm_detect_verdict(&o, d);
+		assert_int_equal(d->runs.flagged, i == 1);
+		test_free(d);
+	}
+}
+
+/* A period and a bucket that pick the same resets, neither beyond the
+ * other: the period wins when its events fill half its cycles (the bucket
+ * is its alias), else both stand (issue 49's mutant: the tie rule
+ * dropped). */
+static void period_fills_its_cycles_beats_bucket(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	for (int fill = 0; fill < 2; fill++) {
+		struct rm_diagnosis *d = test_calloc(1, sizeof(*d));
+		struct rm_resets_result *re = &d->resets;
+		re->ok = 1;
+		re->spikes = re->with_composition = 20;
+		re->k = 3;
+		re->chi2_p = re->ckpt_p = re->epoch_p = re->lr_p = 1;
+		re->period = 500;
+		re->period_p = 1e-12;
+		re->period_cycles = 20;
+		re->period_hits = fill ? 12 : 9; /* 9 of 20 still covers (rm_period_covers), short of half */
+		re->period_beyond_bucket_p = re->bucket_beyond_period_p = 1;
+		for (int b = 0; b < 3; b++) {
+			re->enrich_p[b] = b == 2 ? 1e-12 : 1;
+			re->enrichment[b] = b == 2 ? 6 : 0.5;
+		}
+		rm_detect_verdict(&o, d);
+		assert_true(re->periodic_cause);
+		assert_int_equal(re->cluster_by_bucket, !fill);
+		assert_int_equal(re->bucket_alias, fill);
+		test_free(d);
+	}
+}
+
+/* Loss levels are aligned with buckets when most of each bucket's points
+ * fall in one mode: two levels drawn by a coin that leans with the bucket
+ * are not (about 70% of each bucket in its mode, the longest bucket mostly
+ * high, the others mostly low); two levels by bucket are (issue 49's
+ * mutant: a purity of 0.3 accepted). */
+static void levels_by_coin_are_not_aligned(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	for (int by_bucket = 0; by_bucket < 2; by_bucket++) {
+		struct simrun r;
+		struct rm_diagnosis d;
+		simrun_make(&r, RM_SIM_INTERLEAVED, 11, 6000, RM_SIM_SPIKES_NONE, 1);
+		uint64_t x = 88172645463325252ull;
+		for (size_t i = 0; i < r.s.n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* by coin: 60% of the longest bucket's points high, 30% of the
+			 * others' (the loss mostly low, so the trend stays there) */
+			int high = by_bucket ? r.bucket[i] >= 3 : (double)(x % 1000) < (r.bucket[i] == 5 ? 600 : 300);
+			r.loss[i] = 1.0 + 0.8 * high + 0.02 * ((double)((x >> 20) % 1000) / 1000 - 0.5);
+		}
+		rm_detect_all(&r.s, &o, &d);
+		assert_true(d.split.modes == 2 || !by_bucket);
+		assert_int_equal(d.split.aligned, by_bucket);
+		rm_diagnosis_release(&d);
+		simrun_free(&r);
+	}
+}
+
+/* A reset is a jump of half the expected loss at least (at one step a
+ * point): on a quiet loss, bumps of +15% are beyond the noise's threshold
+ * but no reset; bumps of +80% are (issue 49's mutant: +5% accepted). */
+static void small_bumps_are_no_resets(void **state)
+{
+	(void)state;
+	struct rm_detect_opts o;
+	rm_detect_opts_default(&o);
+	static const double bump[] = {0.15, 0.8};
+	for (int big = 0; big < 2; big++) {
+		struct simrun r;
+		struct rm_diagnosis d;
+		simrun_make(&r, RM_SIM_INTERLEAVED, 12, 6000, RM_SIM_SPIKES_NONE, 1);
+		uint64_t x = 88172645463325252ull;
+		for (size_t i = 0; i < r.s.n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			double noise = 0.002 * ((double)(x % 1000) / 1000 - 0.5);
+			r.loss[i] = (0.55 + 0.3 * r.bucket[i]) * (1 + 2 * exp(-(double)i / 2000)) * (1 + noise);
+			if (i % 500 == 250)
+				r.loss[i] *= 1 + bump[big];
+		}
+		rm_detect_all(&r.s, &o, &d);
+		if (big)
+			assert_true(d.resets.spikes >= 10);
+		else
+			assert_int_equal(d.resets.spikes, 0);
+		rm_diagnosis_release(&d);
+		simrun_free(&r);
+	}
+}
+
 /* compare's levels, cause by cause (issue 49's mutants: better and worse
  * swapped, or a new cause not worse, left every test green): warn ->
  * critical is worse, critical -> warn better, none -> warn new and worse,
@@ -815,6 +1030,73 @@ static void compare_levels_both_ways(void **state)
 		                 cases[i].want == RM_DELTA_UNCHANGED ? RM_DELTA_UNCHANGED : RM_DELTA_UNTESTED);
 		assert_false(c.worse);
 		assert_int_equal(c.untested, 2);
+	}
+	/* the verdict stays at warn, but by a cause that is new: worse */
+	verdict_only(&a, RM_H_CHECKPOINT, RM_SEV_WARN, 1000);
+	verdict_only(&b, RM_H_CHECKPOINT, RM_SEV_WARN, 1000);
+	for (int i = 0; i < RM_H_COUNT; i++)
+		if (b.rank[i].h == RM_H_INSTABILITY)
+			b.rank[i].severity = RM_SEV_WARN;
+	rm_compare(&a, &b, &c);
+	assert_int_equal(c.severity, RM_DELTA_UNCHANGED);
+	assert_int_equal(c.hyp[RM_H_INSTABILITY].change, RM_DELTA_NEW);
+	assert_true(c.worse);
+}
+
+/* What the charts draw holds every point (issue 48): each bucket that has
+ * a loss point has a band somewhere, every reset and ladder is in its
+ * column whatever the count, and each strip cell's shares add up to one;
+ * an interleaved order shows every bucket in nearly every cell, not the
+ * most frequent one. */
+static void plot_holds_every_point(void **state)
+{
+	(void)state;
+	struct rm_sim_opts o;
+	struct rm_diagnosis d;
+	static const enum rm_sim_strategy strategies[] = {RM_SIM_INTERLEAVED, RM_SIM_CHUNKED};
+	for (size_t t = 0; t < 2; t++) {
+		rm_sim_opts_default(&o);
+		o.strategy = strategies[t];
+		o.steps = 60000;
+		o.seed = 5;
+		diagnose_opts(&o, &d);
+		const struct rm_plot *p = &d.plot;
+		assert_int_equal(p->bands, d.curves.k + 1);
+		for (int b = 0; b < d.curves.k; b++) {
+			int drawn = 0;
+			for (int c = 0; c < RM_PLOT_COLS; c++)
+				drawn |= !isnan(p->band[((size_t)c * (size_t)p->bands + (size_t)b) * 2]);
+			assert_true(drawn);
+		}
+		size_t ticked = 0, mixed = 0;
+		for (int c = 0; c < RM_PLOT_COLS; c++)
+			ticked += d.resets.cover[c];
+		assert_int_equal(ticked, d.resets.spikes);
+		for (int c = 0; c < p->strip_n; c++) {
+			double sum = 0;
+			int present = 0;
+			for (int b = 0; b < p->share_k; b++) {
+				sum += p->share[(size_t)c * (size_t)p->share_k + (size_t)b];
+				present += p->share[(size_t)c * (size_t)p->share_k + (size_t)b] > 0;
+			}
+			assert_true(fabs(sum - 1) < 1e-4);
+			mixed += present >= 3;
+		}
+		if (o.strategy == RM_SIM_INTERLEAVED) {
+			assert_true(mixed * 10 >= (size_t)p->strip_n * 9);
+		} else { /* many ladders: all of them shaded, far past the listed ones */
+			assert_true(d.ladder.flagged && d.ladder.count > RM_MAX_LIST);
+			int covered = 0,
+			    listed_last =
+			        rm_plot_col(d.ladder.list[RM_MAX_LIST - 1].last_step, p->step[0], p->step[p->n - 1]),
+			    beyond = 0;
+			for (int c = 0; c < RM_PLOT_COLS; c++) {
+				covered += d.ladder.cover[c];
+				beyond += d.ladder.cover[c] && c > listed_last;
+			}
+			assert_true(covered >= RM_MAX_LIST && beyond > 0);
+		}
+		rm_diagnosis_release(&d);
 	}
 }
 
@@ -1609,6 +1891,14 @@ int main(void)
 	    cmocka_unit_test(compare_names_the_change),
 	    cmocka_unit_test(compare_judges_the_adjusted_loss),
 	    cmocka_unit_test(compare_levels_both_ways),
+	    cmocka_unit_test(small_bumps_are_no_resets),
+	    cmocka_unit_test(mixture_streaks_need_most_ranks),
+	    cmocka_unit_test(runs_test_is_corrected),
+	    cmocka_unit_test(period_fills_its_cycles_beats_bucket),
+	    cmocka_unit_test(levels_by_coin_are_not_aligned),
+	    cmocka_unit_test(resets_leaning_to_a_bucket),
+	    cmocka_unit_test(few_resets_name_no_cause),
+	    cmocka_unit_test(plot_holds_every_point),
 	    cmocka_unit_test(divergence_and_what_is_not),
 	    cmocka_unit_test(period_exact_and_jittered),
 	    cmocka_unit_test(period_aliasing_with_the_order),

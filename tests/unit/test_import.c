@@ -483,6 +483,7 @@ static void every_alias_is_read(void **state)
 		                 steps[i], steps[i]);
 		struct rm_import_opts o = {.run_name = "a"};
 		assert_int_equal(imp(db, &o, tu_write_file("alias.jsonl", text, (size_t)n), NULL, &rep, &err), 0);
+		assert_null(rep.r[0].inferred); /* known by its name, not guessed as a rising integer */
 		rm_import_report_release(&rep);
 		assert_string_equal(tu_q_text(db, "SELECT group_concat(step || '=' || loss, ';') FROM steps"),
 		                    "7=1.5;9=1.25");

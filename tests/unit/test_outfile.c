@@ -5,10 +5,13 @@
  * written in place, a directory is refused.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runmon/common.h"
@@ -82,6 +85,41 @@ static void abort_keeps_the_old_file(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
+/* Under a file-size limit (ulimit -f), with SIGXFSZ ignored as runmon's
+ * main does: the write fails with "File too large" naming the path, the
+ * old file keeps what it had, and no temporary file is left (issue 49.5:
+ * report -o and simulate --out left hidden files). In a child, so the
+ * limit stays there. */
+static void file_size_limit_fails_cleanly(void **state)
+{
+	const char *p = tu_write_file("limited.html", "old\n", 4);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {65536, 65536};
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		struct rm_outfile o;
+		struct rm_err err;
+		if (rm_outfile_open(&o, p, &err))
+			_exit(10);
+		for (int i = 0; i < 20000; i++)
+			fputs("<p>a line of a report</p>\n", o.fp);
+		int rc = rm_outfile_commit(&o, &err);
+		_exit(rc == RM_E_IO && strstr(err.msg, "File too large") && strstr(err.msg, "limited.html") ? 0 : 11);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(slurp(p), "old\n");
+	char dir[512], cmd[600];
+	snprintf(dir, sizeof(dir), "%s", p);
+	*strrchr(dir, '/') = '\0';
+	snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -q '^\\.limited\\.html\\.'", dir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
 static void fifo_is_written_in_place(void **state)
 {
 	const char *p = tu_tmp_path("pipe");
@@ -119,6 +157,7 @@ int main(void)
 	    cmocka_unit_test(longer_file_leaves_no_tail),
 	    cmocka_unit_test(symlink_is_replaced_not_followed),
 	    cmocka_unit_test(abort_keeps_the_old_file),
+	    cmocka_unit_test(file_size_limit_fails_cleanly),
 	    cmocka_unit_test(fifo_is_written_in_place),
 	    cmocka_unit_test(directory_and_empty_path_refused),
 	};
