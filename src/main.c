@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "runmon/common.h"
@@ -35,7 +36,7 @@ static const struct rm_cmd *command_named(const char *name)
 static void usage(FILE *fp)
 {
 	fputs("usage: runmon [--db PATH] [--quiet] COMMAND [ARGS]\n"
-	      "       runmon help [COMMAND] | --version\n"
+	      "       runmon help [COMMAND] | version | --version\n"
 	      "       runmon help --man [COMMAND] | --completion bash | --json\n\n"
 	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
 	      "batching (trimodal split, ladders, same-bucket runs, loss resets).\n\n"
@@ -85,6 +86,14 @@ static int help(int argc, char **argv)
 		const struct rm_cmd *c = argc > 2 ? command_named(argv[2]) : NULL;
 		if (argc > 2 && !c)
 			return unknown_command(argv[2]);
+		/* On a terminal the page shows as man shows it (man -l - reads
+		 * roff from its input); redirected, or without man, the roff. */
+		FILE *man = isatty(STDOUT_FILENO) ? popen("man -l - 2>/dev/null", "w") : NULL;
+		if (man) {
+			rm_man_write(man, c, &all_commands, RM_VERSION);
+			if (pclose(man) == 0)
+				return RM_EXIT_OK;
+		}
 		rm_man_write(stdout, c, &all_commands, RM_VERSION);
 		return RM_EXIT_OK;
 	}
@@ -165,6 +174,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "help"))
 		return finish(help(argc - i, argv + i));
+	if (!strcmp(argv[i], "version") && i + 1 == argc) {
+		printf("runmon %s\n", RM_VERSION);
+		return finish(RM_EXIT_OK);
+	}
 	const struct rm_cmd *cmd = command_named(argv[i]);
 	if (!cmd)
 		return unknown_command(argv[i]);

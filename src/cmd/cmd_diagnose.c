@@ -53,17 +53,18 @@ static const char *const examples[] = {
     NULL,
 };
 
-/* Brings a W&B run up to date; a failure is only a warning. */
-static void sync_first(struct rm_store *st, const struct rm_run_path *rp)
+/* Brings a W&B run up to date; a failure is only a warning while the
+ * store has the run, and is kept in *err (code 0: synced) for when not. */
+static void sync_first(struct rm_store *st, const struct rm_run_path *rp, struct rm_err *err)
 {
 	struct rm_wandb_opts wo = {.retry_max = 3};
 	struct rm_sync_opts so;
 	struct rm_sync_result res;
 	struct rm_wandb *w;
-	struct rm_err err;
+	memset(err, 0, sizeof(*err));
 	rm_sync_opts_default(&so);
-	if (rm_wandb_open(&w, &wo, &err) || rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, &err))
-		rm_warning("not synced, diagnosing what is stored: %s", err.msg);
+	if (rm_wandb_open(&w, &wo, err) || rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, err))
+		rm_warning("not synced, diagnosing what is stored: %s", err->msg);
 	rm_wandb_close(w);
 }
 
@@ -189,14 +190,18 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		return code;
 	}
 	int is_log = read_wandb_log(st, spec, &run_id, &err);
+	struct rm_err sync_err = {0};
 	if (!is_log && !offline && rm_run_path_parse(spec, &rp)) {
-		sync_first(st, &rp);
+		sync_first(st, &rp, &sync_err);
 		rm_run_path_release(&rp);
 	}
 	char what[200];
 	snprintf(what, sizeof(what), "diagnose %s", spec);
 	rm_progress_start(what, NULL, 0);
 	int failed = is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err));
+	if (failed && is_log == 0 && sync_err.code && err.code == RM_E_NOTFOUND) /* the sync's failure is the cause */
+		rm_err_set(&err, sync_err.code, "cannot diagnose '%s': not in the store, and not synced: %s", spec,
+		           sync_err.msg);
 	if (!failed && since.kind != RM_SINCE_STEP &&
 	    rm_store_step_at(st, run_id, rm_since_time(&since, (double)time(NULL)), &o.since, &err)) {
 		char msg[sizeof(err.msg)];
@@ -249,6 +254,7 @@ const struct rm_cmd cmd_diagnose = {
     .opts = options,
     .notes = NULL,
     .examples = examples,
-    .exit_status = "0 below the failing level, 1 at or above it, 2 usage error or unknown run, 4 database error.",
+    .exit_status = "0 below the failing level, 1 at or above it, 2 usage error or unknown run, 3 a W&B run neither "
+                   "stored nor reachable (network or server error), 4 database error.",
     .run = run_diagnose,
 };

@@ -2,6 +2,7 @@
  * cmd_import.c - `runmon import`: load history files and batch sidecars.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,23 @@ static void scratch_remove(const char *dir)
 	rmdir(dir);
 }
 
+/* Ctrl-C or SIGTERM during an import: its one transaction is never
+ * committed, so nothing of it is kept; say so in one line (after the
+ * progress line, erased) and exit 130 or 143 as a shell expects. */
+static int stderr_tty;
+
+static void on_interrupt(int sig)
+{
+	static const char tty[] = "\r\033[K",
+	                  msg[] = "runmon: import interrupted: nothing was imported (one transaction; the database is"
+	                          " as it was)\n";
+	if (stderr_tty && write(STDERR_FILENO, tty, sizeof(tty) - 1) < 0)
+		_exit(128 + sig);
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(128 + sig);
+	_exit(128 + sig);
+}
+
 static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 {
 	struct rm_import_opts opts = {0};
@@ -268,7 +286,15 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		goto out;
 	if ((code = rm_ctx_open_store(ctx, &st)))
 		goto out;
-	if (rm_import(st, &opts, argv + op.ind, argc - op.ind, &rep, &err)) {
+	struct sigaction sa = {0}, was_int, was_term;
+	stderr_tty = isatty(STDERR_FILENO);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, &was_int);
+	sigaction(SIGTERM, &sa, &was_term);
+	int failed = rm_import(st, &opts, argv + op.ind, argc - op.ind, &rep, &err);
+	sigaction(SIGINT, &was_int, NULL); /* committed or rolled back: as before */
+	sigaction(SIGTERM, &was_term, NULL);
+	if (failed) {
 		rm_error("%s", err.msg);
 		/* One transaction: whatever failed, the database is as it was. */
 		fprintf(stderr, "runmon: nothing was imported%s\n",
@@ -298,6 +324,7 @@ const struct rm_cmd cmd_import = {
     .opts = options,
     .notes = NULL,
     .examples = examples,
-    .exit_status = "0 imported, 2 usage error or bad input (nothing is imported), 4 database or file system error.",
+    .exit_status = "0 imported, 2 usage error or bad input (nothing is imported), 4 database or file system error, "
+                   "130/143 interrupted by SIGINT/SIGTERM (nothing is imported).",
     .run = run_import,
 };

@@ -15,10 +15,12 @@ static const struct rm_opt common_opts[] = {
     {"db", 'D', "PATH", RM_ARG_PATH, "the store: an SQLite file, or a postgresql:// URI; env RUNMON_DB",
      "~/.local/share/runmon/runmon.db", NULL, 0},
     {"help", 'h', NULL, RM_ARG_NONE, "show this help", NULL, NULL, 'h'},
+    {"quiet", 'q', NULL, RM_ARG_NONE, "no progress lines on standard error (as before the command)", NULL, NULL, 0},
     {0},
 };
 
-/* The options every command has: --db for those with a store, --help. */
+/* The options every command has: --db for those with a store, --help,
+ * --quiet (taken here: no command need know it). */
 static const struct rm_opt *common_for(const struct rm_cmd *cmd)
 {
 	return cmd->no_store ? common_opts + 1 : common_opts;
@@ -84,6 +86,31 @@ static void move_before_positionals(struct rm_optparse *p, int at, int n)
 		p->argv[at - p->npos + k] = opt[k];
 }
 
+/* A choice's value must be one of its choices: "--strategy wants sorted,
+ * chunked, ...; not 'strided'; did you mean 'stride'?" in one line. */
+static int bad_choice(const struct rm_opt *o, const char *value)
+{
+	char words[256];
+	const char *list[32];
+	size_t n = 0;
+	char *save = NULL;
+	snprintf(words, sizeof(words), "%s", o->choices);
+	for (char *w = strtok_r(words, " ", &save); w && n < 32; w = strtok_r(NULL, " ", &save))
+		list[n++] = w;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], value))
+			return 0;
+	const char *near = rm_nearest(value, list, n);
+	char shown[300] = "";
+	for (size_t i = 0; i < n; i++)
+		snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s", i ? ", " : "", list[i]);
+	if (near)
+		rm_error("--%s wants one of %s, not '%s'; did you mean '%s'?", o->name, shown, rm_tx(value), near);
+	else
+		rm_error("--%s wants one of %s, not '%s'", o->name, shown, rm_tx(value));
+	return 1;
+}
+
 static int with_value(struct rm_optparse *p, const struct rm_opt *o, const char *inline_value)
 {
 	p->name = o->name;
@@ -103,6 +130,8 @@ static int with_value(struct rm_optparse *p, const struct rm_opt *o, const char 
 		rm_error("--%s needs a value: %s", o->name, o->arg);
 		return RM_OPT_ERROR;
 	}
+	if (o->kind == RM_ARG_CHOICE && o->choices && bad_choice(o, p->arg))
+		return RM_OPT_ERROR;
 	return o->key;
 }
 
@@ -143,6 +172,10 @@ int rm_opt_next(struct rm_optparse *p)
 		int key = with_value(p, o, value);
 		if (key != RM_OPT_ERROR)
 			move_before_positionals(p, at, p->i - at);
+		if (key == 'q' && o == &common_opts[2]) {
+			rm_progress_set_quiet(1);
+			continue;
+		}
 		return key;
 	}
 	p->ind = p->argc - p->npos;

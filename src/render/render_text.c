@@ -220,7 +220,8 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	}
 	fputs("\nLoss by bucket\n", fp);
 	if (!s->ok) {
-		fprintf(fp, "  not tested: no batch composition (%d modes in the detrended loss)\n", s->modes);
+		fprintf(fp, "  not tested: no batch composition (%d mode%s in the detrended loss)\n", s->modes,
+		        s->modes == 1 ? "" : "s");
 	} else {
 		fmt_p(p, sizeof(p), s->p);
 		fprintf(fp,
@@ -324,18 +325,18 @@ static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 	} else if (!l->perms) {
 		fprintf(fp,
 		        "  %zu staircase%s in the reported loss (3 or more rises, then a fall back; intervals of %d"
-		        " points); not tested against bucket order: no batch composition\n",
-		        l->count, l->count == 1 ? "" : "s", l->interval);
+		        " point%s); not tested against bucket order: no batch composition\n",
+		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s");
 		for (size_t i = 0; i < l->count && i < 5; i++)
 			fprintf(fp, "  steps %lld..%lld: %d rises, +%.3f, Mann-Kendall z = %.1f\n",
 			        (long long)l->list[i].first_step, (long long)l->list[i].last_step, l->list[i].rises,
 			        l->list[i].height, l->list[i].mk_z);
 	} else {
 		fprintf(fp,
-		        "  %zu ladder%s (intervals of %d points); shuffled bucket order gives %.1f, p = %.3f (%d"
+		        "  %zu ladder%s (intervals of %d point%s); shuffled bucket order gives %.1f, p = %.3f (%d"
 		        " permutations)%s\n",
-		        l->count, l->count == 1 ? "" : "s", l->interval, l->perm_mean, l->p, l->perms,
-		        l->flagged ? "  [flagged]" : "");
+		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s", l->perm_mean,
+		        l->p, l->perms, l->flagged ? "  [flagged]" : "");
 		for (size_t i = 0; i < l->count && i < 5; i++) {
 			const struct rm_ladder *x = &l->list[i];
 			fprintf(fp,

@@ -169,6 +169,29 @@ for i in $(seq 12); do
 done
 [ "$none" -ge "$inside" ] || fail "a kill inside the transaction left rows ($none empty, $inside inside)"
 echo "faults: import killed 12 times ($inside inside its transaction): $none left nothing, $full completed before the kill"
+# Ctrl-C (SIGINT) and SIGTERM inside the transaction: exit 130 and 143
+# with one line saying nothing was kept, and nothing is (issue 50).
+"$runmon" --db k.db import --run small small/history.jsonl >/dev/null
+for sig in INT TERM; do
+	rm -f paused
+	RUNMON_TEST_PAUSE_ROWS=1000 RUNMON_TEST_PAUSE_FILE=$PWD/paused \
+		"$runmon" --db k.db import --run "stopped$sig" big.jsonl >/dev/null 2>"int.err" &
+	victim=$!
+	for _ in $(seq $((600 * ${RUNMON_TEST_SLOW:-1}))); do
+		[ -e paused ] && break
+		sleep 0.05
+	done
+	[ -e paused ] || fail "SIG$sig: the import never reached row 1000"
+	kill -$sig $victim
+	code=0
+	wait $victim || code=$?
+	want=$([ $sig = INT ] && echo 130 || echo 143)
+	[ "$code" = "$want" ] || fail "SIG$sig inside an import: exit $code, want $want: $(cat int.err)"
+	grep -qx "runmon: import interrupted: nothing was imported (one transaction; the database is as it was)" int.err \
+		|| fail "SIG$sig inside an import: $(cat int.err)"
+	[ "$(q k.db "SELECT COUNT(*) FROM runs WHERE name = 'stopped$sig'")" = 0 ] || fail "SIG$sig: half a run kept"
+	ok_db k.db "SIG$sig inside an import"
+done
 
 # 6. kill -9 at random points of a sync, each followed by a resume from
 # where it stopped; at the end the run equals the server's rows.

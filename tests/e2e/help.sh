@@ -26,6 +26,13 @@ ncmd=$("$runmon" help --json | python3 -c 'import json, sys; print(len(json.load
 groff -man -Tutf8 "$build/man/runmon-diagnose.1" 2>/dev/null | sed 's/.\x08//g' | grep -q "runmon diagnose demo-homogeneous" \
 	|| fail "runmon-diagnose(1) without its examples"
 
+# help --man on a terminal: the page as man shows it, not its roff (issue
+# 50); redirected, the roff (checked above).
+command -v script >/dev/null || fail "script (util-linux) is missing"
+MANPAGER=cat script -qec "'$runmon' help --man diagnose" /dev/null >"$tmp/tty" </dev/null || fail "help --man on a terminal"
+sed 's/.\x08//g' "$tmp/tty" | grep -q "EXIT STATUS" || fail "help --man on a terminal: no page: $(head -5 "$tmp/tty")"
+if grep -q '^\.SH' "$tmp/tty"; then fail "help --man on a terminal printed roff"; fi
+
 # The parser's error paths, each in one line (options.py checks the whole
 # contract; this runs under valgrind too).
 err() { set +e; "$runmon" "$@" >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc"; set -e; }
@@ -36,6 +43,12 @@ err diagnos x
 grep -qx "runmon: error: unknown command 'diagnos'; did you mean 'diagnose'?" "$tmp/err" || fail "command: $(cat "$tmp/err")"
 err --db "$tmp/x.db" report --output
 grep -qx "runmon: error: --output needs a value: FILE" "$tmp/err" || fail "missing value: $(cat "$tmp/err")"
+err --db "$tmp/x.db" simulate --strategy strided --steps 10 --out "$tmp/sim"
+[ "$(cat "$tmp/rc")" = 2 ] && grep -qx "runmon: error: --strategy wants one of sorted, chunked, bucketed-random, interleaved, mixed, hf-megabatch, stride, not 'strided'; did you mean 'stride'?" "$tmp/err" \
+	|| fail "choice suggestion: $(cat "$tmp/err")"
+err --db "$tmp/x.db" report --all --fail-on=loud
+[ "$(cat "$tmp/rc")" = 2 ] && grep -qx "runmon: error: --fail-on wants one of info, warn, critical, not 'loud'" "$tmp/err" \
+	|| fail "choice without a near one: $(cat "$tmp/err")"
 err --db "$tmp/x.db" runs --json=yes
 grep -qx "runmon: error: --json takes no value (got 'yes')" "$tmp/err" || fail "flag value: $(cat "$tmp/err")"
 err --db "$tmp/x.db" simulate --steps 300 --run named -- extra

@@ -9,6 +9,7 @@ db=$tmp/e2e.db
 q() { sqlite3 "$db" "$1"; }
 
 "$runmon" --version | grep -q '^runmon ' || fail "--version"
+[ "$("$runmon" version)" = "$("$runmon" --version)" ] || fail "runmon version is not runmon --version"
 "$runmon" --help | grep -q 'import' || fail "--help lists import"
 "$runmon" help import | grep -q -- '--skip-bad' || fail "help import"
 

@@ -52,7 +52,7 @@ VALUES = {
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",
                ("report", "format"): "md"}
-GLOBAL = {"db", "help"}
+GLOBAL = {"db", "help", "quiet"}
 
 readme = "\n".join(open(p).read() for p in doc_paths)
 sections = dict(re.findall(r"^## `runmon (\w+)[^\n]*\n(.*?)(?=^#{1,2} )", readme + "\n## end", re.M | re.S))

@@ -32,6 +32,12 @@ mkfifo f3
 feed f3 &
 script -qec "'$runmon' --quiet --db p.db import --run p3 f3" /dev/null >tty3 </dev/null || fail "import --quiet"
 if grep -q "$esc" tty3; then fail "progress drawn with --quiet: $(od -c tty3 | head)"; fi
+# --quiet after the command, as after any other option (issue 50)
+mkfifo f5
+feed f5 &
+script -qec "'$runmon' --db p.db import --run p5 f5 --quiet" /dev/null >tty5 </dev/null || fail "import ... --quiet"
+if grep -q "$esc" tty5; then fail "progress drawn with --quiet after the command: $(od -c tty5 | head)"; fi
+grep -q "2 steps" tty5 || fail "--quiet after the command lost the summary: $(cat tty5)"
 
 # A sync that cannot connect says it retries, how often and after what wait.
 export WANDB_API_KEY=k0123456789 WANDB_BASE_URL=http://127.0.0.1:9

@@ -102,7 +102,7 @@ grep -q -- "--lens records batches" "$tmp/err" || fail "--lens --cumulative mess
 
 # Bad rank modes are usage errors.
 "$runmon" simulate --out "$tmp/x" --rank-mode diagonal 2>"$tmp/err" && fail "bad --rank-mode accepted"
-grep -q -- "--rank-mode wants lockstep, sharded or independent" "$tmp/err" || fail "--rank-mode message"
+grep -q -- "--rank-mode wants one of lockstep, sharded, independent, not 'diagonal'" "$tmp/err" || fail "--rank-mode message: $(cat "$tmp/err")"
 "$runmon" simulate --out "$tmp/x" --strategy mixed --rank-mode independent 2>"$tmp/err" && fail "independent mixed accepted"
 "$runmon" simulate --out "$tmp/x" --ranks 0 2>/dev/null && fail "--ranks 0 accepted"
 "$runmon" simulate --out "$tmp/x" --micro 65 2>/dev/null && fail "--micro 65 accepted"

@@ -197,6 +197,15 @@ grep -q "VERDICT" "$tmp/out" || fail "diagnosis after sync"
 [ $d2 = 0 ] || [ $d2 = 1 ] || fail "diagnose with the server gone: exit $d2"
 grep -q "runmon: warning: not synced, diagnosing what is stored" "$tmp/err2" || fail "sync warning: $(cat "$tmp/err2")"
 grep -q "VERDICT" "$tmp/out2" || fail "diagnosis without sync"
+# A run the store does not have, with the server gone: the network error is
+# the cause, exit 3 as documented, not "no run" and 2 (issue 50).
+set +e
+WANDB_BASE_URL=http://127.0.0.1:9 WANDB_HTTP_TIMEOUT=2 "$runmon" --db "$tmp/dg.db" diagnose acme/llm/never >/dev/null \
+	2>"$tmp/err3"
+d3=$?
+set -e
+[ $d3 = 3 ] && grep -q "cannot diagnose 'acme/llm/never': not in the store, and not synced: .*127.0.0.1:9" "$tmp/err3" \
+	|| fail "diagnose of an unstored run, the server gone: exit $d3: $(cat "$tmp/err3")"
 
 # 11. An advertised quota (10 requests a second, the RateLimit headers on
 # every response): paced, the run completes with at most 2 of 42 refused,

@@ -6,7 +6,7 @@ parser, --help, the man pages and the completion are made from).
 usage: doctables.py RUNMON DOC... [--update]
 
 Each block between `<!-- options: CMD -->` and `<!-- end options -->` is
-replaced by CMD's table: every option but --db and --help (the same for all
+replaced by CMD's table: every option but --db, --help and --quiet (the same for all
 commands, under Conventions). Without --update, exit 1 and name each block
 that differs from what the binary gives; with it, rewrite the files.
 """
@@ -25,7 +25,7 @@ def cell(text):
 def table(cmd):
     rows = ["| option | meaning | default |", "|---|---|---|"]
     for o in cmd["options"]:
-        if o["name"] in ("db", "help"):
+        if o["name"] in ("db", "help", "quiet"):
             continue
         name = f"`--{o['name']}" + (f" {o['arg']}`" if o.get("arg") else "`")
         if o.get("short"):

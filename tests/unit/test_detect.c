@@ -1000,6 +1000,33 @@ static void small_bumps_are_no_resets(void **state)
 	}
 }
 
+/* Counts read as words (issue 50: "intervals of 1 points"): a loss logged
+ * every other step gets ladder intervals of one point, said so. */
+static void one_is_singular(void **state)
+{
+	(void)state;
+	struct simrun r;
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	simrun_make(&r, RM_SIM_CHUNKED, 3, 8000, RM_SIM_SPIKES_NONE, 2);
+	rm_detect_all(&r.s, &o, &d);
+	assert_int_equal(d.ladder.interval, 1);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	struct rm_run_info info = {.name = "r"};
+	struct rm_render_ctx rc = {.run = &info};
+	rm_render_text(fp, &d, &rc);
+	fclose(fp);
+	assert_non_null(strstr(text, "(intervals of 1 point)"));
+	assert_null(strstr(text, " 1 points"));
+	assert_null(strstr(text, " 1 modes"));
+	free(text);
+	rm_diagnosis_release(&d);
+	simrun_free(&r);
+}
+
 /* compare's levels, cause by cause (issue 49's mutants: better and worse
  * swapped, or a new cause not worse, left every test green): warn ->
  * critical is worse, critical -> warn better, none -> warn new and worse,
@@ -1891,6 +1918,7 @@ int main(void)
 	    cmocka_unit_test(compare_names_the_change),
 	    cmocka_unit_test(compare_judges_the_adjusted_loss),
 	    cmocka_unit_test(compare_levels_both_ways),
+	    cmocka_unit_test(one_is_singular),
 	    cmocka_unit_test(small_bumps_are_no_resets),
 	    cmocka_unit_test(mixture_streaks_need_most_ranks),
 	    cmocka_unit_test(runs_test_is_corrected),
