@@ -27,6 +27,19 @@ static void diagnose_opts(const struct rm_sim_opts *o, struct rm_diagnosis *d)
 	rm_sim_series_release(&ss);
 }
 
+/* The text diagnose prints for d, of a run named "r"; free() it. */
+static char *text_of(const struct rm_diagnosis *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	struct rm_run_info info = {.name = "r"};
+	struct rm_render_ctx rc = {.run = &info};
+	rm_render_text(fp, d, &rc);
+	fclose(fp);
+	return text;
+}
+
 /* Arrays behind a series made from a simulation. */
 struct simrun {
 	struct rm_series s;
@@ -1012,13 +1025,7 @@ static void one_is_singular(void **state)
 	simrun_make(&r, RM_SIM_CHUNKED, 3, 8000, RM_SIM_SPIKES_NONE, 2);
 	rm_detect_all(&r.s, &o, &d);
 	assert_int_equal(d.ladder.interval, 1);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&text, &len);
-	struct rm_run_info info = {.name = "r"};
-	struct rm_render_ctx rc = {.run = &info};
-	rm_render_text(fp, &d, &rc);
-	fclose(fp);
+	char *text = text_of(&d);
 	assert_non_null(strstr(text, "(intervals of 1 point)"));
 	assert_null(strstr(text, " 1 points"));
 	assert_null(strstr(text, " 1 modes"));
@@ -1443,13 +1450,7 @@ static void few_spikes_no_period(void **state)
 	diagnose_spikes(spike, N, 3, &d);
 	assert_false(d.resets.period_tested);
 	assert_false(d.resets.periodic_cause);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&text, &len);
-	struct rm_run_info info = {.name = "r"};
-	struct rm_render_ctx rc = {.run = &info};
-	rm_render_text(fp, &d, &rc);
-	fclose(fp);
+	char *text = text_of(&d);
 	assert_non_null(strstr(text, "too few spikes to test a period"));
 	free(text);
 	rm_diagnosis_release(&d);
