@@ -49,5 +49,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 
 /* The run-<id>.wandb file in a W&B run directory, or NULL. Caller frees. */
 char *rm_wandb_dir_log(const char *dir);
+/* Does dir or a directory under it hold TensorBoard event files? */
+int rm_tfevents_tree(const char *dir);
 
 #endif

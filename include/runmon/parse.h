@@ -270,6 +270,44 @@ int rm_wlog_open_mem(struct rm_wlog *w, const void *data, size_t n, struct rm_er
 int rm_wlog_next(struct rm_wlog *w, const uint8_t **data, size_t *len, struct rm_err *err);
 void rm_wlog_close(struct rm_wlog *w);
 
+/* ---- TFRecord (tfrecord.c) ----------------------------------------------
+ * TensorFlow's record framing, which TensorBoard event files use: a
+ * little-endian uint64 length and its masked CRC-32C, the data, and the
+ * data's masked CRC-32C. */
+#define RM_TFREC_HEADER 12
+
+/* CRC-32C (Castagnoli) of data, continuing from crc (0 to start). */
+uint32_t rm_crc32c(uint32_t crc, const void *data, size_t n);
+/* TensorFlow's mask of a stored CRC: ((c >> 15) | (c << 17)) + 0xa282ead8. */
+uint32_t rm_tfrec_mask(uint32_t crc);
+/* Do the first bytes open a TFRecord (a length whose checksum matches)? */
+int rm_tfrec_sniff(const uint8_t *head, size_t n);
+
+struct rm_tfrec {
+	const char *path; /* for messages; borrowed */
+	int fd;           /* -1 when reading memory */
+	const uint8_t *mem;
+	uint64_t size;    /* bytes available when opened */
+	uint64_t pos;     /* the next record's start */
+	uint64_t records; /* records returned */
+	int bad_crc;      /* the record just returned fails its data checksum */
+	int partial;      /* the end came inside a record: cut off or mid-write */
+	uint8_t *buf;     /* a window of the file */
+	uint64_t buf_off;
+	size_t buf_len, cap;
+};
+
+/* Opens path to read from offset (0, or where an earlier reader stopped). */
+int rm_tfrec_open(struct rm_tfrec *r, const char *path, uint64_t offset, struct rm_err *err);
+/* The same over a buffer (tests, fuzzing). */
+int rm_tfrec_open_mem(struct rm_tfrec *r, const void *data, size_t n);
+/* Next record: 1 with *data and *len (valid until the next call; bad_crc
+ * set when its checksum fails), 0 at the end of what is complete (partial
+ * says whether a record was cut off), or an error code: RM_E_INPUT when a
+ * length's checksum fails, after which nothing can be framed. */
+int rm_tfrec_next(struct rm_tfrec *r, const uint8_t **data, size_t *len, struct rm_err *err);
+void rm_tfrec_close(struct rm_tfrec *r);
+
 /* ---- protobuf wire format ---------------------------------------------- */
 
 enum rm_pb_wire { RM_PB_VARINT = 0, RM_PB_I64 = 1, RM_PB_LEN = 2, RM_PB_I32 = 5 };

@@ -31,6 +31,7 @@ enum rm_format {
 	RM_FMT_LOG,           /* a trainer's console log: a record per line after any prefix */
 	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
 	RM_FMT_JSON_ARRAY,    /* a JSON array of record objects (Chainer's LogReport) */
+	RM_FMT_TFEVENTS,      /* TensorBoard event files (events.out.tfevents.*): TFRecords of Events */
 	RM_FMT_COUNT
 };
 

@@ -102,6 +102,36 @@ static int read_wandb_log(struct rm_store *st, const char *spec, int64_t *run_id
 	return rc ? -1 : 1;
 }
 
+/* RUN may be a TensorBoard event file or a directory of them (one run):
+ * it is imported again first (a later row replaces the same step's).
+ * Returns as read_wandb_log. */
+static int read_tfevents(struct rm_store *st, const char *spec, int64_t *run_id, struct rm_err *err)
+{
+	struct stat sb;
+	const char *base = strrchr(spec, '/');
+	*run_id = 0;
+	if (stat(spec, &sb) ||
+	    (S_ISDIR(sb.st_mode) ? !rm_tfevents_tree(spec) : !strstr(base ? base + 1 : spec, "tfevents")))
+		return 0;
+	struct rm_import_opts opts = {.format = RM_FMT_AUTO};
+	struct rm_import_report rep;
+	char *files[] = {(char *)spec};
+	if (rm_import(st, &opts, files, 1, &rep, err))
+		return -1;
+	int rc = RM_OK;
+	if (rep.n != 1) { /* stored now: say their names */
+		char names[256] = "";
+		for (size_t i = 0, len = 0; i < rep.n && len < sizeof(names); i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+			                        rep.r[i].run_name);
+		rc = rm_err_set(err, RM_E_USAGE, "%s holds %zu TensorBoard runs, now stored (%s): diagnose one by name",
+		                spec, rep.n, names);
+	}
+	*run_id = rep.n ? rep.r[0].run_id : 0;
+	rm_import_report_release(&rep);
+	return rc ? -1 : 1;
+}
+
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 {
 	struct rm_analyze_opts o;
@@ -190,6 +220,8 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		return code;
 	}
 	int is_log = read_wandb_log(st, spec, &run_id, &err);
+	if (!is_log)
+		is_log = read_tfevents(st, spec, &run_id, &err);
 	struct rm_err sync_err = {0};
 	if (!is_log && !offline && rm_run_path_parse(spec, &rp)) {
 		sync_first(st, &rp, &sync_err);

@@ -23,6 +23,9 @@ static const char about[] =
     "  hf-trainer-state  Hugging Face trainer_state.json (log_history)\n"
     "  wandb-csv         W&B chart export (Step, \"<run> - <metric>\")\n"
     "  tensorboard-csv   TensorBoard scalar export (Wall time,Step,Value)\n"
+    "  tfevents          TensorBoard event files (events.out.tfevents.*), and\n"
+    "                    directories of them: one run per directory that holds\n"
+    "                    event files (runs/, lightning_logs/)\n"
     "  log               a trainer's console log: fairseq, Marian, Megatron-LM,\n"
     "                    nanoGPT, HF Trainer dicts, logfmt / key=value lines,\n"
     "                    tables, progress bars, records over several lines;\n"
@@ -38,8 +41,9 @@ static const struct rm_opt options[] = {
     {"run", 'r', "NAME", RM_ARG_TEXT, "run to import into",
      "from the file name; ENTITY/PROJECT/ID attaches to a W&B run", NULL, 0},
     {"format", 'f', "FMT", RM_ARG_CHOICE, "force a format (one of the names above, or auto)", NULL,
-     "auto wandb-history jsonl json-array csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv log "
-     "wandb",
+     "auto wandb-history jsonl json-array csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv "
+     "tfevents "
+     "log wandb",
      0},
     {"loss-key", 'l', "KEY", RM_ARG_TEXT, "loss key", "loss, train/loss, train_loss, ...", NULL, 0},
     {"step-key", 's', "KEY", RM_ARG_TEXT, "step key", "_step, step, global_step, ...", NULL, 0},
@@ -77,7 +81,7 @@ static const char *const examples[] = {
 static void print_result(const struct rm_import_result *r)
 {
 	int sidecar = r->format == RM_FMT_SIDECAR_JSONL || r->format == RM_FMT_SIDECAR_CSV;
-	int wandb_log = r->format == RM_FMT_WANDB_LOG;
+	int wandb_log = r->format == RM_FMT_WANDB_LOG || r->format == RM_FMT_TFEVENTS; /* records, not lines */
 	printf("%s: %s -> run '%s': %llu %s, ", rm_tx(r->path), rm_format_name(r->format), rm_tx(r->run_name),
 	       (unsigned long long)r->lines, wandb_log ? "records" : "lines");
 	if (!sidecar)

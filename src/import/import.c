@@ -22,6 +22,8 @@
 static const struct import_format formats[] = {
     {RM_FMT_WANDB_LOG, "wandb-log", rm_sniff_wandb_log, rm_read_wandb_log, rm_tail_wandb_log,
      "a W&B run file's header"},
+    {RM_FMT_TFEVENTS, "tfevents", rm_sniff_tfevents, rm_read_tfevents, rm_tail_tfevents,
+     "a TFRecord whose length checksum matches (a TensorBoard event file)"},
     {RM_FMT_HF_STATE, "hf-trainer-state", rm_sniff_hf_state, rm_read_hf_state, NULL, "a JSON object with log_history"},
     {RM_FMT_WANDB_HISTORY, "wandb-history", rm_sniff_wandb_history, rm_read_jsonl, rm_tail_jsonl,
      "JSON lines with W&B's _step"},
@@ -148,11 +150,13 @@ static int import_dir(struct rm_store *st, const struct rm_import_opts *opts, co
 		return rc;
 	}
 	char *old = rm_xasprintf("%s/wandb-history.jsonl", dir);
-	int rc = access(old, R_OK) ? rm_err_set(err, RM_E_INPUT,
-	                                        "%s: a directory without run-*.wandb or wandb-history.jsonl;"
-	                                        " give a file, or a W&B run directory",
-	                                        dir)
-	                           : rm_read_jsonl(st, opts, old, RM_FMT_WANDB_HISTORY, rep, err);
+	int rc = !access(old, R_OK)      ? rm_read_jsonl(st, opts, old, RM_FMT_WANDB_HISTORY, rep, err)
+	         : rm_tfevents_tree(dir) ? rm_read_tfevents_tree(st, opts, dir, rep, err)
+	                                 : rm_err_set(err, RM_E_INPUT,
+	                                              "%s: a directory without run-*.wandb, wandb-history.jsonl or"
+	                                              " TensorBoard event files; give a file, a W&B run directory"
+	                                              " or a TensorBoard log directory",
+	                                              dir);
 	free(old);
 	return rc;
 }
@@ -274,14 +278,15 @@ static int import_file(struct rm_store *st, const struct rm_import_opts *opts, c
 static int foreign_error(const struct rm_import_opts *opts, const char *path, const uint8_t *head, size_t n,
                          struct rm_err *err)
 {
-	const char *kind = n >= RM_WLOG_HEADER && !memcmp(head, rm_wlog_magic, 6) ? NULL : rm_foreign_kind(head, n);
+	int ours = (n >= RM_WLOG_HEADER && !memcmp(head, rm_wlog_magic, 6)) || rm_tfrec_sniff(head, n);
+	const char *kind = ours ? NULL : rm_foreign_kind(head, n);
 	if (!kind)
 		return RM_OK;
-	const char *hint = !strcmp(kind, "a gzip archive")
-	                       ? "decompress it first: zcat FILE | runmon import --run NAME -"
-	                   : !strcmp(kind, "an SQLite database") ? "a database is given with --db"
-	                                                         : "runmon reads console logs, JSON lines, CSV, W&B run"
-	                                                           " files and trainer_state.json";
+	const char *hint =
+	    !strcmp(kind, "a gzip archive")       ? "decompress it first: zcat FILE | runmon import --run NAME -"
+	    : !strcmp(kind, "an SQLite database") ? "a database is given with --db"
+	                                          : "runmon reads console logs, JSON lines, CSV, W&B run"
+	                                            " files, TensorBoard event files and trainer_state.json";
 	return rm_err_set(err, RM_E_INPUT, "%s: %s, not a training log; %s", rm_shown_path(opts, path), kind, hint);
 }
 
@@ -454,6 +459,9 @@ static enum rm_format tail_format(const char *path)
 	} by_name[] = {{".wandb", RM_FMT_WANDB_LOG}, {".csv", RM_FMT_SIDECAR_CSV}, {".log", RM_FMT_LOG},
 	               {".txt", RM_FMT_LOG},         {".out", RM_FMT_LOG},         {".err", RM_FMT_LOG}};
 	size_t n = strlen(path);
+	const char *base = strrchr(path, '/');
+	if (strstr(base ? base + 1 : path, "tfevents"))
+		return RM_FMT_TFEVENTS;
 	for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++) {
 		size_t e = strlen(by_name[i].ext);
 		if (n > e && !strcmp(path + n - e, by_name[i].ext))
@@ -540,7 +548,7 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 		pos->offset = pos->lineno = 0; /* truncated in place (copytruncate) */
 	} else if (found && S_ISREG(sb.st_mode)) {
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd >= 0 && rewritten(fd, pos, f->fmt != RM_FMT_WANDB_LOG))
+		if (fd >= 0 && rewritten(fd, pos, f->fmt != RM_FMT_WANDB_LOG && f->fmt != RM_FMT_TFEVENTS))
 			pos->offset = pos->lineno = 0; /* rewritten in place: read again from the start */
 		if (fd >= 0)
 			close(fd);

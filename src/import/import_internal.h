@@ -134,6 +134,13 @@ import_tail_fn rm_tail_jsonl, rm_tail_csv;
 int rm_sniff_wandb_log(const struct sniff *s);
 import_read_fn rm_read_wandb_log;
 import_tail_fn rm_tail_wandb_log;
+/* tfevents.c: TensorBoard event files, whole or live, and trees of them. */
+int rm_sniff_tfevents(const struct sniff *s);
+import_read_fn rm_read_tfevents;
+import_tail_fn rm_tail_tfevents;
+/* One run per directory under root that holds event files. */
+int rm_read_tfevents_tree(struct rm_store *st, const struct rm_import_opts *opts, const char *root,
+                          struct rm_import_report *rep, struct rm_err *err);
 /* import_log.c: trainers' console logs. */
 int rm_sniff_log(const struct sniff *s);
 import_read_fn rm_read_log;

@@ -141,7 +141,11 @@ static const char *const *candidates(const struct rm_mapper *m, enum rm_target t
 		default: return none;
 		}
 	switch (t) {
-	case T_STEP: return hf ? hf_step : tb ? tb_step : m->fmt == RM_FMT_WANDB_HISTORY ? cand_step_wandb : cand_step;
+	case T_STEP:
+		return hf                                                            ? hf_step
+		       : tb                                                          ? tb_step
+		       : m->fmt == RM_FMT_WANDB_HISTORY || m->fmt == RM_FMT_TFEVENTS ? cand_step_wandb
+		                                                                     : cand_step;
 	case T_LOSS: return is_sidecar(m->fmt) ? none : hf ? hf_loss : tb ? tb_loss : cand_loss;
 	case T_LR: return hf ? hf_lr : tb ? none : cand_lr;
 	case T_EPOCH: return hf ? hf_epoch : tb ? none : cand_epoch;

@@ -59,7 +59,9 @@ int rm_bad_line(struct rm_import_result *res, const struct rm_import_opts *opts,
                 struct rm_err *err)
 {
 	if (!opts->skip_bad) {
-		rm_err_set(err, RM_E_INPUT, res->format == RM_FMT_WANDB_LOG ? "%s: record %llu: %s" : "%s:%llu: %s",
+		rm_err_set(err, RM_E_INPUT,
+		           res->format == RM_FMT_WANDB_LOG || res->format == RM_FMT_TFEVENTS ? "%s: record %llu: %s"
+		                                                                             : "%s:%llu: %s",
 		           res->path, (unsigned long long)line, why);
 		err->bad_line = line ? line : 1;
 		return RM_E_INPUT;

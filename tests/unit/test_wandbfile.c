@@ -85,6 +85,69 @@ static void crc_and_header(void **state)
 
 /* The header counts against the first block; records span blocks; fewer
  * than 7 bytes left in a block are zero padding. */
+/* TensorBoard's framing: CRC-32C against the published vectors (RFC 3720
+ * B.4), the mask, and records read from memory: whole, a bad data
+ * checksum flagged, a bad length checksum an error, a cut-off tail
+ * partial. */
+static void tfrecord_framing(void **state)
+{
+	(void)state;
+	uint8_t zeros[32] = {0}, ones[32], up[32];
+	for (int i = 0; i < 32; i++) {
+		ones[i] = 0xff;
+		up[i] = (uint8_t)i;
+	}
+	assert_int_equal(rm_crc32c(0, "123456789", 9), 0xE3069283u);
+	assert_int_equal(rm_crc32c(0, zeros, 32), 0x8A9136AAu);
+	assert_int_equal(rm_crc32c(0, ones, 32), 0x62A8AB43u);
+	assert_int_equal(rm_crc32c(0, up, 32), 0x46DD794Eu);
+	assert_int_equal(rm_crc32c(rm_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	assert_int_equal(rm_tfrec_mask(0), 0xa282ead8u);
+	assert_int_equal(rm_tfrec_mask(0x80000001u), 0x00030000u + 0xa282ead8u);
+
+	uint8_t file[3 * 32];
+	size_t len = 0;
+	const char *payload[] = {"first", "second!", "third"};
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(payload[i]);
+		uint8_t *h = file + len;
+		memset(h, 0, 8);
+		h[0] = (uint8_t)n;
+		uint32_t c = rm_tfrec_mask(rm_crc32c(0, h, 8)), d = rm_tfrec_mask(rm_crc32c(0, payload[i], n));
+		for (int b = 0; b < 4; b++) {
+			h[8 + b] = (uint8_t)(c >> (8 * b));
+			h[12 + n + (size_t)b] = (uint8_t)(d >> (8 * b));
+		}
+		memcpy(h + 12, payload[i], n);
+		len += 16 + n;
+	}
+	assert_true(rm_tfrec_sniff(file, len));
+	file[21 + 12] ^= 1; /* a byte of "second!" */
+	struct rm_tfrec r;
+	struct rm_err err;
+	const uint8_t *d;
+	size_t n;
+	rm_tfrec_open_mem(&r, file, len - 3); /* the last checksum cut */
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), 1);
+	assert_int_equal(n, 5);
+	assert_memory_equal(d, "first", 5);
+	assert_false(r.bad_crc);
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), 1);
+	assert_true(r.bad_crc);
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), 0);
+	assert_true(r.partial);
+	assert_int_equal(r.pos, 21 + 23);
+	rm_tfrec_close(&r);
+	file[21 + 23 + 3] ^= 1; /* the third record's length */
+	assert_false(rm_tfrec_sniff(file + 44, len - 44));
+	rm_tfrec_open_mem(&r, file, len);
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), 1);
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), 1);
+	assert_int_equal(rm_tfrec_next(&r, &d, &n, &err), RM_E_INPUT);
+	assert_non_null(strstr(err.msg, "record 3 (byte 44): the length's checksum does not match"));
+	rm_tfrec_close(&r);
+}
+
 static void blocks_and_padding(void **state)
 {
 	/* Record 0 leaves exactly 3 bytes in block 0: 7 + 7 + n0 = 32768 - 3. */
@@ -430,6 +493,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(crc_and_header),
+	    cmocka_unit_test(tfrecord_framing),
 	    cmocka_unit_test(blocks_and_padding),
 	    cmocka_unit_test(damage_skips_to_next_block),
 	    cmocka_unit_test(truncated_tail),
