@@ -288,6 +288,8 @@ static int on_record(struct tb_read *t, const struct rm_tfrec *r, const uint8_t 
 		              : RM_OK;
 	if (decode_event(p, n, &e) < 0)
 		return t->res ? rm_bad_line(t->res, t->opts, t->recno, "not a readable Event record", err) : RM_OK;
+	if (!e.summary)
+		return RM_OK; /* file_version, a graph, a session log: no scalar */
 	pb = (struct rm_pb){e.summary, e.summary + e.slen};
 	while ((rc = rm_pb_next(&pb, &f)) == 1) {
 		const uint8_t *tag;
