@@ -19,8 +19,8 @@
 #include "runmon/common.h"
 
 static const struct rm_cmd *const commands[] = {
-    &cmd_import,   &cmd_runs, &cmd_sync,    &cmd_diagnose, &cmd_report, &cmd_watch,
-    &cmd_simulate, &cmd_demo, &cmd_compare, &cmd_buckets,  &cmd_copy,
+    &cmd_import, &cmd_runs,    &cmd_sync,    &cmd_diagnose, &cmd_report, &cmd_watch, &cmd_simulate,
+    &cmd_demo,   &cmd_compare, &cmd_buckets, &cmd_copy,     &cmd_rm,     &cmd_mv,    &cmd_export,
 };
 static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
 static const struct rm_cmd_list all_commands = {commands, sizeof(commands) / sizeof(commands[0])};
@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 	const struct rm_cmd *cmd = command_named(argv[i]);
 	if (!cmd)
 		return unknown_command(argv[i]);
+	ctx.db_given = db != NULL;
 	if (!db)
 		db = db_default = rm_cli_default_db();
 	ctx.db_path = db;

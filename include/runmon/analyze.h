@@ -30,6 +30,11 @@ struct rm_analyze_opts {
 	 * own (compare: one bucketing for both runs). NULL: the run's own. */
 	const int64_t *derive_bounds;
 	int nderive_bounds;
+	/* Called once the detectors are done, with the series they read and
+	 * their diagnosis (runmon export); a non-zero return is the analysis's
+	 * error (set *err). NULL: none. */
+	int (*each_series)(void *arg, const struct rm_series *s, const struct rm_diagnosis *d, struct rm_err *err);
+	void *each_arg;
 };
 void rm_analyze_opts_default(struct rm_analyze_opts *o);
 

@@ -436,6 +436,23 @@ const char *rm_bucket_label_short(const struct rm_diagnosis *d, int b);
 void rm_detect_all(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_diagnosis *d);
 void rm_diagnosis_release(struct rm_diagnosis *d);
 
+/* One loss row of a diagnosed series, as `runmon export` writes it. */
+struct rm_step_row {
+	int64_t step;
+	double loss;                             /* NaN when not finite */
+	int nonfinite;                           /* 0 finite, 1 NaN, 2 +/-Inf, 3 not logged */
+	double bucket_adjusted, length_adjusted; /* NaN when not finite, or no length effect was fitted */
+	int batches, ranks;                      /* batches the row covers, and their distinct ranks */
+	int dominant;                            /* the bucket (series index) of most of them, -1 none */
+	int k;                                   /* buckets: share[0..k-1], labelled by the series' labels */
+	const double *share;                     /* each bucket's share of the covered batches, NaN none known */
+};
+typedef int (*rm_step_row_fn)(void *arg, const struct rm_step_row *r);
+/* Calls fn with each row of s in order, d being s's diagnosis (rm_detect_all);
+ * stops at fn's first non-zero return and returns it. A row covers the
+ * batches since the previous row, as the detectors count them. */
+int rm_each_step_row(const struct rm_series *s, const struct rm_diagnosis *d, rm_step_row_fn fn, void *arg);
+
 /* ---- comparing two diagnoses (runmon compare) ---------------------------- */
 
 /* Levels below warn count as nothing found (a healthy verdict is info). */

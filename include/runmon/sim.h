@@ -90,6 +90,7 @@ struct rm_sim_opts {
 	int ranks, micro;                 /* data-parallel ranks and micro-batches per rank (default 1) */
 	int lens;                         /* record each batch's own lengths (a sidecar's "lens") */
 	enum rm_sim_rank_mode rank_mode;
+	int replace; /* rm_sim_store: a run of real data under the name may be replaced */
 };
 /* Batches per step: ranks x micro. */
 int rm_sim_slots(const struct rm_sim_opts *o);

@@ -46,6 +46,8 @@ struct rm_import_opts {
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
 	int skip_bad;        /* skip malformed lines instead of failing */
+	int replace;         /* a simulated run under the name may be replaced (rm_store_claim_run) */
+	int attach;          /* the user named the run to add to (watch --batches RUN=FILE): no claim */
 	uint64_t tail_stop;  /* > 0: a followed file is read up to the line before this one */
 	int64_t log_every;   /* console logs without a step: steps between records (0: 1) */
 	const char *pattern; /* console logs: "step:{step} loss:{loss}" reads the lines it matches */

@@ -125,6 +125,18 @@ void rm_run_info_release(struct rm_run_info *r);
 /* Deletes the run's steps, batches, evals, buckets and findings (a
  * re-simulation or a forced re-import starts clean). */
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err);
+/* Takes run_id for a writer of source: simulated and real data never mix
+ * unasked. When the run holds steps of the other kind (a simulated run
+ * under an import, a real one under simulate) this fails (RM_E_INPUT)
+ * unless replace, which clears the run and gives it to source. */
+int rm_store_claim_run(struct rm_store *st, int64_t run_id, const char *source, int replace, struct rm_err *err);
+/* Deletes the run and every row of it (steps, batches, evals, buckets,
+ * findings, levels, imports, file positions). The report history and the
+ * alert log stay: they are records of what was said. */
+int rm_store_delete_run(struct rm_store *st, int64_t run_id, struct rm_err *err);
+/* Renames the run to new_path (NAME for a local run, ENTITY/PROJECT/ID),
+ * its report history with it; RM_E_INPUT when the name is taken. */
+int rm_store_rename_run(struct rm_store *st, int64_t run_id, const char *new_path, struct rm_err *err);
 /* Deletes the run if it holds no step, batch or eval row (a run an import
  * opened but gave nothing). */
 int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err);

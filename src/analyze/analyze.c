@@ -257,6 +257,12 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 	if (threaded)
 		pthread_join(th, NULL);
 	d->cost = cost;
+	if (o->each_series && (rc = o->each_series(o->each_arg, &s, d, err))) {
+		rm_store_series_release(&ss);
+		rm_diagnosis_release(d);
+		rm_run_info_release(info);
+		return rc;
+	}
 	d->stored = !o->store_findings                          ? RM_NOT_STORED
 	            : o->since > 0 || o->window || o->until > 0 ? RM_NOT_STORED_PARTIAL
 	            : rm_store_readonly(st)                     ? RM_NOT_STORED_READONLY

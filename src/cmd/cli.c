@@ -190,6 +190,15 @@ char *rm_cli_default_db(void)
 	return path;
 }
 
+char *rm_cli_default_demo_db(void)
+{
+	char *path = rm_cli_default_db();
+	char *slash = strrchr(path, '/');
+	char *demo = rm_xasprintf("%.*sdemo.db", slash ? (int)(slash - path + 1) : 0, path);
+	free(path);
+	return demo;
+}
+
 int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st)
 {
 	return rm_ctx_open_store_flags(ctx, st, 0);

@@ -10,6 +10,7 @@
 
 struct rm_ctx {
 	const char *db_path; /* --db, RUNMON_DB, or the default */
+	int db_given;        /* --db or RUNMON_DB named it (demo keeps to its own file otherwise) */
 };
 
 #include "cmd/opts.h"
@@ -25,6 +26,9 @@ extern const struct rm_cmd cmd_demo;
 extern const struct rm_cmd cmd_compare;
 extern const struct rm_cmd cmd_buckets;
 extern const struct rm_cmd cmd_copy;
+extern const struct rm_cmd cmd_rm;
+extern const struct rm_cmd cmd_mv;
+extern const struct rm_cmd cmd_export;
 
 /* "runmon: error: ..." and "runmon: warning: ..." on stderr. */
 void rm_error(const char *fmt, ...) RM_PRINTF(1, 2);
@@ -69,6 +73,9 @@ int rm_parse_bounds(const char *s, int64_t **out, int *n);
 /* The default database: $XDG_DATA_HOME/runmon/runmon.db, else
  * ~/.local/share/runmon/runmon.db (its directory made), else runmon.db. */
 char *rm_cli_default_db(void);
+/* The file runmon demo writes when no database is named: demo.db beside
+ * the default database, so a demo never mixes with the user's runs. */
+char *rm_cli_default_demo_db(void);
 /* Colour on stdout: a terminal, and NO_COLOR unset or empty. */
 int rm_use_color(void);
 /* stdout's terminal width in columns: COLUMNS, else the terminal's, else 80. */

@@ -16,7 +16,9 @@ static const char about[] = "Simulates one dataset batched three ways, diagnoses
                             "                    runmon_sampler.py) interleaves buckets by their size\n"
                             "  demo-random       fully random batches, for the price: every batch pads\n"
                             "                    to its longest sequence\n"
-                            "then `runmon compare` of the first two. The runs stay in the database.";
+                            "then `runmon compare` of the first two. The runs stay in the database: the\n"
+                            "one --db or RUNMON_DB names, else demo.db beside the default database, so\n"
+                            "that a demo never mixes with your own runs.";
 
 static const struct rm_opt options[] = {
     {"steps", 'n', "N", RM_ARG_COUNT, "steps per run", "20000", NULL, 0},
@@ -98,7 +100,10 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 			if (rm_parse_int(op.arg, 0, &seed))
 				return rm_cmd_usage_error(&cmd_demo, "--seed wants a non-negative integer");
 			break;
-		case 'D': ctx->db_path = op.arg; break;
+		case 'D':
+			ctx->db_path = op.arg;
+			ctx->db_given = 1;
+			break;
 		case 'h': return rm_cmd_help(&cmd_demo);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}
@@ -107,7 +112,12 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_cmd_usage_error(&cmd_demo, "unexpected argument '%s'", argv[op.ind]);
 	struct rm_store *st;
 	struct rm_err err;
-	if ((code = rm_ctx_open_store(ctx, &st)))
+	char *own = NULL;
+	if (!ctx->db_given) /* the demo's runs stay out of the user's store */
+		ctx->db_path = own = rm_cli_default_demo_db();
+	code = rm_ctx_open_store(ctx, &st);
+	free(own);
+	if (code)
 		return code;
 	for (int i = 0; i < SIDES; i++) {
 		rm_sim_opts_default(&sides[i].sim);
@@ -128,7 +138,9 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 			goto out;
 		}
 	}
-	printf("runmon demo: one dataset (%lld steps, 6 length buckets), batched three ways\n\n", (long long)steps);
+	printf("runmon demo: one dataset (%lld steps, 6 length buckets), batched three ways; the runs are in %s%s\n\n",
+	       (long long)steps, rm_store_name(st),
+	       ctx->db_given ? "" : " (the demo's own database; --db names another)");
 	table(sides);
 	for (int i = 0; i < SIDES; i++) {
 		char line[RM_VERDICT_LEN];

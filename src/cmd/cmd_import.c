@@ -55,6 +55,9 @@ static const struct rm_opt options[] = {
     {"buckets", 'b', "B0,B1,..", RM_ARG_TEXT,
      "bucket boundaries in tokens; bucket i holds max_len in (Bi, Bi+1]; used when a row has no bucket", NULL, NULL, 0},
     {"skip-bad", 'k', NULL, RM_ARG_NONE, "skip malformed lines, report how many and where", NULL, NULL, 0},
+    {"replace", 'Z', NULL, RM_ARG_NONE,
+     "import into a run that holds a simulated run by replacing it (without it, such an import is refused)", NULL, NULL,
+     0},
     {"log-every", 'E', "N", RM_ARG_COUNT,
      "a console log without steps (HF Trainer dicts): N steps between records (logging_steps; default 1)", NULL, NULL,
      0},
@@ -249,6 +252,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			opts.bounds = bounds;
 			break;
 		case 'k': opts.skip_bad = 1; break;
+		case 'Z': opts.replace = 1; break;
 		case 'X': opts.explain = stdout; break;
 		case 'P': {
 			char why[128];

@@ -51,6 +51,9 @@ static const struct rm_opt options[] = {
     {"steps-per-epoch", 'e', "N", RM_ARG_COUNT, "epoch length", "steps/3", NULL, 0},
     {"run", 'r', "NAME", RM_ARG_TEXT, "run name in the database", "sim-STRATEGY", NULL, 0},
     {"out", 'o', "DIR", RM_ARG_PATH, "write files to DIR instead of the database", NULL, NULL, 0},
+    {"replace", 'Z', NULL, RM_ARG_NONE,
+     "replace a run of real data (imported or synced) that has the --run name (without it, simulate refuses)", NULL,
+     NULL, 0},
     {"no-bucket", 'N', NULL, RM_ARG_NONE, "record lengths only, no bucket id (as most trainers do)", NULL, NULL, 0},
     {"loss-only", 'O', NULL, RM_ARG_NONE,
      "record the loss alone, no batch composition (as most W&B runs are); with --out, no batches.jsonl", NULL, NULL, 0},
@@ -127,6 +130,7 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct sim_a
 			a->o.log_every = (int)v;
 			break;
 		case 'N': a->o.no_bucket = 1; break;
+		case 'Z': a->o.replace = 1; break;
 		case 'U': a->o.cumulative = a->o.no_bucket = 1; break;
 		case 'p':
 			if (rm_sim_spikes_parse(op.arg, &a->o.spikes))

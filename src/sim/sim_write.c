@@ -160,7 +160,7 @@ int rm_sim_store(struct rm_store *st, const char *name, const struct rm_sim_opts
 	if ((rc = rm_store_begin(st, err)))
 		goto out;
 	if ((rc = rm_store_run_ensure(st, &key, &run, err)) || (rc = rm_store_lock_run(st, run, err)) ||
-	    (rc = rm_store_clear_run(st, run, err)))
+	    (rc = rm_store_claim_run(st, run, "sim", o->replace, err)) || (rc = rm_store_clear_run(st, run, err)))
 		goto fail;
 	if (!o->no_bucket && !o->loss_only &&
 	    (rc = rm_store_put_buckets(st, run, o->bounds ? o->bounds : default_bounds, o->bounds ? o->nbounds : 7,

@@ -105,6 +105,8 @@ int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_imp
 	int rc = rm_store_run_ensure(st, key, &k->run_id, err);
 	if (!rc)
 		rc = rm_store_lock_run(st, k->run_id, err);
+	if (!rc && !opts->attach)
+		rc = rm_store_claim_run(st, k->run_id, key->source, opts->replace, err);
 	if (!rc && opts->nbounds >= 2)
 		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
 	res->run_id = k->run_id;

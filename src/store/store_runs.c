@@ -180,6 +180,51 @@ void rm_run_info_release(struct rm_run_info *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int rm_store_claim_run(struct rm_store *st, int64_t run_id, const char *source, int replace, struct rm_err *err)
+{
+	struct rm_dbq *s = rm_st_prepare(
+	    st,
+	    "SELECT source, name, CASE WHEN EXISTS (SELECT 1 FROM steps WHERE run_id = ?1) THEN 1 ELSE 0 END"
+	    " FROM runs WHERE id = ?1" /* a number: PostgreSQL's EXISTS is a boolean, "t" */,
+	    err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	int rc = rm_dbq_step(s, err);
+	if (rc != RM_DB_ROW) {
+		rm_dbq_finalize(s);
+		return rc == RM_DB_DONE ? RM_OK : rm_st_fail(st, err, "cannot read run");
+	}
+	char *old = rm_st_col_text(s, 0), *name = rm_st_col_text(s, 1);
+	int sim_old = old && !strcmp(old, "sim"), sim_new = !strcmp(source, "sim"), held = rm_dbq_col_int(s, 2) != 0;
+	rm_dbq_finalize(s);
+	rc = RM_OK;
+	if (held && sim_old && !sim_new && !replace)
+		rc = rm_err_set(err, RM_E_INPUT,
+		                "run '%s' holds a simulated run; this import would mix with it: give another --run, or"
+		                " --replace to replace it",
+		                name ? name : "?");
+	else if (held && !sim_old && sim_new && !replace)
+		rc =
+		    rm_err_set(err, RM_E_INPUT,
+		               "run '%s' holds real data (source %s); simulate would replace it: give another --run, or"
+		               " --replace to replace it",
+		               name ? name : "?", old ? old : "?");
+	else if (held && sim_old != sim_new && !(rc = rm_store_clear_run(st, run_id, err))) {
+		struct rm_dbq *u = rm_st_prepare(st, "UPDATE runs SET source = ?2 WHERE id = ?1", err);
+		if (!u)
+			rc = RM_E_STORE;
+		else {
+			rm_dbq_int(u, 1, run_id);
+			rm_dbq_text(u, 2, source, -1);
+			rc = rm_st_run_once(st, u, err, "cannot give the run to its new source");
+		}
+	}
+	free(old);
+	free(name);
+	return rc;
+}
+
 int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 {
 	static const char *const tables[] = {"steps",          "batches",       "evals",         "buckets",
@@ -197,6 +242,111 @@ int rm_store_clear_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 			return rc;
 	}
 	return RM_OK;
+}
+
+int rm_store_delete_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
+{
+	/* Every table of a run refers to runs(id) ON DELETE CASCADE (SQLite's
+	 * foreign_keys is on); the clear first keeps that true of a store
+	 * whose schema predates a table's reference. */
+	int rc = rm_store_clear_run(st, run_id, err);
+	if (rc)
+		return rc;
+	static const char *const more[] = {"DELETE FROM imports WHERE run_id = ?1",
+	                                   "DELETE FROM tails WHERE run_id = ?1", "DELETE FROM runs WHERE id = ?1"};
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
+		struct rm_dbq *s = rm_st_prepare(st, more[i], err);
+		if (!s)
+			return RM_E_STORE;
+		rm_dbq_int(s, 1, run_id);
+		if ((rc = rm_st_run_once(st, s, err, "cannot delete run")))
+			return rc;
+	}
+	return RM_OK;
+}
+
+/* Splits "ENTITY/PROJECT/NAME" (W&B) or "NAME" (local) in place. */
+static int split_run_path(char *path, const char **entity, const char **project, const char **name)
+{
+	char *s1 = strchr(path, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	if (!s1) {
+		*entity = *project = "";
+		*name = path;
+		return *path ? 0 : -1;
+	}
+	if (!s2 || strchr(s2 + 1, '/') || s1 == path || s2 == s1 + 1 || !s2[1])
+		return -1;
+	*s1 = *s2 = '\0';
+	*entity = path;
+	*project = s1 + 1;
+	*name = s2 + 1;
+	return 0;
+}
+
+int rm_store_rename_run(struct rm_store *st, int64_t run_id, const char *new_path, struct rm_err *err)
+{
+	char *path = rm_xstrdup(new_path), *old = NULL;
+	const char *entity, *project, *name;
+	int rc;
+	if (split_run_path(path, &entity, &project, &name)) {
+		free(path);
+		return rm_err_set(err, RM_E_USAGE, "'%s' is not a run name: NAME, or ENTITY/PROJECT/ID", new_path);
+	}
+	struct rm_dbq *s =
+	    rm_st_prepare(st,
+	                  "SELECT CASE WHEN entity = '' THEN name ELSE entity || '/' || project || '/' || name END,"
+	                  " (SELECT COUNT(*) FROM runs WHERE entity = ?2 AND project = ?3 AND name = ?4 AND id <> ?1)"
+	                  " FROM runs WHERE id = ?1",
+	                  err);
+	if (!s) {
+		free(path);
+		return RM_E_STORE;
+	}
+	rm_dbq_int(s, 1, run_id);
+	rm_dbq_text(s, 2, entity, -1);
+	rm_dbq_text(s, 3, project, -1);
+	rm_dbq_text(s, 4, name, -1);
+	if ((rc = rm_dbq_step(s, err)) != RM_DB_ROW) {
+		rm_dbq_finalize(s);
+		free(path);
+		return rc == RM_DB_DONE ? rm_err_set(err, RM_E_NOTFOUND, "no run of id %lld", (long long)run_id)
+		                        : rm_st_fail(st, err, "cannot read run");
+	}
+	old = rm_st_col_text(s, 0);
+	int taken = rm_dbq_col_int(s, 1) > 0;
+	rm_dbq_finalize(s);
+	rc = RM_OK;
+	if (taken)
+		rc = rm_err_set(err, RM_E_INPUT,
+		                "there is a run '%s' already in database '%s': remove it first (runmon rm)", new_path,
+		                st->path);
+	/* The report history is keyed by the name people read: it follows the
+	 * run, so the next nightly report sees the same run, not one gone and
+	 * one new. */
+	static const char *const sql[] = {
+	    "UPDATE runs SET entity = ?2, project = ?3, name = ?4 WHERE id = ?1",
+	    "UPDATE report_runs SET run = ?1 WHERE run = ?2",
+	    "UPDATE report_findings SET run = ?1 WHERE run = ?2",
+	};
+	for (size_t i = 0; !rc && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		if (!(s = rm_st_prepare(st, sql[i], err))) {
+			rc = RM_E_STORE;
+			break;
+		}
+		if (i == 0) {
+			rm_dbq_int(s, 1, run_id);
+			rm_dbq_text(s, 2, entity, -1);
+			rm_dbq_text(s, 3, project, -1);
+			rm_dbq_text(s, 4, name, -1);
+		} else {
+			rm_dbq_text(s, 1, new_path, -1);
+			rm_dbq_text(s, 2, old ? old : "", -1);
+		}
+		rc = rm_st_run_once(st, s, err, "cannot rename run");
+	}
+	free(old);
+	free(path);
+	return rc;
 }
 
 int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err)

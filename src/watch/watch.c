@@ -101,6 +101,7 @@ static int64_t tail_sidecars(struct rm_watch *wt, const char *spec)
 		struct rm_err err;
 		wt->imp.run_name = spec;
 		wt->imp.format = RM_FMT_AUTO; /* from the name: .csv, .log, else JSON lines */
+		wt->imp.attach = 1;           /* --batches RUN=FILE: the user says whose they are */
 		if (rm_import_tail(wt->st, &wt->imp, wt->side[i].path, &rep, &pos, &err)) {
 			rm_say(&wt->voice, RM_SAY_WARNING, "%s (will retry next tick)", err.msg);
 			continue;

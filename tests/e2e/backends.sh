@@ -98,6 +98,12 @@ printf '{"step": 1, "loss": 2.5, "eval_r\351sum\351": 0.5}\n{"step": 2, "loss": 
 both import --run "$(printf 'caf\351')" "$tmp/latin1.jsonl" || fail "a Latin-1 key and run name: $(cat "$tmp/pg.err")"
 [ "$(sqlite3 "$lite" "SELECT hex(key) FROM evals WHERE key LIKE 'eval_r%sum%'")" = 6576616C5F72EFBFBD73756DEFBFBD ] \
 	|| fail "a Latin-1 key is not stored as U+FFFD"
+# A simulated run and imported data are not mixed unasked (issue 50.2), on
+# both: PostgreSQL's EXISTS is a boolean, which the check must read as one.
+both simulate --steps 200 --run guarded || fail "simulate guarded: $(cat "$tmp/pg.err")"
+if both import --run guarded "$tmp/latin1.jsonl"; then fail "an import into a simulated run was not refused"; fi
+grep -q "run 'guarded' holds a simulated run" "$tmp/pg.err" || fail "guard on PostgreSQL: $(cat "$tmp/pg.err")"
+both import --replace --run guarded "$tmp/latin1.jsonl" || fail "import --replace: $(cat "$tmp/pg.err")"
 same_rows import
 
 # 2. A bad line rejects the whole file and keeps nothing (exit 2 on both).
@@ -134,6 +140,12 @@ both simulate --strategy chunked --steps 3000 --run late >/dev/null || fail simu
 both report --all --format md -o - >/dev/null || [ $? = 1 ] || fail "report 2: $(cat "$tmp/pg.err")"
 grep -q "1 new" "$tmp/pg.out" || fail "the second report saw no new run: $(head -5 "$tmp/pg.out")"
 same_rows report
+# mv and rm (issue 50.2): one transaction each, the report history renamed.
+both mv late late-renamed || fail "mv: $(cat "$tmp/pg.err")"
+if both rm demo-random nosuch; then fail "rm of an unknown run exited 0"; fi
+both rm demo-random || fail "rm: $(cat "$tmp/pg.err")"
+[ "$(sqlite3 "$lite" "SELECT COUNT(*) FROM report_runs WHERE run = 'late-renamed'")" = 1 ] || fail "mv: the history stayed"
+same_rows housekeeping
 
 # 6. Watch: a growing sidecar followed tick by tick, with a webhook.
 side=$tmp/side.jsonl

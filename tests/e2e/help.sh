@@ -63,7 +63,7 @@ cat >"$tmp/complete.bash" <<'BASH'
 complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _runmon; echo "${COMPREPLY[*]}"; }
 check() { want=$1; shift; got=$(complete_words "$@"); [ "$got" = "$want" ] || { echo "completing '$*': got '$got', want '$want'"; exit 1; }; }
 check "diagnose" runmon diag
-check "runs report" runmon r
+check "runs report rm" runmon r
 check "--json" runmon diagnose --js
 check "info warn critical" runmon report --fail-on ""
 check "html md json" runmon --db x.db report --format ""

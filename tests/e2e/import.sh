@@ -206,4 +206,23 @@ grep -q "inferred from the file: loss 'ppl'.*epoch 'e'" "$tmp/out" || fail "expl
 grep -q "3 lines, 3 records (the training record): train/loss: #$" "$tmp/out" \
 	&& grep -q "3 lines, 0 records: === iteration # ===$" "$tmp/out" || fail "explain templates: $(cat "$tmp/out")"
 set -e
+# Simulated and real data never mix unasked (issue 50.2): an import into a
+# simulated run and a simulation over an imported one are refused, with
+# nothing changed, until --replace.
+g=$tmp/guard.db
+"$runmon" --db "$g" simulate --steps 400 --run exp-b >/dev/null || fail "guard: simulate"
+printf '{"step": %d, "loss": 1.5}\n' 0 1 2 >"$tmp/real.jsonl"
+if "$runmon" --db "$g" import --run exp-b "$tmp/real.jsonl" >/dev/null 2>"$tmp/err"; then fail "import into a simulated run"; fi
+grep -q "run 'exp-b' holds a simulated run; this import would mix with it: give another --run, or --replace" "$tmp/err" ||
+	fail "guard: $(cat "$tmp/err")"
+[ "$(sqlite3 "$g" "SELECT source || ' ' || (SELECT COUNT(*) FROM steps) FROM runs")" = "sim 400" ] || fail "guard: the run changed"
+"$runmon" --db "$g" import --replace --run exp-b "$tmp/real.jsonl" >/dev/null || fail "import --replace"
+[ "$(sqlite3 "$g" "SELECT source || ' ' || (SELECT COUNT(*) FROM steps) || ' ' || (SELECT COUNT(*) FROM batches) FROM runs")" = "file 3 0" ] ||
+	fail "import --replace: $(sqlite3 "$g" 'SELECT source FROM runs')"
+if "$runmon" --db "$g" simulate --steps 150 --run exp-b >/dev/null 2>"$tmp/err"; then fail "simulate over an imported run"; fi
+grep -q "run 'exp-b' holds real data (source file); simulate would replace it" "$tmp/err" || fail "guard: $(cat "$tmp/err")"
+[ "$(sqlite3 "$g" "SELECT COUNT(*) FROM steps")" = 3 ] || fail "guard: a refused simulate changed the run"
+"$runmon" --db "$g" simulate --replace --steps 150 --run exp-b >/dev/null || fail "simulate --replace"
+[ "$(sqlite3 "$g" "SELECT source || ' ' || (SELECT COUNT(*) FROM steps) FROM runs")" = "sim 150" ] || fail "simulate --replace"
+"$runmon" --db "$g" simulate --steps 160 --run exp-b >/dev/null || fail "re-simulating a simulated run"
 echo "e2e import: all checks passed"

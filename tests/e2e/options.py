@@ -51,7 +51,8 @@ VALUES = {
 }
 # Values that differ by command (report --since is a duration, sync --since a time).
 PER_COMMAND = {("report", "since"): "24h", ("sync", "since"): "2026-01-01", ("import", "format"): "auto",
-               ("report", "format"): "md"}
+               ("report", "format"): "md",
+               ("export", "format"): "jsonl"}
 GLOBAL = {"db", "help", "quiet"}
 
 readme = "\n".join(open(p).read() for p in doc_paths)
