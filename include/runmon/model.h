@@ -96,7 +96,11 @@ struct rm_run_info {
 	int64_t first_step, last_step;
 	int64_t batch_steps; /* loss steps whose interval holds batch composition */
 	double synced_at;    /* unix seconds, 0 if never */
-	char *composition;   /* the keys the latest import read batch composition from, or NULL */
+	char *composition;   /* the keys the latest import read batch composition from (else the batch
+	                      * columns stored, for simulated and synced runs), or NULL */
+	/* The stored verdict of the last full diagnosis: its severity and its
+	 * evidence JSON ({"hypothesis", "summary"}); NULL when never diagnosed. */
+	char *verdict_severity, *verdict_evidence;
 };
 
 /* The loss steps (step[0..n), ascending) whose interval (the previous loss

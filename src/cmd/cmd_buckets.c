@@ -140,10 +140,10 @@ static int run_buckets(int argc, char **argv, struct rm_ctx *ctx)
 	print_bounds(&ew, be, sizeof(be));
 	print_bounds(&q, bq, sizeof(bq));
 	if (json) {
-		json_t *o = json_pack("{s:I, s:I, s:i, s:I, s:o, s:o, s:o}", "sequences", (json_int_t)d.total,
-		                      "distinct", (json_int_t)d.n, "k", fit.k, "tokens_per_batch", (json_int_t)budget,
-		                      "fitted", bucketing_json(&fit, pf), "equal_width", bucketing_json(&ew, pe),
-		                      "quantile", bucketing_json(&q, pq));
+		json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:I, s:o, s:o, s:o}", "schema", "runmon.buckets/1",
+		                      "sequences", (json_int_t)d.total, "distinct", (json_int_t)d.n, "k", fit.k,
+		                      "tokens_per_batch", (json_int_t)budget, "fitted", bucketing_json(&fit, pf),
+		                      "equal_width", bucketing_json(&ew, pe), "quantile", bucketing_json(&q, pq));
 		if (src.arrow)
 			json_object_set_new(o, "source", source_json(&src));
 		json_dumpf(o, stdout, JSON_INDENT(2));

@@ -60,9 +60,19 @@ int rm_store_run_touch(struct rm_store *st, int64_t run_id, const char *loss_key
 	return rm_st_run_once(st, s, err, "cannot update run");
 }
 
-/* The keys the run's latest import with batch composition read it from. */
+/* The keys the run's latest import with batch composition read it from;
+ * else (simulate, sync: no import row says) the columns its first batch
+ * row holds. */
 #define RUN_COMPOSITION                                                                                                \
-	"(SELECT composition FROM imports WHERE run_id = r.id AND composition IS NOT NULL ORDER BY id DESC LIMIT 1)"
+	"COALESCE((SELECT composition FROM imports WHERE run_id = r.id AND composition IS NOT NULL"                    \
+	" ORDER BY id DESC LIMIT 1), (SELECT NULLIF(SUBSTR(CASE WHEN bucket IS NOT NULL THEN ', bucket' ELSE '' END"   \
+	" || CASE WHEN n IS NOT NULL THEN ', n' ELSE '' END || CASE WHEN lens IS NOT NULL THEN ', lens' ELSE '' END"   \
+	" || CASE WHEN lens IS NULL AND max_len IS NOT NULL THEN ', max_len' ELSE '' END"                              \
+	" || CASE WHEN lens IS NULL AND max_len IS NULL AND tokens IS NOT NULL THEN ', tokens' ELSE '' END, 3), '')"   \
+	" FROM batches WHERE run_id = r.id ORDER BY step LIMIT 1))"
+/* The last full diagnosis's verdict (severity, evidence). */
+#define RUN_VERDICT(col)                                                                                               \
+	"(SELECT " col " FROM findings WHERE run_id = r.id AND detector = 'verdict' ORDER BY id DESC LIMIT 1)"
 
 /* The loss steps whose interval (the previous loss step, this one] holds a
  * batch row: each logged loss averages the steps since the last one, so a
@@ -80,7 +90,8 @@ static const char run_info_sql[] =
     " (SELECT COUNT(*) FROM steps WHERE run_id = r.id),"
     " (SELECT MIN(step) FROM steps WHERE run_id = r.id),"
     " (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
-    " " RUN_BATCH_STEPS ", r.synced_at, " RUN_COMPOSITION " FROM runs r";
+    " " RUN_BATCH_STEPS ", r.synced_at, " RUN_COMPOSITION
+    ", " RUN_VERDICT("severity") ", " RUN_VERDICT("evidence_json") " FROM runs r";
 
 static void read_run_info(struct rm_dbq *s, struct rm_run_info *r)
 {
@@ -98,6 +109,8 @@ static void read_run_info(struct rm_dbq *s, struct rm_run_info *r)
 	r->batch_steps = rm_dbq_col_int(s, 11);
 	r->synced_at = rm_dbq_col_double(s, 12);
 	r->composition = rm_st_col_text(s, 13);
+	r->verdict_severity = rm_st_col_text(s, 14);
+	r->verdict_evidence = rm_st_col_text(s, 15);
 }
 
 int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n, struct rm_err *err)
@@ -135,7 +148,7 @@ int rm_store_list_runs(struct rm_store *st, struct rm_run_info **out, size_t *n,
 static const char run_brief_sql[] =
     "SELECT r.id, r.source, r.entity, r.project, r.name, r.display_name, r.state, r.loss_key, 0,"
     " (SELECT MIN(step) FROM steps WHERE run_id = r.id), (SELECT MAX(step) FROM steps WHERE run_id = r.id),"
-    " 0, r.synced_at, " RUN_COMPOSITION " FROM runs r";
+    " 0, r.synced_at, " RUN_COMPOSITION ", NULL, NULL FROM runs r";
 
 static int get_run(struct rm_store *st, const char *base, int64_t run_id, struct rm_run_info *out, struct rm_err *err)
 {
@@ -177,6 +190,8 @@ void rm_run_info_release(struct rm_run_info *r)
 	free(r->state);
 	free(r->loss_key);
 	free(r->composition);
+	free(r->verdict_severity);
+	free(r->verdict_evidence);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -18,7 +18,7 @@ printf 'id,seq_len\n1,100\n2,120\n3,3000\n4,3100\n' >"$tmp/lens.csv"
 python3 - "$tmp/out.json" <<'PY' || fail "json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["sequences"] == 4 and d["k"] == 2
+assert d["schema"] == "runmon.buckets/1" and d["sequences"] == 4 and d["k"] == 2
 assert d["fitted"]["boundaries"] == [0, 120, 3100], d["fitted"]["boundaries"]
 assert d["fitted"]["padding"] == 20 + 100
 assert d["fitted"]["efficiency"] <= 1 and d["equal_width"]["padding"] >= d["fitted"]["padding"]

@@ -50,7 +50,9 @@ printf 'step,lo\377ss\n0,1.5\n1,1.4\n2,1.3\n' >u.csv
 "$runmon" --db u.db runs --json >runs.json
 python3 - <<'PY' || fail "runs --json with invalid UTF-8"
 import json
-runs = json.load(open("runs.json"))
+doc = json.load(open("runs.json"))
+assert doc["schema"] == "runmon.runs/1", doc
+runs = doc["runs"]
 assert [r["run"] for r in runs] == ["bad\ufffdname"], runs
 assert runs[0]["loss_key"] == "lo\ufffdss", runs
 PY

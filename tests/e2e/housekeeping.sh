@@ -62,4 +62,41 @@ grep -q "the runs are in $own (the demo's own database" "$tmp/out" || fail "demo
 [ ! -e "$tmp/home/.local/share/runmon/runmon.db" ] || fail "demo without --db wrote the default database"
 RUNMON_DB=$db "$runmon" demo --steps 2000 >"$tmp/out" 2>&1 || fail "demo under RUNMON_DB: $(cat "$tmp/out")"
 "$runmon" --db "$db" runs | grep -q "^demo-random " || fail "demo under RUNMON_DB wrote elsewhere"
+
+# runs (issue 50.6): the last verdict, true composition for simulated runs,
+# columns that a long name shifts but never breaks, a schema in the JSON.
+r=$tmp/r.db
+"$runmon" --db "$r" simulate --strategy interleaved --steps 3000 --run ok >/dev/null
+"$runmon" --db "$r" simulate --steps 3000 --run a-long-sweep-run-name-lr3e-4-bs64-seed17-warmup500 >/dev/null
+"$runmon" --db "$r" simulate --steps 3000 --run never >/dev/null
+"$runmon" --db "$r" diagnose ok >/dev/null || fail "diagnose ok"
+"$runmon" --db "$r" diagnose a-long-sweep-run-name-lr3e-4-bs64-seed17-warmup500 >/dev/null && fail "the chunked run passed"
+"$runmon" --db "$r" runs >"$tmp/runs.txt"
+python3 - "$tmp/runs.txt" <<'PY' || fail "runs table: $(cat "$tmp/runs.txt")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = lines[0]
+cols = ["RUN", "SOURCE", "STEPS", "RANGE", "WITH BATCHES", "LOSS KEY", "UPDATED", "VERDICT", "COMPOSITION FROM"]
+at = [head.index(c) for c in cols]
+assert at == sorted(at), head
+rows = {l.split()[0]: l for l in lines[1:]}
+for name, l in rows.items():
+    # every column starts where its header does, however long the name
+    assert l[at[1]:].startswith("sim "), (name, l)
+    assert l[at[6]:at[6] + 20].endswith("Z"), (name, l)
+    assert l[at[8]:] == "bucket, n, max_len", (name, l[at[8]:])
+verdict = {n: l[at[7]:at[8]].strip() for n, l in rows.items()}
+assert verdict["ok"] == "healthy", verdict
+assert verdict["never"] == "-", verdict
+assert verdict["a-long-sweep-run-name-lr3e-4-bs64-seed17-warmup500"] in ("warn: homogeneous batching", "critical: homogeneous batching"), verdict
+PY
+"$runmon" --db "$r" runs --json >"$tmp/runs.json"
+python3 - "$tmp/runs.json" <<'PY' || fail "runs --json: $(head -c 400 "$tmp/runs.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "runmon.runs/1"
+by = {r["run"]: r for r in doc["runs"]}
+assert by["never"]["verdict"] is None and by["ok"]["verdict"]["healthy"] is True, by
+assert by["ok"]["verdict"]["severity"] == "info" and by["ok"]["composition"] == "bucket, n, max_len", by["ok"]
+PY
 echo "e2e housekeeping: all checks passed"

@@ -4,8 +4,8 @@
 # the alert rules, the Python recorder and the systemd unit; it depends on
 # the packages of every library the binary links (dpkg -S of each); and
 # runmon demo runs from its files. Then `pip install ./contrib/python`
-# into a fresh venv (offline: no build isolation) imports runmon_record
-# from the venv. Installing the .deb as root is .ci/run's last step.
+# into a fresh venv with no index imports runmon_record from the venv.
+# Installing the .deb as root is .ci/run's last step.
 # Usage: package.sh RUNMON BUILD_DIR SRC_DIR
 set -eu
 build=$2
@@ -41,14 +41,23 @@ dpkg-deb -x "$deb" "$tmp/root"
 grep -q "demo-homogeneous" "$tmp/demo.out" || fail "demo output: $(head -3 "$tmp/demo.out")"
 grep -q "^ExecStart=.*/usr/bin/runmon watch" "$tmp/root/usr/lib/systemd/system/runmon-watch.service" || fail "unit"
 
-# The recorder as a package, in a venv of its own.
-# Debian's python3 (its python3-setuptools and python3-wheel build the
-# package offline): the one the README's install line sets up.
-/usr/bin/python3 -m venv --system-site-packages "$tmp/venv" >/dev/null 2>&1 || fail "python3 -m venv (python3-venv)"
-cp -r "$src/contrib/python" "$tmp/recorder" # setuptools builds in the tree: not in the source's
-"$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps -q "$tmp/recorder" \
-	>"$tmp/pip.log" 2>&1 || fail "pip install ./contrib/python: $(tail -5 "$tmp/pip.log")"
-where=$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import runmon_record, runmon_sampler; print(runmon_sampler.__file__)') \
-	|| fail "the venv does not import runmon_record and runmon_sampler"
-case $where in "$tmp/venv/"*) ;; *) fail "runmon_record imported from $where, not the venv" ;; esac
+# The recorder as a package, as the README says: `pip install
+# ./contrib/python` in a fresh venv with no index reachable (issue 50.1).
+# The in-tree build backend needs nothing from an index: no setuptools, no
+# --no-build-isolation, no system site packages. Every python3 on PATH
+# (Debian's, and another such as pyenv's first on PATH) does it.
+for py in $(which -a python3 /usr/bin/python3 | xargs -n1 readlink -f | sort -u); do
+	v=$tmp/venv-$(echo "$py" | tr -c 'a-z0-9\n' _)
+	"$py" -m venv "$v" >/dev/null 2>&1 || fail "$py -m venv (python3-venv)"
+	PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_NO_CACHE_DIR=1 "$v/bin/python" -m pip install -q "$src/contrib/python" \
+		>"$tmp/pip.log" 2>&1 || fail "$py: pip install ./contrib/python offline: $(tail -5 "$tmp/pip.log")"
+	where=$(cd "$tmp" && "$v/bin/python" -c 'import runmon_record, runmon_sampler; print(runmon_sampler.__file__)') \
+		|| fail "$py: the venv does not import runmon_record and runmon_sampler"
+	case $where in "$v/"*) ;; *) fail "$py: runmon_sampler imported from $where, not the venv" ;; esac
+	cmp -s "$where" "$src/contrib/python/runmon_sampler.py" || fail "$py: the installed sampler differs from the source"
+	"$v/bin/python" -m pip uninstall -y -q runmon-record >/dev/null 2>&1 || fail "$py: pip uninstall"
+	[ ! -e "$where" ] || fail "$py: pip uninstall left $where (RECORD)"
+done
+[ -z "$(cd "$src/contrib/python" && ls -A | grep -v -x -e _build -e pyproject.toml -e runmon_record.py -e runmon_sampler.py)" ] \
+	|| fail "the build wrote into the source tree: $(ls -A "$src/contrib/python")"
 echo "package: $(basename "$deb") holds $(wc -l <"$tmp/files") entries, depends on $depends; demo runs from it; pip installs the recorder"
