@@ -37,9 +37,9 @@ static void usage(FILE *fp)
 {
 	fputs("usage: runmon [--db PATH] [--quiet] COMMAND [ARGS]\n"
 	      "       runmon help [COMMAND] | version | --version\n"
-	      "       runmon help --man [COMMAND] | --completion bash | --json\n\n"
+	      "       runmon help --man [COMMAND] | --completion bash|zsh|fish | --json\n\n"
 	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
-	      "batching (trimodal split, ladders, same-bucket runs, loss resets).\n\n"
+	      "batching (trimodal split, ladders, same-bucket streaks, loss resets).\n\n"
 	      "Commands:\n",
 	      fp);
 	for (size_t i = 0; i < ncommands; i++)
@@ -75,11 +75,10 @@ static int help(int argc, char **argv)
 	if (what && !strcmp(what, "--json"))
 		return rm_tables_json(stdout, &all_commands) ? RM_EXIT_STORE : RM_EXIT_OK;
 	if (what && !strcmp(what, "--completion")) {
-		if (argc < 3 || strcmp(argv[2], "bash")) {
-			fprintf(stderr, "runmon: error: help --completion wants a shell: bash\n");
+		if (argc < 3 || rm_completion_write(stdout, argv[2], &all_commands)) {
+			fprintf(stderr, "runmon: error: help --completion wants a shell: bash, zsh or fish\n");
 			return RM_EXIT_USAGE;
 		}
-		rm_completion_bash(stdout, &all_commands);
 		return RM_EXIT_OK;
 	}
 	if (what && !strcmp(what, "--man")) {

@@ -185,5 +185,6 @@ const struct rm_cmd cmd_buckets = {
     .examples = examples,
     .exit_status = "0 fitted, 2 usage error or unreadable lengths, 4 file system error.",
     .no_store = 1,
+    .operands = RM_OPERANDS_FILES,
     .run = run_buckets,
 };

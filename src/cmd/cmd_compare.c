@@ -13,7 +13,7 @@
 static const char about[] = "Diagnoses two stored runs, BEFORE and AFTER (or one run before and after a\n"
                             "step, with --at), and sets them side by side: the verdict and each cause\n"
                             "(resolved, new, better, worse, unchanged; not tested when a side is too\n"
-                            "short to test), same-bucket runs, the loss split\n"
+                            "short to test), same-bucket streaks, the loss split\n"
                             "and each bucket's level, ladders, loss resets, the bucket-adjusted loss over\n"
                             "the steps both cover, padding efficiency and tokens per second: what the\n"
                             "change fixed, and its price. Nothing is stored.";
@@ -155,5 +155,6 @@ const struct rm_cmd cmd_compare = {
     .examples = examples,
     .exit_status = "0 AFTER is no worse than BEFORE, 1 something got worse (the verdict rose, or a cause "
                    "reached warn that was below it), 2 usage error or unknown run, 4 database error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_compare,
 };

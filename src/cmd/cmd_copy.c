@@ -93,5 +93,6 @@ const struct rm_cmd cmd_copy = {
     .examples = examples,
     .exit_status = "0 copied, 2 usage error or unknown run, 4 database error.",
     .no_store = 1,
+    .operands = RM_OPERANDS_RUNS,
     .run = run_copy,
 };

@@ -61,9 +61,14 @@ static void table(const struct side *s)
 	for (int i = 0; i < SIDES; i++)
 		snprintf(c[i], 64, "%s", rm_verdict_word(s[i].d.severity));
 	row("verdict", c);
-	for (int i = 0; i < SIDES; i++)
-		snprintf(c[i], 64, s[i].d.runs.ok ? "z %+.1f" : "-", s[i].d.runs.z);
-	row("same-bucket runs", c);
+	for (int i = 0; i < SIDES; i++) { /* z below 0: fewer, longer streaks than random order gives */
+		double z = s[i].d.runs.z;
+		snprintf(c[i], 64, s[i].d.runs.ok ? "z %+.1f: %s" : "-", z,
+		         z < -2  ? "long"
+		         : z > 2 ? "short"
+		                 : "as random");
+	}
+	row("same-bucket streaks", c);
 	for (int i = 0; i < SIDES; i++)
 		snprintf(c[i], 64, "%s %.2f", s[i].d.split.mixed ? "R^2" : "eta^2", s[i].d.split.eta2);
 	row("loss split by bucket", c);

@@ -16,8 +16,9 @@
 #include "runmon/wandb.h"
 
 static const char about[] = "Runs the detectors on a stored run and prints the verdict first, then the\n"
-                            "evidence: same-bucket runs, the loss split by bucket (with the bucket-adjusted\n"
-                            "loss), ladders and length ramps, and loss resets with their likely cause.\n"
+                            "evidence: same-bucket streaks, the loss split by bucket (with the bucket-\n"
+                            "adjusted loss), ladders and length ramps, and loss resets with their likely\n"
+                            "cause.\n"
                             "RUN is ENTITY/PROJECT/ID, a local run name, a unique display name, or a W&B\n"
                             "run directory (or its run-ID.wandb file), read up to its last complete record.\n"
                             "A full diagnosis replaces the run's findings in the database; one with\n"
@@ -288,5 +289,6 @@ const struct rm_cmd cmd_diagnose = {
     .examples = examples,
     .exit_status = "0 below the failing level, 1 at or above it, 2 usage error or unknown run, 3 a W&B run neither "
                    "stored nor reachable (network or server error), 4 database error.",
+    .operands = RM_OPERANDS_RUNS_FILES,
     .run = run_diagnose,
 };

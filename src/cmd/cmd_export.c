@@ -212,5 +212,6 @@ const struct rm_cmd cmd_export = {
     .notes = NULL,
     .examples = examples,
     .exit_status = "0 written, 2 usage error or unknown run, 4 database or file system error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_export,
 };

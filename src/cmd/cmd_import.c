@@ -334,5 +334,6 @@ const struct rm_cmd cmd_import = {
     .examples = examples,
     .exit_status = "0 imported, 2 usage error or bad input (nothing is imported), 4 database or file system error, "
                    "130/143 interrupted by SIGINT/SIGTERM (nothing is imported).",
+    .operands = RM_OPERANDS_FILES,
     .run = run_import,
 };

@@ -238,5 +238,6 @@ const struct rm_cmd cmd_report = {
     .examples = examples,
     .exit_status = "0 no run at the failing level, 1 a run at or above it (or, with --fail-on-new, something new "
                    "there), 2 usage error or unknown run, 4 database or file system error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_report,
 };

@@ -97,6 +97,7 @@ const struct rm_cmd cmd_rm = {
     .notes = NULL,
     .examples = rm_examples,
     .exit_status = "0 removed, 2 usage error or unknown run, 4 database error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_rm,
 };
 
@@ -156,5 +157,6 @@ const struct rm_cmd cmd_mv = {
     .notes = NULL,
     .examples = mv_examples,
     .exit_status = "0 renamed, 2 usage error, unknown run or a name taken, 4 database error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_mv,
 };

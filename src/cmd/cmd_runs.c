@@ -17,12 +17,15 @@ static const char about[] = "Lists the runs in the database: steps stored, step 
 
 static const struct rm_opt options[] = {
     {"json", 'j', NULL, RM_ARG_NONE, "the runs as JSON (schema runmon.runs/1)", NULL, NULL, 0},
+    {"names", 'n', NULL, RM_ARG_NONE, "only the names, one a line, as other commands take them (for completion)", NULL,
+     NULL, 0},
     {0},
 };
 
 static const char *const examples[] = {
     "runmon runs",
     "runmon runs --json",
+    "runmon runs --names  # what completion offers",
     NULL,
 };
 
@@ -149,12 +152,13 @@ static void print_table(const struct rm_run_info *runs, size_t n)
 
 static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 {
-	int c, json = 0, code;
+	int c, json = 0, names = 0, code;
 	struct rm_optparse op;
 	rm_optparse_init(&op, &cmd_runs, argc, argv);
 	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'n': names = 1; break;
 		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_runs);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
@@ -162,6 +166,8 @@ static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	if (op.ind < argc)
 		return rm_cmd_usage_error(&cmd_runs, "unexpected argument '%s'", argv[op.ind]);
+	if (json && names)
+		return rm_cmd_usage_error(&cmd_runs, "--json or --names, not both");
 	struct rm_store *st;
 	struct rm_run_info *runs;
 	size_t n;
@@ -173,7 +179,14 @@ static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 		rm_store_close(st);
 		return rm_exit_code(err.code);
 	}
-	if (json)
+	if (names)
+		for (size_t i = 0; i < n; i++) {
+			char path[512];
+			run_path(&runs[i], path, sizeof(path));
+			if (!strchr(path, '\n'))
+				printf("%s\n", path);
+		}
+	else if (json)
 		print_json(runs, n);
 	else
 		print_table(runs, n);
@@ -185,7 +198,7 @@ static int run_runs(int argc, char **argv, struct rm_ctx *ctx)
 const struct rm_cmd cmd_runs = {
     .name = "runs",
     .summary = "list the runs in the database",
-    .synopsis = "[--json]",
+    .synopsis = "[--json|--names]",
     .about = about,
     .opts = options,
     .notes = NULL,

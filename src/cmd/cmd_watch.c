@@ -284,5 +284,6 @@ const struct rm_cmd cmd_watch = {
     .examples = examples,
     .exit_status = "0 stopped (SIGINT, SIGTERM) or every run finished, 2 usage error or unknown run, 3 with --once: an "
                    "alert delivery failed (it is retried on the next run), 4 database error.",
+    .operands = RM_OPERANDS_RUNS,
     .run = run_watch,
 };

@@ -21,7 +21,7 @@ static const struct rm_opt common_opts[] = {
 
 /* The options every command has: --db for those with a store, --help,
  * --quiet (taken here: no command need know it). */
-static const struct rm_opt *common_for(const struct rm_cmd *cmd)
+const struct rm_opt *rm_cmd_common_opts(const struct rm_cmd *cmd)
 {
 	return cmd->no_store ? common_opts + 1 : common_opts;
 }
@@ -39,7 +39,7 @@ void rm_optparse_init(struct rm_optparse *p, const struct rm_cmd *cmd, int argc,
 
 static const struct rm_opt *find_long(const struct rm_cmd *cmd, const char *name, size_t n)
 {
-	const struct rm_opt *tabs[2] = {cmd->opts, common_for(cmd)};
+	const struct rm_opt *tabs[2] = {cmd->opts, rm_cmd_common_opts(cmd)};
 	for (int t = 0; t < 2; t++)
 		for (const struct rm_opt *o = tabs[t]; o->name; o++)
 			if (strlen(o->name) == n && !memcmp(o->name, name, n))
@@ -49,7 +49,7 @@ static const struct rm_opt *find_long(const struct rm_cmd *cmd, const char *name
 
 static const struct rm_opt *find_short(const struct rm_cmd *cmd, char c)
 {
-	const struct rm_opt *tabs[2] = {cmd->opts, common_for(cmd)};
+	const struct rm_opt *tabs[2] = {cmd->opts, rm_cmd_common_opts(cmd)};
 	for (int t = 0; t < 2; t++)
 		for (const struct rm_opt *o = tabs[t]; o->name; o++)
 			if (o->short_name == c)
@@ -62,7 +62,7 @@ static void unknown(struct rm_optparse *p, const char *given, size_t n)
 {
 	const char *names[128];
 	size_t k = 0;
-	const struct rm_opt *tabs[2] = {p->cmd->opts, common_for(p->cmd)};
+	const struct rm_opt *tabs[2] = {p->cmd->opts, rm_cmd_common_opts(p->cmd)};
 	for (int t = 0; t < 2; t++)
 		for (const struct rm_opt *o = tabs[t]; o->name && k < 128; o++)
 			names[k++] = o->name;
@@ -249,7 +249,7 @@ void rm_cmd_help_write(FILE *fp, const struct rm_cmd *cmd)
 	const size_t col = 24;
 	for (const struct rm_opt *o = cmd->opts; o->name; o++)
 		option_help(fp, o, col);
-	for (const struct rm_opt *o = common_for(cmd); o->name; o++)
+	for (const struct rm_opt *o = rm_cmd_common_opts(cmd); o->name; o++)
 		option_help(fp, o, col);
 	if (cmd->notes)
 		fprintf(fp, "\n%s\n", cmd->notes);
@@ -340,7 +340,7 @@ void rm_man_write(FILE *fp, const struct rm_cmd *cmd, const struct rm_cmd_list *
 		roff_prose(fp, "runmon reads per-step losses (the W&B API, run files, console logs) and each "
 		               "batch's bucket and lengths into one store, runs statistical detectors for the "
 		               "signatures of homogeneous bucketed batching (a trimodal loss split, ladders, "
-		               "same-bucket runs, loss resets that cluster by bucket) and says what to do.");
+		               "same-bucket streaks, loss resets that cluster by bucket) and says what to do.");
 		fputs(".SH COMMANDS\n", fp);
 		for (size_t i = 0; i < all->n; i++) {
 			fprintf(fp, ".TP\n\\fBrunmon\\-%s\\fR(1)\n", all->cmd[i]->name);
@@ -383,7 +383,7 @@ void rm_man_write(FILE *fp, const struct rm_cmd *cmd, const struct rm_cmd_list *
 	fputs(".SH OPTIONS\n", fp);
 	for (const struct rm_opt *o = cmd->opts; o->name; o++)
 		man_option(fp, o);
-	for (const struct rm_opt *o = common_for(cmd); o->name; o++)
+	for (const struct rm_opt *o = rm_cmd_common_opts(cmd); o->name; o++)
 		man_option(fp, o);
 	if (cmd->notes) {
 		fputs(".SH NOTES\n", fp);
@@ -398,63 +398,6 @@ void rm_man_write(FILE *fp, const struct rm_cmd *cmd, const struct rm_cmd_list *
 	fputs(".SH EXIT STATUS\n", fp);
 	roff_prose(fp, cmd->exit_status);
 	fputs(".SH SEE ALSO\n\\fBrunmon\\fR(1)\n", fp);
-}
-
-/* ---- completion ------------------------------------------------------------ */
-
-void rm_completion_bash(FILE *fp, const struct rm_cmd_list *all)
-{
-	fputs("# bash completion for runmon, written by `runmon completion bash`\n"
-	      "_runmon() {\n"
-	      "\tlocal cur prev cmd i\n"
-	      "\tcur=${COMP_WORDS[COMP_CWORD]}\n"
-	      "\tprev=${COMP_WORDS[COMP_CWORD-1]}\n"
-	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
-	      "\t\tcase ${COMP_WORDS[i]} in\n"
-	      "\t\t--db) ((i++)) ;;\n"
-	      "\t\t-*) ;;\n"
-	      "\t\t*) cmd=${COMP_WORDS[i]}; break ;;\n"
-	      "\t\tesac\n"
-	      "\tdone\n"
-	      "\tif [ -z \"$cmd\" ]; then\n"
-	      "\t\tif [ \"$prev\" = --db ]; then COMPREPLY=($(compgen -f -- \"$cur\")); return; fi\n"
-	      "\t\tCOMPREPLY=($(compgen -W \"--db --quiet --version --help help",
-	      fp);
-	for (size_t i = 0; i < all->n; i++)
-		fprintf(fp, " %s", all->cmd[i]->name);
-	fputs("\" -- \"$cur\"))\n\t\treturn\n\tfi\n\tcase $cmd:$prev in\n", fp);
-	for (size_t i = 0; i < all->n; i++) {
-		const struct rm_cmd *c = all->cmd[i];
-		const struct rm_opt *tabs[2] = {c->opts, common_for(c)};
-		for (int t = 0; t < 2; t++)
-			for (const struct rm_opt *o = tabs[t]; o->name; o++) {
-				if (o->kind == RM_ARG_PATH)
-					fprintf(fp, "\t%s:--%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
-					        c->name, o->name);
-				else if (o->kind == RM_ARG_CHOICE && o->choices)
-					fprintf(fp,
-					        "\t%s:--%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
-					        c->name, o->name, o->choices);
-				else if (o->arg)
-					fprintf(fp, "\t%s:--%s) return ;;\n", c->name, o->name);
-			}
-	}
-	fputs("\thelp:*) COMPREPLY=($(compgen -W \"", fp);
-	for (size_t i = 0; i < all->n; i++)
-		fprintf(fp, "%s%s", i ? " " : "", all->cmd[i]->name);
-	fputs("\" -- \"$cur\")); return ;;\n\tesac\n\tcase $cmd in\n", fp);
-	for (size_t i = 0; i < all->n; i++) {
-		const struct rm_cmd *c = all->cmd[i];
-		fprintf(fp, "\t%s) COMPREPLY=($(compgen -W \"", c->name);
-		const struct rm_opt *tabs[2] = {c->opts, common_for(c)};
-		for (int t = 0; t < 2; t++)
-			for (const struct rm_opt *o = tabs[t]; o->name; o++)
-				fprintf(fp, "--%s ", o->name);
-		fputs("\" -- \"$cur\"))\n\t\t[ ${#COMPREPLY[@]} -gt 0 ] || [[ $cur == -* ]] || "
-		      "COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n",
-		      fp);
-	}
-	fputs("\tesac\n}\ncomplete -F _runmon runmon\n", fp);
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -485,7 +428,7 @@ int rm_tables_json(FILE *fp, const struct rm_cmd_list *all)
 		json_t *ex = json_array();
 		for (const char *const *e = c->examples; *e; e++)
 			json_array_append_new(ex, json_string(*e));
-		json_t *opts = opts_json(c->opts), *common = opts_json(common_for(c));
+		json_t *opts = opts_json(c->opts), *common = opts_json(rm_cmd_common_opts(c));
 		json_array_extend(opts, common);
 		json_decref(common);
 		json_array_append_new(cmds, json_pack("{s:s, s:s, s:s, s:o, s:o, s:s}", "name", c->name, "summary",

@@ -26,6 +26,14 @@ enum rm_arg_kind {
 	RM_ARG_TEXT,     /* a name, key, list or pattern */
 };
 
+/* What a command's arguments name, so completion offers the right words. */
+enum rm_operands {
+	RM_OPERANDS_NONE,       /* none, or words no list holds (ENTITY/PROJECT) */
+	RM_OPERANDS_FILES,      /* files or directories */
+	RM_OPERANDS_RUNS,       /* stored runs */
+	RM_OPERANDS_RUNS_FILES, /* stored runs, or files to read first */
+};
+
 struct rm_opt {
 	const char *name; /* matched whole: --name, --name=VALUE */
 	int key;          /* what rm_opt_next returns for it */
@@ -47,6 +55,7 @@ struct rm_cmd {
 	const char *const *examples;                           /* ends with NULL; "CMD  # why" */
 	const char *exit_status;                               /* "0 ..., 1 ..." */
 	int no_store;                                          /* reads no store: no --db */
+	enum rm_operands operands;                             /* what its arguments are, for completion */
 	int (*run)(int argc, char **argv, struct rm_ctx *ctx); /* returns an exit code */
 };
 
@@ -82,7 +91,13 @@ void rm_cmd_help_write(FILE *fp, const struct rm_cmd *cmd);
 /* The man page runmon-NAME(1) in roff; NULL: runmon(1), which lists all. */
 void rm_man_write(FILE *fp, const struct rm_cmd *cmd, const struct rm_cmd_list *all, const char *version);
 /* Bash completion for every command and option. */
-void rm_completion_bash(FILE *fp, const struct rm_cmd_list *all);
+/* The options every command of a store takes besides its own (--db,
+ * --help), or only --help (no_store). */
+const struct rm_opt *rm_cmd_common_opts(const struct rm_cmd *cmd);
+/* Completion for shell ("bash", "zsh" or "fish") from the command tables;
+ * run names come from `runmon runs --names` as the user types. Returns -1
+ * for a shell it does not know. */
+int rm_completion_write(FILE *fp, const char *shell, const struct rm_cmd_list *all);
 /* Every table as JSON, for tools and the option contract test. */
 int rm_tables_json(FILE *fp, const struct rm_cmd_list *all);
 

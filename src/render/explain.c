@@ -102,8 +102,8 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
 		else
 			snprintf(buf, n,
-			         "homogeneous batching%s: %.0f same-bucket runs where random order gives %.0f"
-			         " (z = %.1f)%s%s",
+			         "homogeneous batching%s: %.0f same-bucket streaks where random order gives %.0f"
+			         " (z = %.1f: fewer, longer streaks than random)%s%s",
 			         mx->shape == RM_MIX_LOCKSTEP ? ", ranks in lockstep on one bucket" : "", ru->runs,
 			         ru->expected, ru->z, d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
 			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
@@ -205,7 +205,7 @@ void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 			         " homogeneous batching");
 		else if (d->split.flagged)
 			snprintf(buf, n,
-			         "healthy order: buckets are interleaved (runs z = %.1f), so the per-bucket loss"
+			         "healthy order: buckets are interleaved (streaks z = %.1f), so the per-bucket loss"
 			         " split (%s = %.2f) is information, not an alarm; watch the bucket-adjusted loss",
 			         ru->z, d->split.mixed ? "R^2 on bucket shares" : "eta^2", d->split.eta2);
 		else
@@ -271,9 +271,13 @@ static void cause_fixes(const struct rm_diagnosis *d, enum rm_hypothesis h, cons
 		if (d->ladder.ramp)
 			ADD("group_by_length sorts each megabatch by length: turn it off, or shuffle batch order"
 			    " after grouping");
-		ADD("interleave buckets in proportion to their size (stride scheduling): give each bucket a"
-		    " stride of 1/share and always draw the next batch from the bucket furthest behind, so every"
-		    " window of batches holds the buckets in their overall proportions");
+		ADD("interleave buckets in proportion to their size (stride scheduling): each bucket gets a"
+		    " stride of 1/share and the next batch comes from the bucket furthest behind, so every"
+		    " window of batches holds the buckets in their overall proportions. The shipped"
+		    " StrideBucketSampler does it: pip install ./contrib/python (runmon's source tree), then"
+		    " from runmon_sampler import StrideBucketSampler; sampler = StrideBucketSampler(lengths,"
+		    " boundaries, batch_size=16, rank=rank, world_size=world);"
+		    " DataLoader(dataset, batch_sampler=sampler) (docs/formats.md)");
 		if (d->cost.ok) {
 			char words[384];
 			rm_price_words(&d->cost, words, sizeof(words));

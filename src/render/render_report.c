@@ -236,7 +236,7 @@ static void legend(FILE *fp, const struct rm_diagnosis *d, int adjusted, int len
 	    {"<path d='M7 12l-5 -9h10z' fill='#000' stroke='#fff'/>", spike_text},
 	    {"<rect width='14' height='14' fill='#fff3c4' stroke='#e0c060'/>", ladder_text},
 	    {"<rect x='1' y='1' width='12' height='12' fill='none' stroke='#000' stroke-width='2'/>",
-	     "longest same-bucket runs (hover for bucket and steps)"},
+	     "longest same-bucket streaks (hover for bucket and steps)"},
 	};
 	const int drawn[] = {adjusted, length_adjusted, spikes, ladders, runs};
 	for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++)
@@ -488,7 +488,7 @@ static void strip_chart(FILE *fp, const struct rm_diagnosis *d)
 		double x = sx(r->first_step, a, z), x2 = sx(r->last_step, a, z);
 		fprintf(fp,
 		        "<rect class='run' x='%.1f' y='6' width='%.1f' height='30' fill='none' stroke='#000'"
-		        " stroke-width='1.5'><title>same-bucket run: bucket ",
+		        " stroke-width='1.5'><title>same-bucket streak: bucket ",
 		        x, fmax(x2 - x, 2));
 		rm_html_esc(fp, rm_bucket_label_short(d, r->bucket));
 		fprintf(fp, ", steps %lld to %lld, %zu batches in a row", (long long)r->first_step,
@@ -601,7 +601,7 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 		fputs("<h3>Evidence</h3><table class='evidence'><tr><th>detector</th><th>finding</th></tr>\n", fp);
 		if (d->runs.ok)
 			fprintf(fp,
-			        "<tr><td>same-bucket runs</td><td>%.0f runs, %.0f expected at random, z = "
+			        "<tr><td>same-bucket streaks</td><td>%.0f streaks, %.0f expected at random, z = "
 			        "%.2f%s</td></tr>\n",
 			        d->runs.runs, d->runs.expected, d->runs.z, d->runs.flagged ? " (flagged)" : "");
 		if (d->split.ok)
@@ -672,7 +672,7 @@ void rm_render_report_md(FILE *fp, const struct rm_report *r)
 			fputc('\n', fp);
 		}
 		if (d->runs.ok)
-			fprintf(fp, "\n- same-bucket runs: %.0f, %.0f expected at random, z = %.2f\n", d->runs.runs,
+			fprintf(fp, "\n- same-bucket streaks: %.0f, %.0f expected at random, z = %.2f\n", d->runs.runs,
 			        d->runs.expected, d->runs.z);
 		if (d->split.ok)
 			fprintf(fp, "- loss split: eta^2 = %.3f, %d mode%s%s\n", d->split.eta2, d->split.modes,

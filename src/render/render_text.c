@@ -112,7 +112,7 @@ static void verdict(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 	fputs("\nWhat to do:\n", fp);
 	for (int i = 0; i < nf; i++)
 		fprintf(fp, "  %d. %s\n", i + 1, fix[i]);
-	fputs("\nHypotheses, strongest first:\n", fp);
+	fputs("\nHypotheses, strongest first (evidence: -log10 of the strongest q-value):\n", fp);
 	for (int i = 0; i < RM_H_COUNT; i++) {
 		const struct rm_ranked *h = &d->rank[i];
 		fprintf(fp, "  %d. %-34s ", i + 1, rm_hypothesis_name(h->h));
@@ -137,24 +137,26 @@ static void runs_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_runs_result *r = &d->runs;
 	char p[32];
-	fputs("\nSame-bucket runs\n", fp);
+	fputs("\nSame-bucket streaks (the batches in a row from one bucket)\n", fp);
 	if (!r->ok) {
 		fputs("  not tested: fewer than 20 batches with a bucket, or a single bucket\n", fp);
 		return;
 	}
 	fmt_p(p, sizeof(p), r->p);
-	fprintf(fp, "  %.0f runs, %.1f expected in random order (sd %.1f): z = %.2f, p %s%s\n", r->runs, r->expected,
-	        sqrt(r->var), r->z, p, r->flagged ? "  [flagged]" : "");
+	fprintf(fp, "  %.0f streaks, %.1f expected in random order (sd %.1f): z = %.2f (%s), p %s%s\n", r->runs,
+	        r->expected, sqrt(r->var), r->z,
+	        r->z < 0 ? "below 0: fewer, longer streaks than random" : "above 0: more alternation than random", p,
+	        r->flagged ? "  [flagged]" : "");
 	int w = label_width(d);
-	fprintf(fp, "  %*s   batches  share  mean run  expected  longest  P(longest)\n", w, "bucket");
+	fprintf(fp, "  %*s   batches  share  mean streak  expected  longest  P(longest)\n", w, "bucket");
 	for (int i = 0; i < r->k; i++) {
 		const struct rm_bucket_runs *b = &r->per[i];
-		fprintf(fp, "  %*s  %8zu  %5.1f%%  %8.1f  %8.2f  %7zu  %10.2g\n", w,
+		fprintf(fp, "  %*s  %8zu  %5.1f%%  %11.1f  %8.2f  %7zu  %10.2g\n", w,
 		        rm_tx(rm_bucket_label_short(d, b->bucket)), b->steps, 100 * b->share, b->mean_run,
 		        b->expected_mean_run, b->longest, b->p_longest);
 	}
 	if (r->nworst) {
-		fputs("  longest runs:", fp);
+		fputs("  longest streaks:", fp);
 		for (int i = 0; i < r->nworst && i < 5; i++) {
 			fprintf(fp, "%s bucket %s at steps %lld..%lld (%zu)", i ? "," : "",
 			        rm_tx(rm_bucket_label_short(d, r->worst[i].bucket)), (long long)r->worst[i].first_step,
@@ -249,9 +251,10 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 	int w = label_width(d), drawn = lo <= hi; /* a bucket has steps of its own to draw */
 	if (drawn)
 		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss  %-*s  adjusted\n", w, "bucket",
-		        s->log_scale ? "level" : "offset", "95% interval", cv->bins, "loss over time (shared scale)");
+		        s->log_scale ? "x trend" : "+ trend", "95% interval", cv->bins,
+		        "loss over time (shared scale)");
 	else
-		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss\n", w, "bucket", s->log_scale ? "level" : "offset",
+		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss\n", w, "bucket", s->log_scale ? "x trend" : "+ trend",
 		        "95% interval");
 	for (int i = 0; i < cv->k; i++) {
 		char lev[48], ci[48] = "-";
@@ -320,25 +323,39 @@ static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 {
 	const struct rm_ladder_result *l = &d->ladder;
 	fputs("\nLadders in the reported loss\n", fp);
+	/* The five tallest, tallest first: the list holds them in step order. */
+	size_t order[RM_MAX_LIST], kept = l->count < RM_MAX_LIST ? l->count : RM_MAX_LIST, shown = kept < 5 ? kept : 5;
+	for (size_t i = 0; i < kept; i++) {
+		size_t j = i;
+		for (; j > 0 && l->list[order[j - 1]].height < l->list[i].height; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	char listed[64] = "";
+	if (shown && shown < l->count)
+		snprintf(listed, sizeof(listed), ", %zu shown, tallest first", shown);
+	else if (shown > 1)
+		snprintf(listed, sizeof(listed), ", tallest first");
 	if (!l->ok) {
 		fputs("  not tested: too few points\n", fp);
 	} else if (!l->perms) {
 		fprintf(fp,
 		        "  %zu staircase%s in the reported loss (3 or more rises, then a fall back; intervals of %d"
-		        " point%s); not tested against bucket order: no batch composition\n",
-		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s");
-		for (size_t i = 0; i < l->count && i < 5; i++)
+		        " point%s%s); not tested against bucket order: no batch composition\n",
+		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s", listed);
+		for (size_t i = 0; i < shown; i++) {
+			const struct rm_ladder *x = &l->list[order[i]];
 			fprintf(fp, "  steps %lld..%lld: %d rises, +%.3f, Mann-Kendall z = %.1f\n",
-			        (long long)l->list[i].first_step, (long long)l->list[i].last_step, l->list[i].rises,
-			        l->list[i].height, l->list[i].mk_z);
+			        (long long)x->first_step, (long long)x->last_step, x->rises, x->height, x->mk_z);
+		}
 	} else {
 		fprintf(fp,
-		        "  %zu ladder%s (intervals of %d point%s); shuffled bucket order gives %.1f, p = %.3f (%d"
+		        "  %zu ladder%s (intervals of %d point%s%s); shuffled bucket order gives %.1f, p = %.3f (%d"
 		        " permutations)%s\n",
-		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s", l->perm_mean,
-		        l->p, l->perms, l->flagged ? "  [flagged]" : "");
-		for (size_t i = 0; i < l->count && i < 5; i++) {
-			const struct rm_ladder *x = &l->list[i];
+		        l->count, l->count == 1 ? "" : "s", l->interval, l->interval == 1 ? "" : "s", listed,
+		        l->perm_mean, l->p, l->perms, l->flagged ? "  [flagged]" : "");
+		for (size_t i = 0; i < shown; i++) {
+			const struct rm_ladder *x = &l->list[order[i]];
 			fprintf(fp,
 			        "  steps %lld..%lld: %d rises, +%.3f, long-bucket share %.0f%% (overall %.0f%%),"
 			        " Mann-Kendall z = %.1f\n",

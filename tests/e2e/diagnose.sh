@@ -193,7 +193,7 @@ grep -q "^VERDICT  \(warn\|critical\): homogeneous batching" "$tmp/out" || fail 
 grep "^cu-chunked " "$tmp/runs.out" | grep -q "elapsed_tokens (cumulative tokens, differenced)" || fail "runs: composition: $(cat "$tmp/runs.out")"
 "$runmon" --db "$db" runs --json | python3 -c '
 import json, sys
-r = {x["run"]: x for x in json.load(sys.stdin)}
+r = {x["run"]: x for x in json.load(sys.stdin)["runs"]}
 assert r["fs-chunked"]["composition"] == "bsz (n), wpb (tokens)", r["fs-chunked"]
 assert r["homog"]["composition"] is not None' || fail "runs --json composition"
 
@@ -299,7 +299,7 @@ python3 - "$tmp/two.txt" "$tmp/two.json" "$tmp/two.html" "$tmp/two.prom" "$tmp/t
 import json, re, sys
 text, d, html, prom = (open(f).read() for f in sys.argv[1:5])
 d = json.loads(d)
-share = [r for r in json.load(open(sys.argv[5])) if r["run"] == "two"][0]["batch_share"]
+share = [r for r in json.load(open(sys.argv[5]))["runs"] if r["run"] == "two"][0]["batch_share"]
 m = {k: float(v) for k, v in re.findall(r'^(runmon_\w+)\{[^}]*run="two"\} (\S+)$', prom, re.M)}
 def close(a, b):  # the exposition writes 10 significant digits
     return abs(a - b) <= 1e-8 * max(1.0, abs(b))
@@ -322,7 +322,7 @@ PY
 "$runmon" --db "$db" runs | grep "^every10 " | grep -q " 100% " || fail "share at log every 10: $("$runmon" --db "$db" runs | grep every10)"
 "$runmon" --db "$db" runs --json | python3 -c '
 import json, sys
-for r in json.load(sys.stdin):
+for r in json.load(sys.stdin)["runs"]:
     assert 0 <= r["batch_share"] <= 1, r' || fail "batch_share above 1"
 
 # --since by time: the first step logged at or after it, from the steps'
@@ -357,5 +357,26 @@ assert re.search(r"^VERDICT .*\n {9}\S", text, re.M), "no hanging indent under t
 PY
 "$runmon" --db "$db" diagnose two >"$tmp/file.txt" || true
 grep -q "^VERDICT .*; also loss resets follow checkpoint saves" "$tmp/file.txt" || fail "text to a file was wrapped"
+
+# Words people read right (issue 50.3): streaks, the sign of z, the unit of
+# evidence and levels, the ladders listed tallest first with how many shown.
+"$runmon" --db "$db" demo --steps 20000 >/dev/null || fail "demo 20000"
+"$runmon" --db "$db" diagnose demo-homogeneous >"$tmp/words.txt" || true
+python3 - "$tmp/words.txt" <<'PY' || fail "the words of diagnose: $(head -5 "$tmp/words.txt")"
+import re, sys
+t = open(sys.argv[1]).read()
+assert re.search(r"^VERDICT  critical: homogeneous batching: \d+ same-bucket streaks where random order gives \d+ "
+                 r"\(z = -[\d.]+: fewer, longer streaks than random\)", t, re.M), t[:400]
+assert "same-bucket runs" not in t and " runs, " not in t
+assert re.search(r"^  \d+ streaks, [\d.]+ expected in random order \(sd [\d.]+\): z = -[\d.]+ \(below 0: fewer, "
+                 r"longer streaks than random\)", t, re.M)
+assert "Hypotheses, strongest first (evidence: -log10 of the strongest q-value):" in t
+assert re.search(r"^  bucket  x trend ", t, re.M), "levels say what they are a multiple of"
+m = re.search(r"^  (\d+) ladders \(intervals of \d+ points, (\d+) shown, tallest first\)", t, re.M)
+assert m and int(m.group(1)) > int(m.group(2)) == 5, m and m.group(0)
+heights = [float(h) for h in re.findall(r"^  steps \d+\.\.\d+: \d+ rises, \+([\d.]+), long-bucket", t, re.M)]
+assert len(heights) == 5 and heights == sorted(heights, reverse=True), heights
+assert "StrideBucketSampler" in t and "pip install ./contrib/python" in t, "the fix names the shipped sampler"
+PY
 
 echo "e2e diagnose: all checks passed"

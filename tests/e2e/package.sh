@@ -18,7 +18,8 @@ deb=$(ls "$tmp"/pkg/runmon_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || fail "no .deb written: $(tail -5 "$tmp/cpack.log")"
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/files"
 for f in ./usr/bin/runmon ./usr/share/man/man1/runmon.1 ./usr/share/man/man1/runmon-watch.1 \
-	./usr/share/bash-completion/completions/runmon ./usr/share/runmon/dashboards/runmon.json \
+	./usr/share/bash-completion/completions/runmon ./usr/share/zsh/vendor-completions/_runmon \
+	./usr/share/fish/vendor_completions.d/runmon.fish ./usr/share/runmon/dashboards/runmon.json \
 	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py ./usr/share/runmon/python/runmon_sampler.py \
 	./usr/lib/systemd/system/runmon-watch.service ./usr/share/doc/runmon/docs/formats.md; do
 	grep -qx "$f" "$tmp/files" || fail "the .deb lacks $f"

@@ -113,7 +113,7 @@ for sec in sections:
     ladders = re.findall(r"<rect class='ladder'[^>]*><title>ladder, steps \d+ to \d+", loss)
     assert bool(ladders) == any(k.startswith("significant ladder") for k in keys), run
     for t in re.findall(r"<rect class='run'[^>]*><title>([^<]*)</title>", sec):
-        assert re.match(r"same-bucket run: bucket \w+, steps \d+ to \d+, \d+ batches in a row", t), t
+        assert re.match(r"same-bucket streak: bucket \w+, steps \d+ to \d+, \d+ batches in a row", t), t
     colours = set(re.findall(r"<path class='band'[^>]*stroke='(#\w+)'", loss))
     assert colours, run
     assert colours <= {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
