@@ -356,11 +356,15 @@ static void ladder_section(FILE *fp, const struct rm_diagnosis *d)
 		        l->perm_mean, l->p, l->perms, l->flagged ? "  [flagged]" : "");
 		for (size_t i = 0; i < shown; i++) {
 			const struct rm_ladder *x = &l->list[order[i]];
+			/* A staircase is counted from the loss alone; the bucket
+			 * order's part is the permutation test's. One whose span
+			 * holds no more long batches than the run is said so. */
 			fprintf(fp,
-			        "  steps %lld..%lld: %d rises, +%.3f, long-bucket share %.0f%% (overall %.0f%%),"
+			        "  steps %lld..%lld: %d rises, +%.3f, long-bucket share %.0f%% (overall %.0f%%%s),"
 			        " Mann-Kendall z = %.1f\n",
 			        (long long)x->first_step, (long long)x->last_step, x->rises, x->height,
-			        100 * x->long_share, 100 * l->long_share_overall, x->mk_z);
+			        100 * x->long_share, 100 * l->long_share_overall,
+			        x->long_share > l->long_share_overall ? "" : ": not over a long streak", x->mk_z);
 		}
 	}
 	if (l->ramp)

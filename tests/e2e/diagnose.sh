@@ -377,6 +377,8 @@ assert m and int(m.group(1)) > int(m.group(2)) == 5, m and m.group(0)
 heights = [float(h) for h in re.findall(r"^  steps \d+\.\.\d+: \d+ rises, \+([\d.]+), long-bucket", t, re.M)]
 assert len(heights) == 5 and heights == sorted(heights, reverse=True), heights
 assert "StrideBucketSampler" in t and "pip install ./contrib/python" in t, "the fix names the shipped sampler"
+for share, overall, note in re.findall(r"long-bucket share (\d+)% \(overall (\d+)%(: not over a long streak)?\)", t):
+    assert (int(share) <= int(overall)) == bool(note) or int(share) == int(overall), (share, overall, note)
 PY
 
 echo "e2e diagnose: all checks passed"
