@@ -360,8 +360,8 @@ grep -q "^VERDICT .*; also loss resets follow checkpoint saves" "$tmp/file.txt" 
 
 # Words people read right (issue 50.3): streaks, the sign of z, the unit of
 # evidence and levels, the ladders listed tallest first with how many shown.
-"$runmon" --db "$db" demo --steps 20000 >/dev/null || fail "demo 20000"
-"$runmon" --db "$db" diagnose demo-homogeneous >"$tmp/words.txt" || true
+"$runmon" --db "$db" simulate --steps 8000 --spikes bucket --run words >/dev/null || fail "simulate words"
+"$runmon" --db "$db" diagnose words >"$tmp/words.txt" || true
 python3 - "$tmp/words.txt" <<'PY' || fail "the words of diagnose: $(head -5 "$tmp/words.txt")"
 import re, sys
 t = open(sys.argv[1]).read()
