@@ -176,7 +176,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	w->worse = c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE;
 	cell_runs(a, sizeof(a), x);
 	cell_runs(b, sizeof(b), y);
-	w = add(r, "same-bucket streaks", a, b);
+	w = add(r, "same-bucket streaks (z<0 long)", a, b);
 	if (x->runs.ok && y->runs.ok)
 		change_of(w->change, sizeof(w->change), x->runs.z, y->runs.z, 0, 1, " in z");
 	cell_split(a, sizeof(a), x);
