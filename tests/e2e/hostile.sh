@@ -208,10 +208,10 @@ grep -q "6000 batches with a bucket, 6 buckets" out || fail "one label written t
 long="bucket-of-sequences-from-the-webcrawl-shard-with-a-long-prefix"
 relabel longs "[\"$long-a\", \"$long-b\", \"$long-c\", \"$long-d\", \"$long-e\", \"$long-f\"]"
 grep -q "6000 batches with a bucket, 6 buckets" out || fail "long labels merged: $(head -1 out)"
-[ "$(sed -n '/^Same-bucket runs/,/^$/p' out | grep -c "^  *bucket-of-sequences-from-the-webc.*~[0-9a-f]\{6\} ")" = 6 ] \
-	|| fail "long labels not shown apart: $(sed -n '/^Same-bucket runs/,/^$/p' out)"
-[ "$(sed -n '/^Same-bucket runs/,/^$/p' out | grep -o "bucket-of-sequences-from-the-webc[^ ]*" | sort -u | wc -l)" = 6 ] \
-	|| fail "long labels shown alike: $(sed -n '/^Same-bucket runs/,/^$/p' out)"
+[ "$(sed -n '/^Same-bucket streaks/,/^$/p' out | grep -c "^  *bucket-of-sequences-from-the-webc.*~[0-9a-f]\{6\} ")" = 6 ] \
+	|| fail "long labels not shown apart: $(sed -n '/^Same-bucket streaks/,/^$/p' out)"
+[ "$(sed -n '/^Same-bucket streaks/,/^$/p' out | grep -o "bucket-of-sequences-from-the-webc[^ ]*" | sort -u | wc -l)" = 6 ] \
+	|| fail "long labels shown alike: $(sed -n '/^Same-bucket streaks/,/^$/p' out)"
 rc "$runmon" --db l.db diagnose --json longs >/dev/null
 python3 - "$long" <<'PY' || fail "long labels in JSON"
 import json, sys

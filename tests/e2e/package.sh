@@ -59,6 +59,7 @@ for py in $(which -a python3 /usr/bin/python3 | xargs -n1 readlink -f | sort -u)
 	"$v/bin/python" -m pip uninstall -y -q runmon-record >/dev/null 2>&1 || fail "$py: pip uninstall"
 	[ ! -e "$where" ] || fail "$py: pip uninstall left $where (RECORD)"
 done
-[ -z "$(cd "$src/contrib/python" && ls -A | grep -v -x -e _build -e pyproject.toml -e runmon_record.py -e runmon_sampler.py)" ] \
+# (the Python tests' own __pycache__ aside: they import the modules from there)
+[ -z "$(cd "$src/contrib/python" && ls -A | grep -v -x -e _build -e pyproject.toml -e runmon_record.py -e runmon_sampler.py -e __pycache__)" ] \
 	|| fail "the build wrote into the source tree: $(ls -A "$src/contrib/python")"
 echo "package: $(basename "$deb") holds $(wc -l <"$tmp/files") entries, depends on $depends; demo runs from it; pip installs the recorder"

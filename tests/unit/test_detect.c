@@ -1026,7 +1026,8 @@ static void one_is_singular(void **state)
 	rm_detect_all(&r.s, &o, &d);
 	assert_int_equal(d.ladder.interval, 1);
 	char *text = text_of(&d);
-	assert_non_null(strstr(text, "(intervals of 1 point)"));
+	assert_non_null(strstr(text, "(intervals of 1 point"));
+	assert_null(strstr(text, "(intervals of 1 points"));
 	assert_null(strstr(text, " 1 points"));
 	assert_null(strstr(text, " 1 modes"));
 	free(text);
