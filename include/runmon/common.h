@@ -208,6 +208,13 @@ int rm_outfile_commit(struct rm_outfile *o, struct rm_err *err);
 /* Closes and removes the temporary file; the path keeps what it had. */
 void rm_outfile_abort(struct rm_outfile *o);
 
+/* ==== sha256 ================================================================ */
+/* SHA-256 of n bytes (FIPS 180-4), and the base64 of n bytes (RFC 4648,
+ * padded) into out, NUL-terminated: returns its length, 0 when cap is too
+ * small. A report's Content-Security-Policy names its inline parts so. */
+void rm_sha256(const void *data, size_t n, uint8_t out[32]);
+size_t rm_base64(const uint8_t *in, size_t n, char *out, size_t cap);
+
 /* ==== banned functions ======================================================
  * As git's banned.h: calls that overflow, keep hidden state or lose errors
  * are compile errors in runmon's own code (sprintf: snprintf or

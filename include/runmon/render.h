@@ -136,8 +136,8 @@ void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n);
  * with the worst run first, then worst first within a group, then by name. */
 void rm_report_order(struct rm_report_run *runs, size_t n);
 
-/* A self-contained HTML report (inline SVG, no scripts, no external
- * assets); every user-controlled string is escaped. */
+/* A self-contained HTML report (inline SVG, an inline script allowed by
+ * its hash, no external assets); every user-controlled string is escaped. */
 void rm_render_report_html(FILE *fp, const struct rm_report *r);
 /* The same as Markdown, sized for a chat or e-mail digest: what changed,
  * the overview, and details of the runs that need attention or changed. */
@@ -164,12 +164,14 @@ struct rm_compare_rows {
 		char cell[2][320];
 		char change[64]; /* how it changed: "+5.6%", "-2.1 points", "resolved"; empty when nothing to say */
 		int worse;       /* the change is for the worse */
+		int better;      /* for the better, by the same yardstick (the report colours both) */
 	} row[RM_COMPARE_ROWS];
 	char price[200];   /* "padding efficiency a% -> b%, ...", or empty when unknown */
 	char summary[512]; /* rm_compare_summary */
 };
 void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparison *c, struct rm_compare_rows *r);
-/* The report's comparison section (nothing without r->compare). */
+/* The report's comparison section (nothing without r->compare), left
+ * open for the overlay charts that follow it. */
 void rm_compare_html(FILE *fp, const struct rm_report *r);
 void rm_compare_md(FILE *fp, const struct rm_report *r);
 /* "worse: ..." or "no worse: ...": the causes that changed, worse first. */

@@ -15,13 +15,13 @@
 #include "runmon/common.h"
 #include "runmon/wandb.h"
 
-static const char about[] = "Diagnoses runs and writes one report: a self-contained HTML file (inline SVG,\n"
-                            "no scripts), Markdown for chat or a pull request, or JSON (the diagnosis\n"
-                            "schema, for several runs). Per run: the verdict and fix, the loss coloured by\n"
-                            "bucket with the bucket-adjusted curve over it, ladders and spikes marked,\n"
-                            "per-bucket loss distributions, the bucket of each batch, and the evidence.\n"
-                            "Findings are stored as by diagnose. Reports read the database: run `runmon\n"
-                            "sync` first for W&B runs.";
+static const char about[] = "Diagnoses runs and writes one report: a self-contained HTML file (inline SVG\n"
+                            "you can zoom and read, offline), Markdown for chat or a pull request, or JSON\n"
+                            "(the diagnosis schema, for several runs). Per run: the verdict and fix, the\n"
+                            "loss coloured by bucket with the bucket-adjusted curve over it, ladders and\n"
+                            "spikes marked, per-bucket loss distributions, the bucket of each batch, and\n"
+                            "the evidence. Findings are stored as by diagnose. Reports read the database:\n"
+                            "run `runmon sync` first for W&B runs.";
 
 static const char notes[] = "A report of --all is kept in the database (its runs' severities, verdicts\n"
                             "and findings) as the next report's baseline; a report of named runs or\n"

@@ -151,6 +151,7 @@ static struct rm_compare_row *add(struct rm_compare_rows *r, const char *label, 
 	snprintf(x->cell[1], sizeof(x->cell[1]), "%s", b);
 	x->change[0] = 0;
 	x->worse = 0;
+	x->better = 0;
 	return x;
 }
 
@@ -174,6 +175,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	struct rm_compare_row *w = add(r, "verdict", rm_verdict_word(x->severity), rm_verdict_word(y->severity));
 	snprintf(w->change, sizeof(w->change), "%s", rm_delta_name(c->severity));
 	w->worse = c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE;
+	w->better = c->severity == RM_DELTA_RESOLVED || c->severity == RM_DELTA_BETTER;
 	cell_runs(a, sizeof(a), x);
 	cell_runs(b, sizeof(b), y);
 	w = add(r, "same-bucket streaks (z<0 long)", a, b);
@@ -218,6 +220,9 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 		else
 			change_of(w->change, sizeof(w->change), c->adjusted[0], c->adjusted[1], 1, 0, "");
 		w->worse = c->adjusted_worse;
+		/* the mirror of detect_compare.c's rule for worse */
+		w->better =
+		    c->adjusted_judged && c->adjusted_change < -0.01 && -c->adjusted_change > 2 * c->adjusted_se;
 		if (isfinite(c->length_adjusted[0]) || isfinite(c->length_adjusted[1])) {
 			cell_number(a, sizeof(a), c->length_adjusted[0], 4, 0, "");
 			cell_number(b, sizeof(b), c->length_adjusted[1], 4, 0, "");
@@ -335,7 +340,7 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 	const struct rm_comparison *c = r->compare;
 	struct rm_compare_rows *rows = rm_xmalloc(sizeof(*rows));
 	rm_compare_rows(r->compare_side, c, rows);
-	fputs("<section id='compare'><h2>Compared: before and after</h2>\n<p class='summary'>", fp);
+	fputs("<section id='compare' class='overlay'><h2>Compared: before and after</h2>\n<p class='summary'>", fp);
 	rm_html_esc(fp, rows->summary);
 	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
 	for (int i = 0; i < rows->n; i++) {
@@ -345,7 +350,10 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 			fputs("</td><td>", fp);
 			rm_html_esc(fp, rows->row[i].cell[j]);
 		}
-		fprintf(fp, "</td><td%s>", rows->row[i].worse ? " class='worse'" : "");
+		fprintf(fp, "</td><td%s>",
+		        rows->row[i].worse    ? " class='worse'"
+		        : rows->row[i].better ? " class='better'"
+		                              : "");
 		rm_html_esc(fp, rows->row[i].change);
 		fputs("</td></tr>\n", fp);
 	}
@@ -367,7 +375,6 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 		rm_html_esc(fp, rows->price);
 		fputs("</p>\n", fp);
 	}
-	fputs("</section>\n", fp);
 	free(rows);
 }
 

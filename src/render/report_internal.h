@@ -38,4 +38,14 @@ void rm_report_head_json(json_t *doc, const struct rm_report *r);
  * changed since the baseline. */
 int rm_report_md_details(const struct rm_report_run *run);
 
+/* Run `run`'s charts (its index in the report names their clip paths),
+ * and the overlay of n runs (report --compare). */
+void rm_report_charts_html(FILE *fp, const struct rm_diagnosis *d, size_t run);
+void rm_report_overlay_html(FILE *fp, const struct rm_compare_side *s, int n);
+
+/* The CSP meta element and the inline style (in <head>), and the inline
+ * script (at the end of <body>) that makes the charts explorable. */
+void rm_report_html_head(FILE *fp);
+void rm_report_html_script(FILE *fp);
+
 #endif

@@ -88,7 +88,7 @@ rc "$runmon" --db "$db" compare demo-homogeneous --at 1000 >/dev/null
 python3 - "$tmp/r.html" <<'PY' || fail "report --compare HTML"
 import re, sys
 html = open(sys.argv[1]).read()
-sec = re.search(r"<section id='compare'>(.*?)</section>", html, re.S).group(1)
+sec = re.search(r"<section id='compare'[^>]*>(.*?)</section>", html, re.S).group(1)
 assert "no worse: homogeneous batching resolved" in sec, sec[:300]
 assert "<td>same-bucket streaks (z&lt;0 long)</td>" in sec
 assert "change-resolved" in sec and "The price: padding efficiency" in sec

@@ -33,7 +33,17 @@ python3 - "$tmp/r.html" <<'PY' || fail "HTML structure"
 import sys
 from html.parser import HTMLParser
 text = open(sys.argv[1]).read()
-assert "<script" not in text.lower(), "a raw <script> tag"
+# one script, the report's own, last in the body, and allowed by the CSP by
+# its hash (a run named <script>... must not add another)
+import base64, hashlib, re
+assert text.lower().count("<script") == 1, "a raw <script> tag"
+own = re.search(r"<script>(.*?)</script>\n</body></html>\n$", text, re.S)
+assert own, "the report's script is not the body's last element"
+csp = re.search(r"<meta http-equiv='Content-Security-Policy' content=\"([^\"]*)\">", text).group(1)
+digest = base64.b64encode(hashlib.sha256(own.group(1).encode()).digest()).decode()
+assert "script-src 'sha256-%s'" % digest in csp and "default-src 'none'" in csp, csp
+style = re.search(r"<style>(.*?)</style>", text, re.S).group(1)
+assert "style-src 'sha256-%s'" % base64.b64encode(hashlib.sha256(style.encode()).digest()).decode() in csp, csp
 assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 class P(HTMLParser):
     def __init__(self):
@@ -93,13 +103,13 @@ for sec in sections:
         assert all(abs(v / st - round(v / st)) < 1e-6 for v in labels), (run, labels)
     legends = re.findall(r"<div class='legend'>(.*?)</div>", sec, re.S)
     assert legends, run
-    keys = re.findall(r"<span class='key'>.*?</svg> (.*?)</span>", legends[0], re.S)
+    keys = re.findall(r"<(?:span|button)[^>]* class='key'[^>]*>.*?</svg> (.*?)</(?:span|button)>", legends[0], re.S)
     assert any("bucket-adjusted loss" in k for k in keys), (run, keys)
     buckets = len(re.findall(r"bucket \w+", " ".join(k for k in keys if k.startswith("bucket "))))
     boxes = len(re.findall(r"<rect x='[\d.]+' y='[\d.]+' width='[\d.]+' height='[\d.]+' fill='#", sec))
     if "chart buckets" in sec:
         assert buckets == len(re.findall(r">bucket [^<]*</text>", sec)), (run, keys)
-    spikes = re.findall(r"<path class='spike'[^>]*>(.*?)</path>", loss, re.S)
+    spikes = re.findall(r"<path class='spike mark'[^>]*>(.*?)</path>", loss, re.S)
     assert all(re.match(r"<title>loss reset at step \d+: loss [\d.e+-]+, baseline [\d.e+-]+, bucket", t)
                for t in spikes), spikes[:2]
     assert bool(spikes) == any(k.startswith("loss reset") for k in keys), run

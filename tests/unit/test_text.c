@@ -127,14 +127,64 @@ static void wrap_breaks_at_blanks_and_hangs(void **state)
 	free(out);
 }
 
+/* FIPS 180-2's examples (one block, two blocks, a million a's) and
+ * RFC 4648's base64 vectors, each length modulo 3. */
+static void sha256_and_base64_match_their_standards(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t repeat;
+		const char *b64;
+	} cases[] = {
+	    {"abc", 1, "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="},
+	    {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+	     "JI1qYdIGOLjlwCaTDD5gOaM85Flk/yFn9uzt1BnbBsE="},
+	    {"a", 1000000, "zcduXJkU+5KBocfihNc+Z/GAmkiklyAOBG05zMcRLNA="},
+	    {"", 1, "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in) * cases[i].repeat;
+		char *buf = malloc(n + 1);
+		for (size_t r = 0; r < cases[i].repeat; r++)
+			memcpy(buf + r * strlen(cases[i].in), cases[i].in, strlen(cases[i].in));
+		uint8_t d[32];
+		char b[64];
+		rm_sha256(buf, n, d);
+		assert_int_equal(rm_base64(d, 32, b, sizeof(b)), 44);
+		assert_string_equal(b, cases[i].b64);
+		free(buf);
+	}
+	static const char *const rfc[][2] = {{"", ""},
+	                                     {"f", "Zg=="},
+	                                     {"fo", "Zm8="},
+	                                     {"foo", "Zm9v"},
+	                                     {"foob", "Zm9vYg=="},
+	                                     {"fooba", "Zm9vYmE="},
+	                                     {"foobar", "Zm9vYmFy"}};
+	for (size_t i = 0; i < 7; i++) {
+		char b[16];
+		rm_base64((const uint8_t *)rfc[i][0], strlen(rfc[i][0]), b, sizeof(b));
+		assert_string_equal(b, rfc[i][1]);
+	}
+	char tiny[4];
+	assert_int_equal(rm_base64((const uint8_t *)"foo", 3, tiny, sizeof(tiny)), 0); /* 4 chars need 5 bytes */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(tx_leaves_plain_text_alone),     cmocka_unit_test(wrap_breaks_at_blanks_and_hangs),
-	    cmocka_unit_test(tx_escapes_c0_controls_and_del), cmocka_unit_test(tx_escapes_c1_controls),
-	    cmocka_unit_test(tx_escapes_malformed_bytes),     cmocka_unit_test(tx_buffers_rotate),
-	    cmocka_unit_test(label_short_keeps_labels_apart), cmocka_unit_test(utf8_len_follows_rfc3629),
-	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),    cmocka_unit_test(utf8_copy_cuts_at_a_character),
+	    cmocka_unit_test(tx_leaves_plain_text_alone),
+	    cmocka_unit_test(wrap_breaks_at_blanks_and_hangs),
+	    cmocka_unit_test(tx_escapes_c0_controls_and_del),
+	    cmocka_unit_test(tx_escapes_c1_controls),
+	    cmocka_unit_test(tx_escapes_malformed_bytes),
+	    cmocka_unit_test(tx_buffers_rotate),
+	    cmocka_unit_test(label_short_keeps_labels_apart),
+	    cmocka_unit_test(utf8_len_follows_rfc3629),
+	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),
+	    cmocka_unit_test(utf8_copy_cuts_at_a_character),
+	    cmocka_unit_test(sha256_and_base64_match_their_standards),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Browser test of the explorable report (issue 48): drives the system
+Chromium through its DevTools protocol over --remote-debugging-pipe (a small
+client, no npm) at 800 and 1280 px, with real mouse and wheel events.
+
+On the demo's three runs, a 4-rank run with derived buckets and
+`report --compare`: every chart of many points draws every bucket's colour,
+a bucket keeps its colour across runs, hovering the loss chart reads out the
+step under the pointer, the wheel changes the step range of every chart of
+that run (and of no other), a legend click hides that bucket's marks, the
+compare report has one chart holding both runs; no console error, no CSP
+violation, no request other than the file itself.
+
+Usage: explore.py RUNMON [DIR]  (with DIR, the screenshots are kept there as
+explore-CASE-WIDTH.png, as the README links them: tests/e2e/explore.py
+build/runmon docs/img)
+"""
+import base64
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+runmon = os.path.abspath(sys.argv[1])
+keep = sys.argv[2] if len(sys.argv) > 2 else None
+tmp = tempfile.mkdtemp(prefix="runmon-explore.")
+failures = []
+
+
+def fail(msg):
+    print("explore: FAIL: " + msg, file=sys.stderr)
+    failures.append(msg)
+
+
+def run(*args):
+    r = subprocess.run([runmon, "--db", os.path.join(tmp, "x.db")] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, SOURCE_DATE_EPOCH="1764396000"))
+    if r.returncode not in (0, 1):
+        sys.exit("explore: runmon %s failed: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+class Browser:
+    """Chromium with its protocol on fds 3 (commands) and 4 (replies and
+    events), each message a JSON text ended by a NUL byte."""
+
+    def __init__(self):
+        exe = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not exe:
+            sys.exit("explore: chromium is not installed (.ci/run installs it)")
+        cmd_r, self.cmd_w = os.pipe()
+        self.ev_r, ev_w = os.pipe()
+
+        # above 4 first, so each dup2 below makes a new, inheritable fd
+        cmd_r, ev_w = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (cmd_r, ev_w))
+
+        def fds():
+            os.dup2(cmd_r, 3)
+            os.dup2(ev_w, 4)
+        self.proc = subprocess.Popen(
+            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+             "--remote-debugging-pipe", "--user-data-dir=" + os.path.join(tmp, "profile"), "about:blank"],
+            close_fds=False, preexec_fn=fds, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(tmp, "chromium.log"), "w"))
+        os.close(cmd_r)
+        os.close(ev_w)
+        self.buf, self.next_id, self.events = b"", 0, []
+
+    def _read(self):
+        while b"\0" not in self.buf:
+            chunk = os.read(self.ev_r, 1 << 16)
+            if not chunk:
+                sys.exit("explore: chromium closed its pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, session=None, **params):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.cmd_w, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self._read()
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    sys.exit("explore: %s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_event(self, name):
+        for i, m in enumerate(self.events):
+            if m.get("method") == name:
+                return self.events.pop(i)
+        while True:
+            m = self._read()
+            if m.get("method") == name:
+                return m
+            self.events.append(m)
+
+    def close(self):
+        try:
+            self.call("Browser.close")
+        except SystemExit:
+            pass
+        self.proc.wait(timeout=30)
+
+
+class Page:
+    def __init__(self, b, width):
+        self.b = b
+        target = b.call("Target.createTarget", url="about:blank")["targetId"]
+        self.s = b.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Network", "Log"):
+            self.call(domain + ".enable")
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=1000, deviceScaleFactor=1, mobile=False)
+
+    def call(self, method, **params):
+        return self.b.call(method, self.s, **params)
+
+    def open(self, path):
+        self.b.events.clear()
+        self.call("Page.navigate", url="file://" + path)
+        self.b.wait_event("Page.loadEventFired")
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        if "exceptionDetails" in r:
+            sys.exit("explore: script failed: %s\n%s" % (r["exceptionDetails"], expr))
+        return r["result"].get("value")
+
+    def mouse(self, kind, x, y, **extra):
+        self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, **extra)
+
+    def problems(self):
+        """Console errors, exceptions, CSP reports and requests of anything
+        but a file: URL or data: since the page was opened."""
+        out = []
+        for m in self.b.events:
+            p, name = m.get("params", {}), m.get("method")
+            if name == "Runtime.exceptionThrown":
+                out.append("exception: %s" % p["exceptionDetails"].get("text"))
+            elif name == "Runtime.consoleAPICalled" and p.get("type") == "error":
+                out.append("console error: %s" % p.get("args"))
+            elif name == "Log.entryAdded" and p["entry"].get("level") == "error":
+                out.append("log error: %s" % p["entry"].get("text"))
+            elif name == "Network.requestWillBeSent" and not re.match(r"(file|data):", p["request"]["url"]):
+                out.append("network request: %s" % p["request"]["url"])
+        return out
+
+    def shot(self, selector, path):
+        r = self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
+                    "return [r.left+scrollX,r.top+scrollY,r.width,Math.min(r.height,1500)]})()" % json.dumps(selector))
+        img = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                        clip={"x": r[0], "y": r[1], "width": r[2], "height": r[3], "scale": 1})
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(img["data"]))
+        return os.path.getsize(path)
+
+
+# What the page holds per run section: the colours of each chart and
+# legend, by bucket name, and the step range each step chart shows.
+STATE = r"""(function(){
+function range(svg){var z=svg.querySelector('.zoom'),x0=+svg.dataset.x0,x1=+svg.dataset.x1,p=+svg.dataset.pad,
+ w=+svg.dataset.w,m=(z&&z.getAttribute('transform')||'matrix(1 0 0 1 0 0)').match(/[-\d.e]+/g).map(Number),
+ a=m[0],b=m[4],s=function(x){return x0+((x-b)/a-p)*(x1-x0)/w};return [s(p),s(p+w)]}
+return [].map.call(document.querySelectorAll('section.run'),function(sec){
+ var legend={},charts={};
+ [].forEach.call(sec.querySelectorAll('button[data-b]'),function(b){
+  legend[b.dataset.name]=b.querySelector('circle').getAttribute('fill')});
+ [].forEach.call(sec.querySelectorAll('svg.chart'),function(svg){
+  var cls=svg.getAttribute('class').split(' ')[1],cols={};
+  [].forEach.call(svg.querySelectorAll('[data-b]'),function(m){
+   if(+m.dataset.b<0)return;
+   var c=m.getAttribute('stroke')&&m.tagName=='path'?m.getAttribute('stroke'):m.getAttribute('fill');
+   if(!c){var r=m.querySelector('rect');c=r&&r.getAttribute('fill')}
+   cols[c]=1});
+  charts[cls]={colours:Object.keys(cols),range:svg.dataset.x0?range(svg):null,
+   x0:+svg.dataset.x0,x1:+svg.dataset.x1}});
+ return {id:sec.id,name:sec.querySelector('h2').textContent,legend:legend,charts:charts}})})()"""
+
+
+def centre_of(page, selector, fx=0.5, fy=0.5):
+    """The client point at a fraction of a chart's plot area."""
+    return page.js("""(function(){var s=document.querySelector(%s);s.scrollIntoView({block:'center'});
+var r=s.getBoundingClientRect(),k=r.width/s.viewBox.baseVal.width,p=+s.dataset.pad,w=+s.dataset.w;
+return [r.left+(p+%f*w)*k, r.top+r.height*%f]})()""" % (json.dumps(selector), fx, fy))
+
+
+def check_report(page, path, case, width, sections_min, shot):
+    page.open(path)
+    runs = page.js(STATE)
+    if len(runs) < sections_min:
+        fail("%s: %d run sections, expected %d" % (case, len(runs), sections_min))
+        return
+    colour_of = {}
+    for r in runs:
+        legend = set(r["legend"].values())
+        for name, col in r["legend"].items():
+            if colour_of.setdefault(name, col) != col:
+                fail("%s: bucket %s is %s in %s but %s before" % (case, name, col, r["name"], colour_of[name]))
+        for cls in ("loss", "strip", "buckets"):
+            drawn = set(r["charts"].get(cls, {}).get("colours", []))
+            # the box plot holds the buckets that lead a step, at most all
+            if cls in r["charts"] and (drawn > legend if cls == "buckets" else drawn != legend):
+                fail("%s at %d px, %s: the %s chart draws %s, the legend has %s" %
+                     (case, width, r["name"], cls, sorted(drawn), sorted(legend)))
+    first = "#" + runs[0]["id"]
+    loss = first + " svg.chart.loss"
+    c = runs[0]["charts"]["loss"]
+    # hover a quarter of the way along the plot: the readout names that step
+    x, y = centre_of(page, loss, 0.25)
+    page.mouse("mouseMoved", x, y)
+    text = page.js("document.querySelector('%s .readout').textContent" % first)
+    m = re.match(r"step ([\d,]+)", text or "")
+    want = c["x0"] + 0.25 * (c["x1"] - c["x0"])
+    tol = (c["x1"] - c["x0"]) * 3 / 834 + 1  # three drawn pixels
+    if not m or abs(int(m.group(1).replace(",", "")) - want) > tol:
+        fail("%s at %d px: hovering step %.0f reads %r" % (case, width, want, text))
+    elif not re.search(r"· adjusted loss [\d.]+ .*· bucket .+ loss [\d.]+", text):
+        fail("%s at %d px: the readout has no losses: %r" % (case, width, text))
+    # the wheel over the loss chart narrows every step chart of this run alike
+    page.mouse("mouseWheel", x, y, deltaX=0, deltaY=-400)
+    page.mouse("mouseWheel", x, y, deltaX=0, deltaY=-400)
+    after = page.js(STATE)
+    full = c["x1"] - c["x0"]
+    ranges = {k: v["range"] for k, v in after[0]["charts"].items() if v["range"]}
+    span = ranges["loss"][1] - ranges["loss"][0]
+    if not span < 0.9 * full:
+        fail("%s: the wheel did not zoom the loss chart: %s of %s steps" % (case, span, full))
+    for k, rg in ranges.items():
+        if abs(rg[0] - ranges["loss"][0]) > full * 0.01 or abs(rg[1] - ranges["loss"][1]) > full * 0.01:
+            fail("%s: the %s chart shows steps %s, the loss chart %s" % (case, k, rg, ranges["loss"]))
+    for other in after[1:]:
+        for k, v in other["charts"].items():
+            if v["range"] and abs((v["range"][1] - v["range"][0]) - (v["x1"] - v["x0"])) > 1e-6 * (v["x1"] - v["x0"] + 1):
+                fail("%s: zooming %s also zoomed %s" % (case, runs[0]["name"], other["name"]))
+    ticks = page.js("[].map.call(document.querySelectorAll('%s .xticks text'),function(t){return t.textContent})" % loss)
+    if len(ticks) < 3:
+        fail("%s: the zoomed axis has ticks %s" % (case, ticks))
+    # the screenshot shows the run zoomed, with the readout of a step
+    x2, y2 = centre_of(page, loss, 0.6)
+    page.mouse("mouseMoved", x2, y2)
+    if case != "compare":
+        take(page, "#" + runs[0]["id"], shot, case, width)
+    # a double-click shows the whole run again
+    page.mouse("mousePressed", x, y, button="left", clickCount=2)
+    page.mouse("mouseReleased", x, y, button="left", clickCount=2)
+    back = page.js(STATE)[0]["charts"]["loss"]["range"]
+    if abs(back[0] - c["x0"]) > full * 0.001 or abs(back[1] - c["x1"]) > full * 0.001:
+        fail("%s: double-click did not reset the zoom: %s" % (case, back))
+    # clicking the first bucket's legend entry hides its marks in this run only
+    bx, by, b = page.js("""(function(){var k=document.querySelector('%s button[data-b]');k.scrollIntoView({block:'center'});
+var r=k.getBoundingClientRect();return [r.left+r.width/2,r.top+r.height/2,k.dataset.b]})()""" % first)
+    page.mouse("mousePressed", bx, by, button="left", clickCount=1)
+    page.mouse("mouseReleased", bx, by, button="left", clickCount=1)
+    shown = page.js("""[].filter.call(document.querySelectorAll('%s svg [data-b="%s"]'),function(m){
+return getComputedStyle(m).display!='none'}).length""" % (first, b))
+    pressed = page.js("document.querySelector('%s button[data-b=\"%s\"]').getAttribute('aria-pressed')" % (first, b))
+    if shown or pressed != "false":
+        fail("%s: after a legend click %d marks of bucket %s still show (aria-pressed %s)" % (case, shown, b, pressed))
+    if len(runs) > 1:
+        elsewhere = page.js("""[].filter.call(document.querySelectorAll('section.run:not(%s) svg [data-b]'),function(m){
+return getComputedStyle(m).display=='none'}).length""" % first)
+        if elsewhere:
+            fail("%s: a legend click hid %d marks of other runs" % (case, elsewhere))
+    page.mouse("mousePressed", bx, by, button="left", clickCount=1)
+    page.mouse("mouseReleased", bx, by, button="left", clickCount=1)
+    # keyboard: a focused chart zooms with + and resets with 0
+    page.js("document.querySelector('%s').focus()" % loss)
+    page.call("Input.dispatchKeyEvent", type="keyDown", key="+", text="+")
+    keyed = page.js(STATE)[0]["charts"]["loss"]["range"]
+    if not keyed[1] - keyed[0] < 0.9 * full:
+        fail("%s: + on the focused chart did not zoom: %s" % (case, keyed))
+    page.call("Input.dispatchKeyEvent", type="keyDown", key="0", text="0")
+    for p in page.problems():
+        fail("%s at %d px: %s" % (case, width, p))
+    return runs
+
+
+def take(page, selector, path, case, width):
+    size = page.shot(selector, path)
+    if size < 10000:
+        fail("%s at %d px: a screenshot of %d bytes holds no chart" % (case, width, size))
+    if keep:
+        shutil.copy(path, keep)
+
+
+def check_overlay(page, shot, width):
+    """report --compare: one chart holds both runs, and zooms as a run's."""
+    sel = "section.overlay svg.chart[data-x0]"
+    both = page.js("""(function(){var s=document.querySelector('%s');
+return s ? [s.querySelectorAll('polyline.run-a').length, s.querySelectorAll('polyline.run-b').length] : null})()""" % sel)
+    if not both or not both[0] or not both[1]:
+        fail("compare: no chart holds both runs: %s" % (both,))
+        return
+    x, y = centre_of(page, sel, 0.5)
+    page.mouse("mouseWheel", x, y, deltaX=0, deltaY=-400)
+    page.mouse("mouseMoved", x, y)
+    text = page.js("document.querySelector('section.overlay .readout').textContent")
+    if not re.match(r"step [\d,]+ · demo-\w+ [\d.]+ · demo-\w+ [\d.]+$", text or ""):
+        fail("compare at %d px: the overlay's readout is %r" % (width, text))
+    m = page.js("document.querySelector('%s .zoom').getAttribute('transform')" % sel) or ""
+    if not m.startswith("matrix(") or not float(m[7:].split()[0]) > 1.1:
+        fail("compare at %d px: the wheel did not zoom the overlay: %r" % (width, m))
+    take(page, "section.overlay", shot, "compare", width)
+
+
+def main():
+    run("demo", "--steps", "20000")
+    run("simulate", "--strategy", "hf-megabatch", "--steps", "6000", "--ranks", "4", "--no-bucket", "--seed", "7",
+        "--run", "ranks4")
+    names = [l.split()[0] for l in run("runs", "--names").split("\n") if l.strip()]
+    demo = [n for n in names if n.startswith("demo")]
+    if len(demo) != 3:
+        sys.exit("explore: the demo made runs %s" % names)
+    reports = {}
+    for case, args, n in (("demo", demo, 3), ("ranks4", ["ranks4"], 1), ("compare", ["--compare"] + demo[:2], 2)):
+        path = os.path.join(tmp, case + ".html")
+        run("report", *args, "-o", path)
+        reports[case] = (path, n)
+    b = Browser()
+    try:
+        for width in (800, 1280):
+            page = Page(b, width)
+            for case, (path, n) in reports.items():
+                shot = os.path.join(tmp, "explore-%s-%d.png" % (case, width))
+                check_report(page, path, case, width, n, shot)
+                if case == "compare":
+                    check_overlay(page, shot, width)
+    finally:
+        b.close()
+    if failures:
+        sys.exit("explore: %d failure%s" % (len(failures), "" if len(failures) == 1 else "s"))
+    shutil.rmtree(tmp)
+    print("explore: ok (3 reports at 800 and 1280 px)")
+
+
+main()
