@@ -67,6 +67,7 @@ struct rm_report_spec {
 	int fail_worst; /* fail when a run is at fail_on or worse */
 	int fail_new;   /* fail when what is new since the baseline reaches fail_on_new */
 	int compare;    /* two runs, before and after: the report opens with their comparison */
+	int overlay;    /* the named runs (2 to RM_OVERLAY_MAX) on one chart, in the order named */
 	int keep;       /* keep what it saw as the next report's baseline */
 };
 

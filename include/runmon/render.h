@@ -123,7 +123,12 @@ struct rm_report {
 	/* report --compare: the comparison of the two runs, and its sides (2) */
 	const struct rm_comparison *compare;
 	const struct rm_compare_side *compare_side;
+	/* report --overlay: the runs drawn on one chart, as named (noverlay 0: none) */
+	const struct rm_compare_side *overlay;
+	int noverlay;
 };
+
+#define RM_OVERLAY_MAX 4 /* runs one overlay chart tells apart (ink, dash and marker) */
 
 #define RM_REPORT_SCHEMA "runmon.report/1"
 

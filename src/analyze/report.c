@@ -55,6 +55,12 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 			sides[i] = (struct rm_compare_side){side_name[i], &ds[i]};
 		}
 	}
+	char overlay_name[RM_OVERLAY_MAX][512];
+	struct rm_compare_side overlay[RM_OVERLAY_MAX];
+	for (size_t i = 0; spec->overlay && i < n && i < RM_OVERLAY_MAX; i++) {
+		rm_report_run_name(&infos[i], overlay_name[i], sizeof(overlay_name[i]));
+		overlay[i] = (struct rm_compare_side){overlay_name[i], &ds[i]};
+	}
 	/* What this report sees, and what the baseline saw of the same runs. */
 	rm_report_order(runs, n);
 	struct rm_seen seen = {0}, was = {0};
@@ -84,7 +90,14 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	}
 	for (size_t i = 0; i < n; i++)
 		runs[i].change = &changes.runs[i];
-	struct rm_report report = {runs, n, spec->now, &changes, spec->compare && n == 2 ? &cmp : NULL, sides};
+	struct rm_report report = {.runs = runs,
+	                           .n = n,
+	                           .generated = spec->now,
+	                           .changes = &changes,
+	                           .compare = spec->compare && n == 2 ? &cmp : NULL,
+	                           .compare_side = sides,
+	                           .overlay = overlay,
+	                           .noverlay = spec->overlay && !spec->compare ? (int)n : 0};
 	struct rm_outfile of;
 	if (rm_outfile_open(&of, spec->output ? spec->output : "-", err)) {
 		code = err->code;

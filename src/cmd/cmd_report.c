@@ -50,6 +50,9 @@ static const struct rm_opt options[] = {
     {"baseline", 'B', "FILE", RM_ARG_PATH, "compare with a JSON report written earlier", NULL, NULL, 0},
     {"compare", 'c', NULL, RM_ARG_NONE,
      "two runs, BEFORE AFTER: the report opens with runmon compare's table of the two", NULL, NULL, 0},
+    {"overlay", 'O', NULL, RM_ARG_NONE,
+     "the named runs (2 to 4, HTML) on one chart: adjusted loss by step, each bucket's loss side by side", NULL, NULL,
+     0},
     {"keep", 'k', NULL, RM_ARG_NONE, "keep this report as the next one's baseline", "with --all", NULL, 0},
     {"no-keep", 'K', NULL, RM_ARG_NONE, "do not keep this report as a baseline (an ad-hoc --all)", NULL, NULL, 0},
     {0},
@@ -61,6 +64,7 @@ static const char *const examples[] = {
     "runmon report demo-homogeneous demo-interleaved -o two.html",
     "runmon report --all --fail-on-new warn -o /dev/null",
     "runmon report --compare demo-homogeneous demo-interleaved -o fix.html",
+    "runmon report --overlay demo-homogeneous demo-interleaved -o both.html",
     NULL,
 };
 
@@ -84,7 +88,7 @@ static void tell_outcome(const struct rm_report_spec *spec, size_t n, const stru
 
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
-	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0, keep = -1;
+	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0, overlay = 0, keep = -1;
 	double report_age = 0, report_at = -1;
 	struct rm_since since;
 	int has_since = 0;
@@ -126,6 +130,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'B': baseline = op.arg; break;
 		case 'c': compare = 1; break;
+		case 'O': overlay = 1; break;
 		case 'k': keep = 1; break;
 		case 'K': keep = 0; break;
 		case 'D': ctx->db_path = op.arg; break;
@@ -157,6 +162,9 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		return rm_cmd_usage_error(&cmd_report, "no run given: name runs, or --all");
 	if (compare && (all || argc - op.ind != 2))
 		return rm_cmd_usage_error(&cmd_report, "--compare wants two runs, BEFORE AFTER");
+	if (overlay && (all || argc - op.ind < 2 || argc - op.ind > RM_OVERLAY_MAX || strcmp(format, "html")))
+		return rm_cmd_usage_error(&cmd_report, "--overlay wants 2 to %d named runs and an HTML report",
+		                          RM_OVERLAY_MAX);
 	/* HTML on a terminal is 100 KB of noise: it goes to a file named for
 	 * the run, in the current directory, and the line below says where. */
 	char named[300];
@@ -206,6 +214,7 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	struct rm_report_outcome got;
 	struct rm_report_spec spec = {.compare = compare,
+	                              .overlay = overlay,
 	                              .format = format,
 	                              .output = output,
 	                              .baseline = baseline,

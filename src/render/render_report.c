@@ -31,6 +31,16 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 		rm_report_overlay_html(fp, r->compare_side, 2);
 		fputs("</section>\n", fp);
 	}
+	if (r->noverlay) {
+		fputs("<section id='overlay' class='overlay'><h2>Overlaid: ", fp);
+		for (int i = 0; i < r->noverlay; i++) {
+			fputs(i ? ", " : "", fp);
+			rm_html_esc(fp, r->overlay[i].name);
+		}
+		fputs("</h2>\n", fp);
+		rm_report_overlay_html(fp, r->overlay, r->noverlay);
+		fputs("</section>\n", fp);
+	}
 	rm_report_head_html(fp, r);
 	for (size_t i = 0; i < n; i++) {
 		const struct rm_diagnosis *d = runs[i].d;

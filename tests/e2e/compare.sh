@@ -94,6 +94,29 @@ assert "<td>same-bucket streaks (z&lt;0 long)</td>" in sec
 assert "change-resolved" in sec and "The price: padding efficiency" in sec
 assert html.index("id='compare'") < html.index("id='overview'"), "the comparison opens the report"
 PY
+# The compare section colours its change column: the verdict resolved is better.
+grep -q "<td class='better'>resolved</td>" "$tmp/r.html" || fail "report --compare: the resolved verdict not coloured better"
+
+# report --overlay: 2 to 4 named runs on one chart, in their order, HTML only
+# (explore.py drives it in a browser).
+[ "$(rc "$runmon" --db "$db" report --overlay demo-random demo-homogeneous -o "$tmp/o.html")" = 1 ] ||
+	fail "report --overlay: $(cat "$tmp/err")"
+python3 - "$tmp/o.html" <<'PY' || fail "report --overlay HTML"
+import re, sys
+html = open(sys.argv[1]).read()
+sec = re.search(r"<section id='overlay' class='overlay'><h2>Overlaid: demo-random, demo-homogeneous</h2>(.*?)</section>",
+                html, re.S).group(1)
+names = re.findall(r"<polyline class='adjusted run-(\w)' data-name='([^']*)'", sec)
+assert names == [("a", "demo-random"), ("b", "demo-homogeneous")], names
+assert "<svg class='chart levels'" in sec
+PY
+for bad in "demo-random" "demo-random demo-homogeneous --format md" "--all" \
+	"demo-random demo-homogeneous demo-interleaved demo-random demo-homogeneous"; do
+	# shellcheck disable=SC2086
+	[ "$(rc "$runmon" --db "$db" report --overlay $bad -o "$tmp/x.html")" = 2 ] &&
+		grep -q "overlay wants 2 to 4 named runs and an HTML report" "$tmp/err" || fail "report --overlay $bad: $(cat "$tmp/err")"
+done
+
 rc "$runmon" --db "$db" report --compare demo-homogeneous demo-interleaved --format md -o "$tmp/r.md" >/dev/null
 grep -q "^## Compared: before and after" "$tmp/r.md" || fail "report --compare md"
 grep -q "^| loss resets | [0-9]*\(, clustered by bucket\)\{0,1\} | 0 |" "$tmp/r.md" || fail "md table: $(grep resets "$tmp/r.md")"

@@ -3,12 +3,12 @@
 Chromium through its DevTools protocol over --remote-debugging-pipe (a small
 client, no npm) at 800 and 1280 px, with real mouse and wheel events.
 
-On the demo's three runs, a 4-rank run with derived buckets and
-`report --compare`: every chart of many points draws every bucket's colour,
+On the demo's three runs, a 4-rank run with derived buckets,
+`report --compare` and `report --overlay` of three runs: every chart of many points draws every bucket's colour,
 a bucket keeps its colour across runs, hovering the loss chart reads out the
 step under the pointer, the wheel changes the step range of every chart of
 that run (and of no other), a legend click hides that bucket's marks, the
-compare report has one chart holding both runs; no console error, no CSP
+compare report has one chart holding both runs (all three with --overlay); no console error, no CSP
 violation, no request other than the file itself.
 
 Usage: explore.py RUNMON [DIR]  (with DIR, the screenshots are kept there as
@@ -247,7 +247,7 @@ def check_report(page, path, case, width, sections_min, shot):
     # the screenshot shows the run zoomed, with the readout of a step
     x2, y2 = centre_of(page, loss, 0.6)
     page.mouse("mouseMoved", x2, y2)
-    if case != "compare":
+    if case not in ("compare", "overlay"):
         take(page, "#" + runs[0]["id"], shot, case, width)
     # a double-click shows the whole run again
     page.mouse("mousePressed", x, y, button="left", clickCount=2)
@@ -292,24 +292,30 @@ def take(page, selector, path, case, width):
         shutil.copy(path, keep)
 
 
-def check_overlay(page, shot, width):
-    """report --compare: one chart holds both runs, and zooms as a run's."""
+def check_overlay(page, shot, width, case, k):
+    """report --compare and --overlay: one chart holds the k runs, one
+    polyline each, and zooms and reads out as a run's charts do."""
     sel = "section.overlay svg.chart[data-x0]"
-    both = page.js("""(function(){var s=document.querySelector('%s');
-return s ? [s.querySelectorAll('polyline.run-a').length, s.querySelectorAll('polyline.run-b').length] : null})()""" % sel)
-    if not both or not both[0] or not both[1]:
-        fail("compare: no chart holds both runs: %s" % (both,))
+    lines = page.js("""(function(){var s=document.querySelector('%s');
+return s ? [].map.call(s.querySelectorAll('polyline[data-name]'), function (p) {
+ return [p.getAttribute('class'), p.getAttribute('points').split(' ').length]}) : null})()""" % sel)
+    want = ["adjusted run-" + "abcd"[j] for j in range(k)]
+    if not lines or [c for c, _ in lines] != want or min(n for _, n in lines) < 100:
+        fail("%s: no chart holds the %d runs: %s" % (case, k, lines))
         return
     x, y = centre_of(page, sel, 0.5)
     page.mouse("mouseWheel", x, y, deltaX=0, deltaY=-400)
     page.mouse("mouseMoved", x, y)
     text = page.js("document.querySelector('section.overlay .readout').textContent")
-    if not re.match(r"step [\d,]+ · demo-\w+ [\d.]+ · demo-\w+ [\d.]+$", text or ""):
-        fail("compare at %d px: the overlay's readout is %r" % (width, text))
+    if not re.match(r"step [\d,]+( · demo-\w+ [\d.]+){%d}$" % k, text or ""):
+        fail("%s at %d px: the overlay's readout is %r" % (case, width, text))
     m = page.js("document.querySelector('%s .zoom').getAttribute('transform')" % sel) or ""
     if not m.startswith("matrix(") or not float(m[7:].split()[0]) > 1.1:
-        fail("compare at %d px: the wheel did not zoom the overlay: %r" % (width, m))
-    take(page, "section.overlay", shot, "compare", width)
+        fail("%s at %d px: the wheel did not zoom the overlay: %r" % (case, width, m))
+    levels = page.js("document.querySelectorAll('section.overlay svg.chart.levels g[data-b]').length")
+    if levels < 3 * k:
+        fail("%s: %d bucket levels drawn for %d runs" % (case, levels, k))
+    take(page, "section.overlay", shot, case, width)
 
 
 def main():
@@ -321,7 +327,8 @@ def main():
     if len(demo) != 3:
         sys.exit("explore: the demo made runs %s" % names)
     reports = {}
-    for case, args, n in (("demo", demo, 3), ("ranks4", ["ranks4"], 1), ("compare", ["--compare"] + demo[:2], 2)):
+    for case, args, n in (("demo", demo, 3), ("ranks4", ["ranks4"], 1), ("compare", ["--compare"] + demo[:2], 2),
+                          ("overlay", ["--overlay"] + demo, 3)):
         path = os.path.join(tmp, case + ".html")
         run("report", *args, "-o", path)
         reports[case] = (path, n)
@@ -332,14 +339,14 @@ def main():
             for case, (path, n) in reports.items():
                 shot = os.path.join(tmp, "explore-%s-%d.png" % (case, width))
                 check_report(page, path, case, width, n, shot)
-                if case == "compare":
-                    check_overlay(page, shot, width)
+                if case in ("compare", "overlay"):
+                    check_overlay(page, shot, width, case, 2 if case == "compare" else 3)
     finally:
         b.close()
     if failures:
         sys.exit("explore: %d failure%s" % (len(failures), "" if len(failures) == 1 else "s"))
     shutil.rmtree(tmp)
-    print("explore: ok (3 reports at 800 and 1280 px)")
+    print("explore: ok (%d reports at 800 and 1280 px)" % len(reports))
 
 
 main()

@@ -189,7 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rm_compare_side sides[2] = {{"before", &d}, {"after", &d}};
 	rm_render_compare_text(devnull, sides, &cmp);
 	json_decref(rm_render_compare_json(sides, &cmp));
-	struct rm_report report = {&one, 1, 0, NULL, &cmp, sides};
+	struct rm_report report = {
+	    .runs = &one, .n = 1, .compare = &cmp, .compare_side = sides, .overlay = sides, .noverlay = 2};
 	rm_render_report_html(devnull, &report);
 	rm_render_report_md(devnull, &report);
 	rm_diagnosis_release(&d);
