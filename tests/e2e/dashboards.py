@@ -14,7 +14,7 @@ NEEDS = {  # columns each panel must return
     "Loss by bucket": {"time", "bucket", "loss"},
     "Bucket-adjusted loss (the curve to watch)": {"time", "adjusted"},
     "Length-adjusted loss (the curve to watch without bucket ids)": {"time", "adjusted"},
-    "Same-bucket runs": {"bucket", "runs", "mean_run", "longest"},
+    "Same-bucket streaks": {"bucket", "runs", "mean_run", "longest"},
     "Padding efficiency by bucket": {"bucket", "padding_efficiency"},
     "Findings over time": {"time", "run", "detector", "severity"},
 }
