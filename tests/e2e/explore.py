@@ -29,6 +29,7 @@ runmon = os.path.abspath(sys.argv[1])
 keep = sys.argv[2] if len(sys.argv) > 2 else None
 tmp = tempfile.mkdtemp(prefix="runmon-explore.")
 failures = []
+colour_of = {}  # a bucket's colour, by its name, across every report the test opens
 
 
 def fail(msg):
@@ -199,12 +200,12 @@ def check_report(page, path, case, width, sections_min, shot):
     if len(runs) < sections_min:
         fail("%s: %d run sections, expected %d" % (case, len(runs), sections_min))
         return
-    colour_of = {}
     for r in runs:
         legend = set(r["legend"].values())
         for name, col in r["legend"].items():
             if colour_of.setdefault(name, col) != col:
-                fail("%s: bucket %s is %s in %s but %s before" % (case, name, col, r["name"], colour_of[name]))
+                fail("%s: bucket %s is %s in %s but %s in an earlier run or report" %
+                     (case, name, col, r["name"], colour_of[name]))
         for cls in ("loss", "strip", "buckets"):
             drawn = set(r["charts"].get(cls, {}).get("colours", []))
             # the box plot holds the buckets that lead a step, at most all
