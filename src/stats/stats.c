@@ -99,10 +99,18 @@ struct ranked {
 	size_t i;
 };
 
+/* The order of the running medians: NaN after every number and equal to
+ * any NaN, so that the order stays total (a value added to the window is
+ * found again when it leaves) whatever a series holds. */
+static int before(double a, double b)
+{
+	return a < b || (isnan(b) && !isnan(a));
+}
+
 static int cmp_ranked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
-	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->i > y->i) - (x->i < y->i);
+	return before(x->v, y->v) ? -1 : before(y->v, x->v) ? 1 : (x->i > y->i) - (x->i < y->i);
 }
 
 /* Fenwick tree over ranks: count in window, k-th smallest by descent. */
@@ -134,10 +142,10 @@ static size_t lower_bound(const double *win, size_t cnt, double v)
 	const double *base = win;
 	while (cnt > 1) {
 		size_t half = cnt / 2;
-		base = base[half] < v ? base + half : base;
+		base = before(base[half], v) ? base + half : base;
 		cnt -= half;
 	}
-	return (size_t)(base - win) + (*base < v);
+	return (size_t)(base - win) + before(*base, v);
 }
 
 /* Windows up to 2048: a sorted copy of the window. Once it is full, each step

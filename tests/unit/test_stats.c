@@ -10,9 +10,12 @@
 #include "runmon/stats.h"
 #include "testutil.h"
 
-static int cmp(const void *a, const void *b)
+/* NaN after every number, as the running medians order it */
+static int cmp_nan_last(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
+	if (isnan(x) || isnan(y))
+		return isnan(x) - isnan(y);
 	return (x > y) - (x < y);
 }
 
@@ -20,7 +23,7 @@ static double naive_median(const double *x, size_t n)
 {
 	double *s = malloc(n * sizeof(double));
 	memcpy(s, x, n * sizeof(double));
-	qsort(s, n, sizeof(double), cmp);
+	qsort(s, n, sizeof(double), cmp_nan_last);
 	double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 	free(s);
 	return m;
@@ -68,6 +71,38 @@ static void running_median_matches_naive(void **state)
 			if (out[i] != want)
 				fail_msg("w %zu i %zu: %g != %g", w, i, out[i], want);
 		}
+		free(x);
+		free(out);
+	}
+}
+
+/* A series holding NaN and infinities (a diverged run, a division by a
+ * zero trend) must not break the sorted window: a value that enters it is
+ * found again when it leaves. Found by fuzz_diagnose (a negative memmove). */
+static void running_median_survives_nan(void **state)
+{
+	struct rm_rng r = {11};
+	const double odd[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0};
+	size_t widths[] = {1, 3, 7, 101, 2049};
+	for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
+		size_t w = widths[wi], n = 3000;
+		double *x = malloc(n * sizeof(double)), *out = malloc(n * sizeof(double));
+		for (size_t i = 0; i < n; i++)
+			x[i] = rm_rng_below(&r, 5) ? (double)rm_rng_below(&r, 9) : odd[rm_rng_below(&r, 5)];
+		rm_running_median(x, n, w, out);
+		for (size_t i = 0; i<n; i += w> 1000 ? 37 : 1) {
+			size_t lo = i > w / 2 ? i - w / 2 : 0, hi = i + w / 2 + 1 < n ? i + w / 2 + 1 : n;
+			double want = naive_median(x + lo, hi - lo);
+			if (!(out[i] == want || (isnan(out[i]) && isnan(want))))
+				fail_msg("w %zu i %zu: %g != %g", w, i, out[i], want);
+		}
+		/* the selection stays inside the array and returns one of its values */
+		size_t odd_n = n - 1;
+		double m = rm_median(x, odd_n, out);
+		int found = isnan(m);
+		for (size_t i = 0; i < odd_n && !found; i++)
+			found = x[i] == m;
+		assert_true(found);
 		free(x);
 		free(out);
 	}
@@ -160,9 +195,13 @@ static void rng_is_reproducible(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(median_matches_sort), cmocka_unit_test(running_median_matches_naive),
-	    cmocka_unit_test(distribution_tails),  cmocka_unit_test(mann_kendall_known_values),
-	    cmocka_unit_test(benjamini_hochberg),  cmocka_unit_test(acf_of_a_period),
+	    cmocka_unit_test(median_matches_sort),
+	    cmocka_unit_test(running_median_matches_naive),
+	    cmocka_unit_test(running_median_survives_nan),
+	    cmocka_unit_test(distribution_tails),
+	    cmocka_unit_test(mann_kendall_known_values),
+	    cmocka_unit_test(benjamini_hochberg),
+	    cmocka_unit_test(acf_of_a_period),
 	    cmocka_unit_test(rng_is_reproducible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
