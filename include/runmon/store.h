@@ -148,13 +148,13 @@ struct rm_store_series {
 	size_t n; /* steps with a loss row */
 	int64_t *step;
 	double *loss;       /* NaN unless finite (see nonfinite) */
-	uint8_t *nonfinite; /* 1 NaN, 2 +/-Inf, 3 not logged; 0 finite */
+	uint8_t *nonfinite; /* 1 NaN, 2 +/-Inf, 3 not logged; 0 finite; NULL when all are finite */
 	double *lr;         /* NaN when not logged */
 	double *epoch;      /* NaN when not logged */
 
 	size_t nb;                /* batch rows: one per step, rank and micro-batch, in that order */
-	int64_t *bstep;           /* a step repeats once per rank and micro-batch */
-	int *brank;               /* data-parallel rank of each (ranks from RM_MAX_RANKS - 1 up share it) */
+	int64_t *bstep;           /* a step repeats once per rank and micro-batch; step itself when equal */
+	int *brank;               /* data-parallel rank of each (ranks from RM_MAX_RANKS - 1 up share it); NULL: one */
 	int nranks;               /* 1 + the highest rank */
 	int multi;                /* some step has more than one batch row */
 	int *bucket;              /* dense bucket (see map), -1 when unknown */

@@ -79,7 +79,7 @@ void rm_prepared_shares(const struct rm_prepared *p, const int *bseq, float *sha
 	size_t mx = 0; /* the next mixed batch */
 	for (size_t j = 0; j < p->n; j++) {
 		float *sh = share + j * (size_t)k;
-		size_t from = p->bfrom[j], to = p->bto[j];
+		size_t from = rm_pt_from(p, j), to = rm_pt_to(p, j);
 		memset(sh, 0, (size_t)k * sizeof(*sh));
 		dom[j] = -1;
 		if (to == from)
@@ -266,46 +266,67 @@ void rm_prepare(const struct rm_series *s, struct rm_prepared *p)
 				step[j++] = s->step[i];
 		p->step = p->own_step = step;
 	}
-	p->bfrom = rm_xmalloc((n ? n : 1) * sizeof(size_t));
-	p->bto = rm_xmalloc((n ? n : 1) * sizeof(size_t));
 	/* Point i covers batches in (step of the previous loss row, step_i];
-	 * the first covers as many steps as the second does. */
+	 * the first covers as many steps as the second does. Two passes: the
+	 * first finds whether point j is batch j, when no index is kept. */
 	int64_t first_gap = s->n > 1 ? s->step[1] - s->step[0] : 1;
-	size_t b = 0;
-	while (b < p->nb && s->n && p->bstep[b] <= s->step[0] - first_gap)
-		b++;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t from = b;
-		while (b < p->nb && p->bstep[b] <= s->step[i])
-			b++;
-		if (!keep[i])
-			continue;
-		p->bfrom[p->n] = from;
-		p->bto[p->n] = b;
-		p->n++;
+	size_t b0 = 0;
+	while (b0 < p->nb && s->n && p->bstep[b0] <= s->step[0] - first_gap)
+		b0++;
+	int identity_points = n == p->nb;
+	for (int pass = identity_points ? 0 : 1; pass < 2; pass++) {
+		if (pass == 1) {
+			p->bfrom = rm_xmalloc((n ? n : 1) * sizeof(size_t));
+			p->bto = rm_xmalloc((n ? n : 1) * sizeof(size_t));
+		}
+		size_t b = b0, at = 0;
+		for (size_t i = 0; i < s->n && (pass || identity_points); i++) {
+			size_t from = b;
+			while (b < p->nb && p->bstep[b] <= s->step[i])
+				b++;
+			if (!keep[i])
+				continue;
+			if (pass) {
+				p->bfrom[at] = from;
+				p->bto[at] = b;
+			} else {
+				identity_points = from == at && b == at + 1;
+			}
+			at++;
+		}
+		p->n = at;
+		if (pass == 0 && identity_points)
+			break;
 	}
 	free(keep);
-	p->dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
 	p->onehot = rm_xcalloc(p->n ? p->n : 1, 1);
 	p->one_each = p->k > 0 && !p->mix.n;
 	for (size_t j = 0; j < p->n && p->one_each; j++)
-		p->one_each = p->bto[j] - p->bfrom[j] == 1;
+		p->one_each = rm_pt_to(p, j) - rm_pt_from(p, j) == 1;
 	if (p->one_each) {
 		/* Every point covers one batch (the trainer logs every step): the
-		 * dominant bucket is that batch's, and no share matrix is needed. */
-		for (size_t j = 0; j < p->n; j++) {
-			p->dom[j] = p->bseq[p->bfrom[j]];
-			p->onehot[j] = 1;
+		 * dominant bucket is that batch's, and no share matrix is needed;
+		 * when point j is batch j, the batches' buckets are the points'. */
+		if (identity_points) {
+			p->dom = p->bseq;
+		} else {
+			int *dom = p->own_dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
+			for (size_t j = 0; j < p->n; j++)
+				dom[j] = p->bseq[p->bfrom[j]];
+			p->dom = dom;
 		}
+		memset(p->onehot, 1, p->n);
 	} else if (p->k) {
 		size_t k = (size_t)p->k;
 		p->share = rm_xmalloc((p->n ? p->n : 1) * k * sizeof(float));
-		rm_prepared_shares(p, p->bseq, p->share, p->dom);
+		p->dom = p->own_dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
+		rm_prepared_shares(p, p->bseq, p->share, p->own_dom);
 		for (size_t j = 0; j < p->n; j++)
 			p->onehot[j] = p->dom[j] >= 0 && p->share[j * k + (size_t)p->dom[j]] == 1.0f;
 	} else {
+		p->dom = p->own_dom = rm_xmalloc((p->n ? p->n : 1) * sizeof(int));
 		for (size_t j = 0; j < p->n; j++)
-			p->dom[j] = -1;
+			p->own_dom[j] = -1;
 	}
 	for (size_t j = 0; j < p->n; j++)
 		p->with_batches += p->dom[j] >= 0;
@@ -320,7 +341,7 @@ void rm_prepared_release(struct rm_prepared *p)
 	free(p->own_epoch);
 	free(p->own_bstep);
 	free(p->share);
-	free(p->dom);
+	free(p->own_dom);
 	free(p->onehot);
 	free(p->own_bseq);
 	free(p->own_brank);

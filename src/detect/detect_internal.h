@@ -20,7 +20,8 @@ struct rm_prepared {
 	int bucket_id[RM_MAX_BUCKETS];
 	float *share;     /* n*k bucket shares among a point's batches; NULL when one_each */
 	int one_each;     /* every point covers exactly one batch */
-	int *dom;         /* dominant dense bucket per point, -1 if it covers no batch */
+	const int *dom;   /* dominant dense bucket per point, -1 if it covers no batch */
+	int *own_dom;     /* dom when prepare made it (bseq serves when point j is batch j) */
 	char *onehot;     /* the point's batches are all of bucket dom */
 	int with_batches; /* points covering at least one batch */
 	size_t nb;        /* batches with a bucket */
@@ -39,9 +40,22 @@ struct rm_prepared {
 	double len_acf[RM_LEN_LAGS + 1]; /* autocorrelation of their log length, lags 0..RM_LEN_LAGS */
 	double len_min, len_max;         /* the lengths seen */
 	double len_run;                  /* its correlation time in batches (the lag where it falls below 1/e) */
-	size_t *bfrom, *bto;             /* point j covers batches [bfrom[j], bto[j]) */
-	int long_from;                   /* dense buckets >= long_from count as long */
+	/* Point j covers batches [bfrom[j], bto[j]); both NULL when point j is
+	 * batch j (one batch a logged step, none left out), which saves 16
+	 * bytes a step on a long run: read them with rm_pt_from and rm_pt_to. */
+	size_t *bfrom, *bto;
+	int long_from; /* dense buckets >= long_from count as long */
 };
+
+static inline size_t rm_pt_from(const struct rm_prepared *p, size_t j)
+{
+	return p->bfrom ? p->bfrom[j] : j;
+}
+
+static inline size_t rm_pt_to(const struct rm_prepared *p, size_t j)
+{
+	return p->bto ? p->bto[j] : j + 1;
+}
 
 #define RM_BUCKET_IDS 256 /* bucket ids 0..255 are accepted */
 

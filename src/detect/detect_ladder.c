@@ -252,7 +252,7 @@ static double shuffled_loss(const struct shuffler *w, size_t j)
 		return p->dom[j] < 0 || isnan(m) ? p->y[j] : lg ? sh->bare[j] * m : sh->bare[j] + m;
 	}
 	if (p->one_each) {
-		double f = sh->delta[w->order[p->bfrom[j]]][p->bseq[p->bfrom[j]]];
+		double f = sh->delta[w->order[rm_pt_from(p, j)]][p->bseq[rm_pt_from(p, j)]];
 		return lg ? p->y[j] * f : p->y[j] + f;
 	}
 	double d = p->dom[j] >= 0 ? offset_at(sh->sp, w->share, p->k, j) - sh->base[j] : 0;

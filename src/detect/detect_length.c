@@ -33,7 +33,7 @@ static double point_log_length(const struct rm_prepared *p, size_t j)
 {
 	double sum = 0;
 	size_t m = 0;
-	for (size_t t = p->bfrom[j]; t < p->bto[j]; t++)
+	for (size_t t = rm_pt_from(p, j), to = rm_pt_to(p, j); t < to; t++)
 		if (!isnan(p->blog[t])) {
 			sum += p->blog[t];
 			m++;

@@ -63,34 +63,46 @@ static double spacing(const struct rm_prepared *p)
 	return k;
 }
 
+/* Scratch for the onset searches, n points each: made once per diagnosis
+ * (a run of millions of points would otherwise fault in fresh pages for
+ * each search). */
+struct work {
+	double *med, *x, *e;
+	double *tmp; /* made when a search needs it beside med (an own level) */
+};
+
+/* The loss relative to the trend (computed where needed: one array less
+ * on a long run). */
+static inline double of_trend(const struct rm_prepared *p, const double *trend, int ratio, size_t j)
+{
+	return ratio ? p->y[j] / trend[j] : p->y[j] - trend[j];
+}
+
 /* The arithmetic levels of the buckets, relative to the trend: least
  * squares of y / trend on the shares, refit three times without the
  * points far off the fit (above it sooner: resets). Additive (y - trend)
- * when a loss is not positive. */
-static void mixture_levels(const struct rm_prepared *p, const double *trend, int ratio, double *L)
+ * when a loss is not positive. Works in ws->med and ws->x. */
+static void mixture_levels(const struct rm_prepared *p, const double *trend, int ratio, struct work *ws, double *L)
 {
 	int k = p->k;
-	double *r = rm_xmalloc(p->n * sizeof(double)), *a = rm_xmalloc(p->n * sizeof(double));
-	double *d = rm_xmalloc(p->n * sizeof(double));
+	double *a = ws->med, *d = ws->x;
 	char *keep = rm_xmalloc(p->n);
-	for (size_t j = 0; j < p->n; j++)
-		r[j] = ratio ? p->y[j] / trend[j] : p->y[j] - trend[j];
 	for (int round = 0; round < 4; round++) {
 		double A[RM_MAX_BUCKETS * RM_MAX_BUCKETS] = {0}, b[RM_MAX_BUCKETS] = {0};
 		for (size_t j = 0; j < p->n; j++) {
-			if (p->dom[j] < 0 || (round && !keep[j]) || !isfinite(r[j]))
+			if (p->dom[j] < 0 || (round && !keep[j]) || !isfinite(of_trend(p, trend, ratio, j)))
 				continue;
 			if (p->onehot[j]) {
 				int i = p->dom[j];
 				A[i * k + i] += 1;
-				b[i] += r[j];
+				b[i] += of_trend(p, trend, ratio, j);
 				continue;
 			}
 			const float *s = p->share + j * (size_t)k;
 			for (int i = 0; i < k; i++) {
 				if (s[i] == 0)
 					continue;
-				b[i] += s[i] * r[j];
+				b[i] += s[i] * of_trend(p, trend, ratio, j);
 				for (int l = 0; l < k; l++)
 					A[i * k + l] += (double)s[i] * s[l];
 			}
@@ -100,7 +112,7 @@ static void mixture_levels(const struct rm_prepared *p, const double *trend, int
 			break; /* the last fit: the points it leaves out are not needed */
 		size_t m = 0;
 		for (size_t j = 0; j < p->n; j++) {
-			d[j] = p->dom[j] >= 0 ? r[j] - rm_prepared_mix(p, j, L) : NAN;
+			d[j] = p->dom[j] >= 0 ? of_trend(p, trend, ratio, j) - rm_prepared_mix(p, j, L) : NAN;
 			if (isfinite(d[j]))
 				a[m++] = fabs(d[j]);
 		}
@@ -117,17 +129,15 @@ static void mixture_levels(const struct rm_prepared *p, const double *trend, int
 		if (!changed)
 			break;
 	}
-	free(r);
-	free(a);
-	free(d);
 	free(keep);
 }
 
 /* The excess of each point over what its composition expects, in log
  * units (additive where a loss or its expectation is not positive). */
-static void excess(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj, double *e,
-                   double **own)
+static void excess(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
+                   struct work *ws, double **own)
 {
+	double *e = ws->e;
 	*own = NULL;
 	size_t n = p->n;
 	int positive = 1;
@@ -141,7 +151,7 @@ static void excess(const struct rm_prepared *p, const struct rm_split_result *sp
 	double L[RM_MAX_BUCKETS] = {0};
 	int mix = sp->trend && p->k >= 2 && p->with_batches >= 50;
 	if (mix)
-		mixture_levels(p, sp->trend, positive, L);
+		mixture_levels(p, sp->trend, positive, ws, L);
 	for (size_t j = 0; j < n; j++) {
 		double t = sp->trend ? sp->trend[j] : 0;
 		double m = mix && p->dom[j] >= 0 ? rm_prepared_mix(p, j, L) : (positive ? 1 : 0);
@@ -169,13 +179,6 @@ static void excess(const struct rm_prepared *p, const struct rm_split_result *sp
 		}
 	}
 }
-
-/* Scratch for the onset searches, n points each: made once per diagnosis
- * (a run of millions of points would otherwise fault in fresh pages for
- * each search). */
-struct work {
-	double *med, *x, *tmp, *e;
-};
 
 /* Robust scales: scale[b] of the excesses of points of one bucket alone
  * (dense b) when it has enough of them, scale[k] of all. x is the excess
@@ -230,7 +233,10 @@ static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w
 	if (own)
 		for (size_t j = 0; j < n; j++)
 			med[j] = own[j] - med[j];
-	scales(p, own ? med : x, ws->tmp, per_bucket && !own, sc);
+	/* Without own, the median has served: its array takes the scales' copy. */
+	if (own && !ws->tmp)
+		ws->tmp = rm_xmalloc(n * sizeof(double));
+	scales(p, own ? med : x, own ? ws->tmp : med, per_bucket && !own, sc);
 	/* the scale of point j */
 #define SCALE(j) (p->dom[j] >= 0 && p->onehot[j] ? sc[p->dom[j]] : sc[p->k])
 	double min_jump = log(1 + 0.5 / K);
@@ -397,7 +403,7 @@ static double length_lean(const struct rm_prepared *p, const struct onset *ev, s
 	for (size_t j = 0, i = 0; j < p->n; j++) {
 		double v = 0;
 		size_t c = 0;
-		for (size_t t = p->bfrom[j]; t < p->bto[j]; t++)
+		for (size_t t = rm_pt_from(p, j), to = rm_pt_to(p, j); t < to; t++)
 			if (!isnan(p->blog[t])) {
 				v += p->blog[t];
 				c++;
@@ -566,7 +572,7 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	double K = spacing(p);
 	r->interval = K;
 	struct work ws = {rm_xmalloc(n * sizeof(double)), rm_xmalloc(n * sizeof(double)),
-	                  rm_xmalloc(n * sizeof(double)), rm_xmalloc(n * sizeof(double))};
+	                  rm_xmalloc(n * sizeof(double)), NULL};
 	/* What a framework's spike detector sees, raw and adjusted. */
 	r->spikes_global = global_onsets(p, p->y, o->hampel_k, K, &ws);
 	if (sp->adjusted || len_adj)
@@ -579,7 +585,7 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	char *mark = rm_xcalloc(n, 1);
 	struct onsets found = {0};
 	double *own;
-	excess(p, sp, len_adj, e, &own);
+	excess(p, sp, len_adj, &ws, &own);
 	size_t ne =
 	    find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, K, 1, &ws, mark, &found);
 	struct onset *ev = found.v;

@@ -652,9 +652,9 @@ void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 		r->bucket[i] = p->bucket_id[i];
 	if (p->n < 50)
 		return;
-	r->trend = rm_xmalloc(p->n * sizeof(double));
-	r->adjusted = rm_xmalloc(p->n * sizeof(double));
 	if (p->k < 2 || p->with_batches < 50) {
+		r->trend = rm_xmalloc(p->n * sizeof(double));
+		r->adjusted = rm_xmalloc(p->n * sizeof(double));
 		/* No bucket information: the trend is still useful downstream,
 		 * and without any composition the loss's own levels speak. */
 		struct rm_prepared q = *p;
@@ -713,12 +713,17 @@ void rm_detect_split(const struct rm_prepared *p, struct rm_split_result *r)
 	r->df2 = f->df2;
 	r->p = f->p;
 	level_intervals(p, f, w, use_log, r);
+	modes(p, f->resid, r);
+	/* The winner's arrays become the trend and the adjusted loss, in place
+	 * (a long run need not hold both at once). */
 	for (size_t j = 0; j < p->n; j++) {
 		double fit = fitted(p, f->o, j);
-		r->trend[j] = use_log ? exp(f->trend[j]) : f->trend[j];
-		r->adjusted[j] = use_log ? p->y[j] * exp(-fit) : p->y[j] - fit;
+		f->trend[j] = use_log ? exp(f->trend[j]) : f->trend[j];
+		f->resid[j] = use_log ? p->y[j] * exp(-fit) : p->y[j] - fit;
 	}
-	modes(p, f->resid, r);
+	r->trend = f->trend;
+	r->adjusted = f->resid;
+	f->trend = f->resid = NULL;
 	r->flagged = r->eta2 >= 0.1 && r->p < 1e-6;
 	fit_release(&lin);
 	fit_release(&lg);

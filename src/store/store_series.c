@@ -493,6 +493,29 @@ static void *batch_thread(void *arg)
 	return NULL;
 }
 
+/* What a long run need not hold twice: the batches' steps when each
+ * batch is the loss row's step (one batch a logged step), the ranks when
+ * there is one, the reasons for non-finite losses when there are none. */
+static void compact_series(struct rm_store_series *out)
+{
+	if (out->nb == out->n && out->bstep != out->step &&
+	    (out->n == 0 || memcmp(out->bstep, out->step, out->n * sizeof(*out->step)) == 0)) {
+		free(out->bstep);
+		out->bstep = out->step;
+	}
+	if (out->nranks <= 1) {
+		free(out->brank);
+		out->brank = NULL;
+	}
+	size_t nonfinite = 0;
+	for (size_t i = 0; i < out->n && !nonfinite; i++)
+		nonfinite = out->nonfinite[i];
+	if (!nonfinite) {
+		free(out->nonfinite);
+		out->nonfinite = NULL;
+	}
+}
+
 int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, const struct rm_derive *derive,
                          struct rm_store_series *out, struct rm_err *err)
 {
@@ -516,6 +539,8 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, con
 		*err = job.err;
 		rc = job.rc;
 	}
+	if (!rc)
+		compact_series(out);
 	struct rm_dbq *s = rc ? NULL : rm_st_prepare(st, "SELECT config_json FROM runs WHERE id = ?1", err);
 	if (s) {
 		rm_dbq_int(s, 1, run_id);
@@ -530,13 +555,14 @@ int rm_store_load_series(struct rm_store *st, int64_t run_id, int64_t since, con
 
 void rm_store_series_release(struct rm_store_series *s)
 {
+	if (s->bstep != s->step) /* one array when each batch is its loss row's step */
+		free(s->bstep);
 	free(s->step);
 	free(s->loss);
 	free(s->nonfinite);
 	free(s->lr);
 	free(s->epoch);
 
-	free(s->bstep);
 	free(s->bucket);
 	free(s->max_len);
 	free(s->brank);
