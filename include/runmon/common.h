@@ -79,6 +79,14 @@ int rm_err_set(struct rm_err *err, enum rm_status code, const char *fmt, ...)
 int rm_exit_code(enum rm_status code);
 
 /* Allocators that abort on out-of-memory: a CLI has no recovery path. */
+/* A double held in 4 bytes (what a long run's per-step learning rates
+ * and epochs need): NaN stays NaN, beyond float's range is infinite. */
+float rm_float_of(double v);
+/* An epoch in 4 bytes that keeps what is read of it: its whole part and
+ * whether it is whole (a value just below an integer is not rounded up
+ * to it), exactly for epochs below 2^24. */
+float rm_epoch_float(double v);
+
 void *rm_xmalloc(size_t n);
 void *rm_xcalloc(size_t n, size_t size);
 void *rm_xrealloc(void *p, size_t n);

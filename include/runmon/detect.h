@@ -41,9 +41,10 @@ struct rm_series {
 	/* Why a loss is NaN: 1 NaN, 2 +/-Inf, 3 not logged (the row has other
 	 * keys); NULL: every NaN was logged as one. */
 	const uint8_t *nonfinite;
-	const double *lr;    /* NaN when not logged; may be NULL */
-	const double *epoch; /* NaN when not logged; may be NULL */
-	size_t nb;           /* batches: one per step, or one per rank and micro-batch of each step */
+	/* As floats (rm_float_of, rm_epoch_float): 8 bytes a step less. */
+	const float *lr;    /* NaN when not logged; may be NULL */
+	const float *epoch; /* NaN when not logged; may be NULL */
+	size_t nb;          /* batches: one per step, or one per rank and micro-batch of each step */
 	const int64_t *bstep;
 	const int *brank;         /* rank of each batch (0..nranks-1); NULL: one rank */
 	int nranks;               /* 1 + the highest rank */

@@ -170,7 +170,8 @@ void rm_sim_truth_release(struct rm_sim_truth *t);
 struct rm_sim_series {
 	struct rm_series s;
 	int64_t *step, *bstep;
-	double *loss, *lr, *epoch, *max_len;
+	double *loss, *max_len;
+	float *lr, *epoch; /* as the store holds them */
 	int *bucket, *brank;
 	struct rm_mix mix; /* with o->lens: the batches whose lengths span buckets */
 	struct rm_sim_truth truth;

@@ -63,6 +63,7 @@ double rm_rng_normal(struct rm_rng *r);
 /* Uniform integer in [0, n). */
 uint64_t rm_rng_below(struct rm_rng *r, uint64_t n);
 void rm_rng_shuffle_int(struct rm_rng *r, int *a, size_t n);
+void rm_rng_shuffle_u8(struct rm_rng *r, uint8_t *a, size_t n);
 
 /* Solves the k x k system A x = b in place (Gaussian elimination with
  * partial pivoting); a singular column gets x = 0. */

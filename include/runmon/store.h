@@ -149,8 +149,8 @@ struct rm_store_series {
 	int64_t *step;
 	double *loss;       /* NaN unless finite (see nonfinite) */
 	uint8_t *nonfinite; /* 1 NaN, 2 +/-Inf, 3 not logged; 0 finite; NULL when all are finite */
-	double *lr;         /* NaN when not logged */
-	double *epoch;      /* NaN when not logged */
+	float *lr;          /* NaN when not logged (rm_float_of) */
+	float *epoch;       /* NaN when not logged (rm_epoch_float) */
 
 	size_t nb;                /* batch rows: one per step, rank and micro-batch, in that order */
 	int64_t *bstep;           /* a step repeats once per rank and micro-batch; step itself when equal */

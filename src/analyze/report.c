@@ -32,10 +32,12 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 			rm_progress_end();
 			goto out;
 		}
-		/* Charts need the plot data only: drop the per-point arrays. */
+		/* Charts need the plot data only: drop the per-point arrays, so
+		 * that a report of many runs holds one run's at a time. */
 		free(ds[done].split.trend);
 		free(ds[done].split.adjusted);
-		ds[done].split.trend = ds[done].split.adjusted = NULL;
+		free(ds[done].length.adjusted);
+		ds[done].split.trend = ds[done].split.adjusted = ds[done].length.adjusted = NULL;
 		urls[done] = rm_run_page(&infos[done]);
 		runs[done] = (struct rm_report_run){&ds[done], &infos[done], urls[done], NULL};
 		if (ds[done].severity > worst)

@@ -3,6 +3,8 @@
  */
 #include "runmon/common.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,21 @@ static void oom(size_t n)
 {
 	fprintf(stderr, "runmon: fatal: out of memory allocating %zu bytes\n", n);
 	abort();
+}
+
+float rm_float_of(double v)
+{
+	if (isnan(v))
+		return NAN;
+	return v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
+}
+
+float rm_epoch_float(double v)
+{
+	float f = rm_float_of(v);
+	if (isfinite(v) && fabs(v) < 16777216.0 && (f == floorf(f)) != (v == floor(v)))
+		f = nextafterf(f, v > f ? INFINITY : -INFINITY);
+	return f;
 }
 
 void *rm_xmalloc(size_t n)

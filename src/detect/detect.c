@@ -116,6 +116,15 @@ static double *pick(const double *src, const char *keep, size_t n, size_t m)
 	return out;
 }
 
+static float *pick_float(const float *src, const char *keep, size_t n, size_t m)
+{
+	float *out = rm_xmalloc((m ? m : 1) * sizeof(float));
+	for (size_t i = 0, j = 0; i < n; i++)
+		if (keep[i])
+			out[j++] = src ? src[i] : NAN;
+	return out;
+}
+
 /* How ordered the lengths are: the autocorrelation of batch log length
  * (of a step's mean log length when a step has several batches: the
  * sequence of a step's batches alternates ranks). */
@@ -258,8 +267,8 @@ void rm_prepare(const struct rm_series *s, struct rm_prepared *p)
 		p->epoch = s->epoch;
 	} else {
 		p->y = p->own_y = pick(s->loss, keep, s->n, n);
-		p->lr = p->own_lr = pick(s->lr, keep, s->n, n);
-		p->epoch = p->own_epoch = pick(s->epoch, keep, s->n, n);
+		p->lr = p->own_lr = pick_float(s->lr, keep, s->n, n);
+		p->epoch = p->own_epoch = pick_float(s->epoch, keep, s->n, n);
 		int64_t *step = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
 		for (size_t i = 0, j = 0; i < s->n; i++)
 			if (keep[i])

@@ -12,9 +12,10 @@ struct rm_prepared {
 	size_t n;        /* finite loss points */
 	const double *y; /* their losses */
 	const int64_t *step;
-	const double *lr, *epoch; /* NaN when not logged */
+	const float *lr, *epoch; /* NaN when not logged */
 	/* Copies prepare made (NULL when the series' arrays are used as is). */
-	double *own_y, *own_lr, *own_epoch;
+	double *own_y;
+	float *own_lr, *own_epoch;
 	int64_t *own_step, *own_bstep;
 	int k; /* buckets seen, dense 0..k-1 */
 	int bucket_id[RM_MAX_BUCKETS];

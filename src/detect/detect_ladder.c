@@ -235,7 +235,8 @@ struct shuffler {
 	struct shuffles *sh;
 	int first;
 	struct rm_rng rng;
-	int *order; /* steps (whole steps shuffled) or batch buckets */
+	int *order;       /* steps (whole steps shuffled) or batch buckets */
+	uint8_t *buckets; /* batch buckets instead, when each point is one batch: a byte each */
 	float *share;
 	int *dom;
 	double *x; /* interval means */
@@ -252,7 +253,7 @@ static double shuffled_loss(const struct shuffler *w, size_t j)
 		return p->dom[j] < 0 || isnan(m) ? p->y[j] : lg ? sh->bare[j] * m : sh->bare[j] + m;
 	}
 	if (p->one_each) {
-		double f = sh->delta[w->order[rm_pt_from(p, j)]][p->bseq[rm_pt_from(p, j)]];
+		double f = sh->delta[w->buckets[rm_pt_from(p, j)]][p->bseq[rm_pt_from(p, j)]];
 		return lg ? p->y[j] * f : p->y[j] + f;
 	}
 	double d = p->dom[j] >= 0 ? offset_at(sh->sp, w->share, p->k, j) - sh->base[j] : 0;
@@ -273,10 +274,11 @@ static void *shuffle_worker(void *arg)
 			break;
 		if (sh->bare) {
 			rm_rng_shuffle_int(&w->rng, w->order, p->n);
+		} else if (p->one_each) {
+			rm_rng_shuffle_u8(&w->rng, w->buckets, p->nb);
 		} else {
 			rm_rng_shuffle_int(&w->rng, w->order, p->nb);
-			if (!p->one_each)
-				rm_prepared_shares(p, w->order, w->share, w->dom);
+			rm_prepared_shares(p, w->order, w->share, w->dom);
 		}
 		/* the interval means of the loss under the shuffled order, as
 		 * intervals() makes them of the loss as logged */
@@ -308,6 +310,10 @@ static void shuffler_init(struct shuffler *w, struct shuffles *sh, int first)
 		w->order = rm_xmalloc(p->n * sizeof(int));
 		for (size_t j = 0; j < p->n; j++)
 			w->order[j] = (int)j;
+	} else if (p->one_each) { /* dense buckets are below RM_MAX_BUCKETS */
+		w->buckets = rm_xmalloc(p->nb ? p->nb : 1);
+		for (size_t t = 0; t < p->nb; t++)
+			w->buckets[t] = (uint8_t)p->bseq[t];
 	} else {
 		w->order = rm_xmalloc((p->nb ? p->nb : 1) * sizeof(int));
 		memcpy(w->order, p->bseq, p->nb * sizeof(int));
@@ -322,6 +328,7 @@ static void shuffler_init(struct shuffler *w, struct shuffles *sh, int first)
 static void shuffler_release(struct shuffler *w)
 {
 	free(w->order);
+	free(w->buckets);
 	free(w->share);
 	free(w->dom);
 	free(w->x);

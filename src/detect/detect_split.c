@@ -161,7 +161,6 @@ static size_t trend_window(const struct rm_prepared *p)
 static void fit_round(const struct rm_prepared *p, const double *z, size_t w, struct fit *f)
 {
 	size_t n = p->n;
-	double *a = rm_xmalloc(n * sizeof(double));
 	if (!f->trend) {
 		f->trend = rm_xmalloc(n * sizeof(double));
 		f->resid = rm_xmalloc(n * sizeof(double));
@@ -169,19 +168,25 @@ static void fit_round(const struct rm_prepared *p, const double *z, size_t w, st
 		memset(f->o, 0, sizeof(f->o));
 	}
 	char *keep = f->keep;
+	/* resid serves twice as scratch (a long run need not hold another
+	 * array): the input of the smoothing, then the deviations whose median
+	 * is the scale; each time it is made the residual again after. */
+	double *resid = f->resid;
 	for (size_t j = 0; j < n; j++)
-		a[j] = z[j] - fitted(p, f->o, j);
-	smooth_trend(a, n, w, f->trend);
+		resid[j] = z[j] - fitted(p, f->o, j);
+	smooth_trend(resid, n, w, f->trend);
 	for (size_t j = 0; j < n; j++)
-		f->resid[j] = z[j] - f->trend[j];
-	fit_offsets(p, f->resid, NULL, f->o, f->w);
+		resid[j] = z[j] - f->trend[j];
+	fit_offsets(p, resid, NULL, f->o, f->w);
 	size_t m = 0;
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) /* m <= j: what is overwritten was read */
 		if (has(p, j))
-			a[m++] = fabs(f->resid[j] - fitted(p, f->o, j));
-	double mad = m ? 1.4826 * rm_median_inplace(a, m) : 0;
+			resid[m++] = fabs(resid[j] - fitted(p, f->o, j));
+	double mad = m ? 1.4826 * rm_median_inplace(resid, m) : 0;
 	for (size_t j = 0; j < n; j++)
-		keep[j] = fabs(f->resid[j] - fitted(p, f->o, j)) <= 4 * mad + 1e-300;
+		resid[j] = z[j] - f->trend[j];
+	for (size_t j = 0; j < n; j++)
+		keep[j] = fabs(resid[j] - fitted(p, f->o, j)) <= 4 * mad + 1e-300;
 	fit_offsets(p, f->resid, keep, f->o, f->w);
 	/* eta^2 and F over the points with batches. */
 	double mean = 0, sst = 0, ssr = 0, cnt = 0;
@@ -203,7 +208,6 @@ static void fit_round(const struct rm_prepared *p, const double *z, size_t w, st
 	f->df2 = cnt - p->k;
 	f->f = f->df1 > 0 && f->df2 > 0 && ssr > 0 ? ((sst - ssr) / f->df1) / (ssr / f->df2) : 0;
 	f->p = f->df1 > 0 && f->df2 > 0 ? (ssr > 0 ? rm_f_sf(f->f, f->df1, f->df2) : 0) : 1;
-	free(a);
 }
 
 static void fit_release(struct fit *f)

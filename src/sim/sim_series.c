@@ -23,8 +23,8 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 	memset(out, 0, sizeof(*out));
 	out->step = rm_xmalloc((T / K + 1) * sizeof(int64_t));
 	out->loss = rm_xmalloc((T / K + 1) * sizeof(double));
-	out->lr = rm_xmalloc((T / K + 1) * sizeof(double));
-	out->epoch = rm_xmalloc((T / K + 1) * sizeof(double));
+	out->lr = rm_xmalloc((T / K + 1) * sizeof(float));
+	out->epoch = rm_xmalloc((T / K + 1) * sizeof(float));
 	out->bstep = rm_xmalloc((N ? N : 1) * sizeof(int64_t));
 	out->max_len = rm_xmalloc((N ? N : 1) * sizeof(double));
 	double *min_len = rm_xmalloc((N ? N : 1) * sizeof(double));
@@ -60,8 +60,8 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 			continue;
 		out->step[m] = x->step;
 		out->loss[m] = acc / (double)K;
-		out->lr[m] = x->lr;
-		out->epoch[m] = x->epoch;
+		out->lr[m] = rm_float_of(x->lr);
+		out->epoch[m] = rm_epoch_float(x->epoch);
 		m++;
 		acc = 0;
 	}

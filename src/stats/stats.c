@@ -513,6 +513,17 @@ void rm_rng_shuffle_int(struct rm_rng *r, int *a, size_t n)
 	}
 }
 
+/* The same permutation as rm_rng_shuffle_int from the same state. */
+void rm_rng_shuffle_u8(struct rm_rng *r, uint8_t *a, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)rm_rng_below(r, i);
+		uint8_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
 /* Solves the k x k system A x = b in place (Gaussian elimination with
  * partial pivoting); a singular column gets x = 0. */
 void rm_solve(double *A, double *b, int k, double *x)

@@ -115,8 +115,8 @@ static int load_steps(struct rm_db *db, int64_t run_id, int64_t since, struct rm
 		int nan = (int)rm_dbq_col_int(s, 2) & 1;
 		out->nonfinite[i] = nan ? 1 : isnan(v) ? 3 : isinf(v) ? 2 : 0;
 		out->loss[i] = out->nonfinite[i] ? NAN : v;
-		out->lr[i] = rm_st_col_opt(s, 3);
-		out->epoch[i] = rm_st_col_opt(s, 4);
+		out->lr[i] = rm_float_of(rm_st_col_opt(s, 3));
+		out->epoch[i] = rm_epoch_float(rm_st_col_opt(s, 4));
 	}
 	rm_dbq_finalize(s);
 	return rc < 0 ? -rc : RM_OK;

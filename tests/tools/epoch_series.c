@@ -11,7 +11,8 @@ void epoch_series_diagnose(int fixed, double hard, int wave, uint64_t seed, stru
 {
 	enum { E = 5, S = 2000, K = 10, M = E * S / K };
 	static int64_t step[M];
-	static double loss[M], epoch[M], diff[S];
+	static double loss[M], diff[S];
+	static float epoch[M];
 	static int order[S];
 	struct rm_rng rng = {seed};
 	for (int b = 0; b < S; b++) {

@@ -44,7 +44,8 @@ static char *text_of(const struct rm_diagnosis *d)
 struct simrun {
 	struct rm_series s;
 	int64_t *step, *bstep;
-	double *loss, *lr, *epoch, *max_len;
+	double *loss, *max_len;
+	float *lr, *epoch;
 	int *bucket;
 };
 
@@ -64,8 +65,8 @@ static void simrun_make(struct simrun *r, enum rm_sim_strategy strat, uint64_t s
 	r->step = malloc(n * sizeof(int64_t));
 	r->bstep = malloc(n * sizeof(int64_t));
 	r->loss = malloc(n * sizeof(double));
-	r->lr = malloc(n * sizeof(double));
-	r->epoch = malloc(n * sizeof(double));
+	r->lr = malloc(n * sizeof(float));
+	r->epoch = malloc(n * sizeof(float));
 	r->max_len = malloc(n * sizeof(double));
 	r->bucket = malloc(n * sizeof(int));
 	double acc = 0;
@@ -77,8 +78,8 @@ static void simrun_make(struct simrun *r, enum rm_sim_strategy strat, uint64_t s
 		if ((t + 1) % (size_t)log_every == 0) {
 			r->step[m] = st[t].step;
 			r->loss[m] = acc / log_every;
-			r->lr[m] = st[t].lr;
-			r->epoch[m] = st[t].epoch;
+			r->lr[m] = rm_float_of(st[t].lr);
+			r->epoch[m] = rm_epoch_float(st[t].epoch);
 			m++;
 			acc = 0;
 		}
@@ -388,13 +389,14 @@ static void fixed_order_run(size_t per, int epochs, double a, uint64_t seed, str
 	struct rm_rng rng = {seed};
 	size_t n = per * (size_t)epochs;
 	int64_t *step = malloc(n * sizeof(int64_t));
-	double *loss = malloc(n * sizeof(double)), *epoch = malloc(n * sizeof(double));
+	double *loss = malloc(n * sizeof(double));
+	float *epoch = malloc(n * sizeof(float));
 	double *hard = malloc(per * sizeof(double));
 	for (size_t i = 0; i < per; i++)
 		hard[i] = a * rm_rng_normal(&rng);
 	for (size_t t = 0; t < n; t++) {
 		step[t] = (int64_t)t;
-		epoch[t] = (double)(t / per);
+		epoch[t] = (float)(t / per);
 		loss[t] = 1 + hard[t % per] + 0.1 * rm_rng_normal(&rng);
 	}
 	struct rm_series s = {.n = n, .step = step, .loss = loss, .epoch = epoch};

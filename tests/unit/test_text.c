@@ -3,6 +3,7 @@
  * rm_tx (no escape sequence reaches the screen), rm_utf8_len, rm_utf8_fix
  * and rm_utf8_copy.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,25 @@ static void sha256_and_base64_match_their_standards(void **state)
 	assert_int_equal(rm_base64((const uint8_t *)"foo", 3, tiny, sizeof(tiny)), 0); /* 4 chars need 5 bytes */
 }
 
+/* Epochs held as floats keep their whole part and wholeness: the
+ * order and resets detectors read nothing else of them. */
+static void epoch_float_keeps_whole_parts(void **state)
+{
+	const double near[] = {2.99999999, 3.00000001, 1e6 - 1e-9, 1e6 + 1e-9, 0.9999999999, 12345.99999999};
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		float f = rm_epoch_float(near[i]);
+		assert_true(floorf(f) == floor(near[i]));
+		assert_true(f != floorf(f)); /* not whole, as the double is not */
+		assert_true(fabs(f - near[i]) < 1e-6 * fmax(1, fabs(near[i])));
+	}
+	assert_true(rm_epoch_float(3.0) == 3.0f);
+	assert_true(rm_epoch_float(0.25) == 0.25f);
+	assert_true(isnan(rm_epoch_float(NAN)));
+	assert_true(rm_float_of(1e300) == INFINITY && rm_float_of(-1e300) == -INFINITY);
+	assert_true(isinf(rm_epoch_float(1e300)));
+	assert_true(rm_float_of(3e-4) == 3e-4f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +205,7 @@ int main(void)
 	    cmocka_unit_test(utf8_fix_replaces_bad_bytes),
 	    cmocka_unit_test(utf8_copy_cuts_at_a_character),
 	    cmocka_unit_test(sha256_and_base64_match_their_standards),
+	    cmocka_unit_test(epoch_float_keeps_whole_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
