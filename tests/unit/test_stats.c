@@ -192,6 +192,30 @@ static void rng_is_reproducible(void **state)
 	assert_float_equal(s / 100000, 1, 0.02);
 }
 
+/* The byte shuffle (the ladder's permutations) draws ahead of its swaps;
+ * it must give the int shuffle's permutation from the same state, and
+ * leave the state where that one does. */
+static void byte_shuffle_matches_int_shuffle(void **state)
+{
+	const size_t sizes[] = {0, 1, 2, 3, 15, 16, 17, 18, 33, 1000, 100003};
+	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
+		size_t n = sizes[t];
+		int *v = malloc((n + 1) * sizeof(int));
+		uint8_t *u = malloc(n + 1);
+		for (size_t i = 0; i < n; i++)
+			u[i] = (uint8_t)(v[i] = (int)(i % 251));
+		struct rm_rng a = {77 + t}, b = {77 + t};
+		rm_rng_shuffle_int(&a, v, n);
+		rm_rng_shuffle_u8(&b, u, n);
+		for (size_t i = 0; i < n; i++)
+			if (u[i] != (uint8_t)v[i])
+				fail_msg("n %zu: position %zu differs", n, i);
+		assert_true(rm_rng_next(&a) == rm_rng_next(&b));
+		free(v);
+		free(u);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +227,7 @@ int main(void)
 	    cmocka_unit_test(benjamini_hochberg),
 	    cmocka_unit_test(acf_of_a_period),
 	    cmocka_unit_test(rng_is_reproducible),
+	    cmocka_unit_test(byte_shuffle_matches_int_shuffle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
