@@ -100,6 +100,51 @@ fail:
 	return rc;
 }
 
+/* What configure returns beyond the store's codes: the file answered BUSY
+ * (try again), or it is read-only and at the version needed (use it). */
+enum { OPEN_BUSY = -100, OPEN_READ_ONLY = -101 };
+
+/* rc, or OPEN_BUSY when the last call failed because another connection
+ * held the file. */
+static int busy(struct rm_db *db, int rc)
+{
+	int code = sqlite3_errcode(db->lite) & 0xff;
+	return code == SQLITE_BUSY || code == SQLITE_LOCKED ? OPEN_BUSY : rc;
+}
+
+/* Checks the file is runmon's (or new) and sets WAL and the pragmas. */
+static int configure(struct rm_db *db, int max_version, struct rm_err *err)
+{
+	/* Before anything writes (WAL, migrations): another program's database
+	 * is never touched. Schema version 0 with objects is not runmon's, which
+	 * sets the version in the transaction that creates its tables. */
+	int objects = query_int(db, "SELECT COUNT(*) FROM sqlite_schema"), version = rm_litedb_schema_version(db);
+	if (objects < 0 || version < 0)
+		return busy(db, rm_litedb_fail(db, err, "cannot open"));
+	if (version == 0 && objects > 0)
+		return rm_err_set(err, RM_E_STORE,
+		                  "'%s' is not a runmon database (it holds %d tables or indexes of another program);"
+		                  " give another --db",
+		                  db->name, objects);
+	if (sqlite3_db_readonly(db->lite, "main") == 1) {
+		db->readonly = 1;
+		if (version < max_version)
+			return rm_err_set(err, RM_E_STORE,
+			                  "database '%s' is read-only and at schema version %d; this runmon needs %d",
+			                  db->name, version, max_version);
+		return OPEN_READ_ONLY;
+	}
+	int rc;
+	/* journal_mode answers with a row; running it catches "not a database". */
+	if ((rc = rm_litedb_exec(db, "PRAGMA journal_mode = WAL", err, "cannot open")) ||
+	    (rc = rm_litedb_exec(db,
+	                         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+	                         " PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY",
+	                         err, "cannot configure")))
+		return busy(db, rc);
+	return RM_OK;
+}
+
 static int lite_open_at(struct rm_db *db, int max_version, unsigned flags, struct rm_err *err)
 {
 	/* NOMUTEX: a handle is used by one thread at a time (the importer's
@@ -119,32 +164,26 @@ static int lite_open_at(struct rm_db *db, int max_version, unsigned flags, struc
 	sqlite3_extended_result_codes(db->lite, 1);
 	if (flags & RM_DB_READ_ONLY)
 		return RM_OK;
-	/* Before anything writes (WAL, migrations): another program's database
-	 * is never touched. Schema version 0 with objects is not runmon's, which
-	 * sets the version in the transaction that creates its tables. */
-	int objects = query_int(db, "SELECT COUNT(*) FROM sqlite_schema"), version = rm_litedb_schema_version(db);
-	if (objects < 0)
-		return rm_litedb_fail(db, err, "cannot open");
-	if (version == 0 && objects > 0)
-		return rm_err_set(err, RM_E_STORE,
-		                  "'%s' is not a runmon database (it holds %d tables or indexes of another program);"
-		                  " give another --db",
-		                  db->name, objects);
-	if (sqlite3_db_readonly(db->lite, "main") == 1) {
-		db->readonly = 1;
-		if (version < max_version)
-			return rm_err_set(err, RM_E_STORE,
-			                  "database '%s' is read-only and at schema version %d; this runmon needs %d",
-			                  db->name, version, max_version);
-		return RM_OK;
-	}
+	/* Several processes may open a new file at once (four importers started
+	 * together): while one turns on WAL it holds the file alone, and SQLite
+	 * answers BUSY at once instead of waiting where a wait could deadlock
+	 * (a read lock held while asking to write). Those first steps are
+	 * retried as long as the busy timeout would have waited. */
+	double give_up = rm_monotonic() + 10;
 	int rc;
-	/* journal_mode answers with a row; running it catches "not a database". */
-	if ((rc = rm_litedb_exec(db, "PRAGMA journal_mode = WAL", err, "cannot open")) ||
-	    (rc = rm_litedb_exec(db,
-	                         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-	                         " PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY",
-	                         err, "cannot configure")))
+	for (int delay = 2;; delay = delay < 64 ? delay * 2 : 64) {
+		rc = configure(db, max_version, err);
+		if (rc != OPEN_BUSY)
+			break;
+		if (rm_monotonic() > give_up) {
+			rc = RM_E_STORE;
+			break;
+		}
+		sqlite3_sleep(delay);
+	}
+	if (rc == OPEN_READ_ONLY)
+		return RM_OK;
+	if (rc)
 		return rc;
 	return migrate(db, max_version, err);
 }
