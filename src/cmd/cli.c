@@ -17,6 +17,7 @@
 #include "runmon/common.h"
 
 /* Messages quote file contents and names: escaped for the terminal. */
+static void vmsg(const char *level, const char *fmt, va_list ap) RM_PRINTF(2, 0);
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
 	char msg[2048];

@@ -334,8 +334,8 @@ static const char rows_sql[] =
 static const char *const view_sql[] = {
     "SELECT step, bucket, ranks, n, min_len, max_len, mean_len, tokens, padded_tokens FROM step_batch ORDER BY step",
     "SELECT step, loss, nan_mask, bucket, mean_len FROM step_batches ORDER BY step",
-    "SELECT bucket, steps, mean_loss, min_loss, max_loss, var_loss, padding_efficiency FROM bucket_loss"
-    " ORDER BY bucket",
+    ("SELECT bucket, steps, mean_loss, min_loss, max_loss, var_loss, padding_efficiency FROM bucket_loss"
+     " ORDER BY bucket"),
     "SELECT step, bucket, loss, adjusted FROM adjusted_loss ORDER BY step",
     "SELECT bucket, name FROM bucket_names ORDER BY bucket",
     "SELECT step, length, adjusted FROM length_adjusted_loss ORDER BY step",
