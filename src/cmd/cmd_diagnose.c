@@ -54,8 +54,8 @@ static const char *const examples[] = {
     NULL,
 };
 
-/* Brings a W&B run up to date; a failure is only a warning while the
- * store has the run, and is kept in *err (code 0: synced) for when not. */
+/* Brings a W&B run up to date; a failure is kept in *err (code 0: synced)
+ * for the caller: only a warning when the store has the run. */
 static void sync_first(struct rm_store *st, const struct rm_run_path *rp, struct rm_err *err)
 {
 	struct rm_wandb_opts wo = {.retry_max = 3};
@@ -64,8 +64,8 @@ static void sync_first(struct rm_store *st, const struct rm_run_path *rp, struct
 	struct rm_wandb *w;
 	memset(err, 0, sizeof(*err));
 	rm_sync_opts_default(&so);
-	if (rm_wandb_open(&w, &wo, err) || rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, err))
-		rm_warning("not synced, diagnosing what is stored: %s", err->msg);
+	if (!rm_wandb_open(&w, &wo, err))
+		rm_sync_run(st, w, rp->entity, rp->project, rp->id, &so, &res, err);
 	rm_wandb_close(w);
 }
 
@@ -232,9 +232,12 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	snprintf(what, sizeof(what), "diagnose %s", spec);
 	rm_progress_start(what, NULL, 0);
 	int failed = is_log < 0 || (!is_log && rm_store_find_run(st, spec, &run_id, &err));
+	/* Said once: a warning when the stored run is diagnosed, else the error. */
 	if (failed && is_log == 0 && sync_err.code && err.code == RM_E_NOTFOUND) /* the sync's failure is the cause */
 		rm_err_set(&err, sync_err.code, "cannot diagnose '%s': not in the store, and not synced: %s", spec,
 		           sync_err.msg);
+	else if (!failed && sync_err.code)
+		rm_warning("not synced, diagnosing what is stored: %s", sync_err.msg);
 	if (!failed && since.kind != RM_SINCE_STEP &&
 	    rm_store_step_at(st, run_id, rm_since_time(&since, (double)time(NULL)), &o.since, &err)) {
 		char msg[sizeof(err.msg)];

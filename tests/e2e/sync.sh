@@ -206,6 +206,8 @@ d3=$?
 set -e
 [ $d3 = 3 ] && grep -q "cannot diagnose 'acme/llm/never': not in the store, and not synced: .*127.0.0.1:9" "$tmp/err3" \
 	|| fail "diagnose of an unstored run, the server gone: exit $d3: $(cat "$tmp/err3")"
+# ... said once: no warning that it diagnoses what is stored, which is nothing.
+if grep -q "warning: not synced" "$tmp/err3"; then fail "an unstored run's sync failure said twice: $(cat "$tmp/err3")"; fi
 
 # 11. An advertised quota (10 requests a second, the RateLimit headers on
 # every response): paced, the run completes with at most 2 of 42 refused,
