@@ -37,7 +37,7 @@ static void command_words(FILE *fp, const struct rm_cmd_list *all)
 static void bash_opt_value(FILE *fp, const struct rm_cmd *c, const struct rm_opt *o)
 {
 	if (o->kind == RM_ARG_PATH)
-		fprintf(fp, "\t%s:--%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", c->name, o->name);
+		fprintf(fp, "\t%s:--%s) _runmon_add_files; return ;;\n", c->name, o->name);
 	else if (o->kind == RM_ARG_CHOICE && o->choices)
 		fprintf(fp, "\t%s:--%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", c->name, o->name,
 		        o->choices);
@@ -50,6 +50,14 @@ static void bash(FILE *fp, const struct rm_cmd_list *all)
 	fputs("# bash completion for runmon, written by `runmon help --completion bash`\n"
 	      "_runmon_runs() { if [ -n \"$1\" ]; then runmon --db \"$1\" runs --names; else runmon runs --names; fi "
 	      "2>/dev/null; }\n"
+	      /* Stored names and file names are data: never a word list for
+	       * `compgen -W` (which expands $(...) and backticks in it) and
+	       * never an unquoted $(...) (which globs). Each is matched
+	       * against the typed prefix as a literal and added as it is. */
+	      "_runmon_add_runs() { local n; while IFS= read -r n; do [[ $n == \"$cur\"* ]] && COMPREPLY+=(\"$n\"); "
+	      "done < <(_runmon_runs \"$db\"); }\n"
+	      "_runmon_add_files() { local f; while IFS= read -r f; do COMPREPLY+=(\"$f\"); "
+	      "done < <(compgen -f -- \"$cur\"); }\n"
 	      "_runmon() {\n"
 	      "\tlocal cur prev cmd db i\n"
 	      "\tcur=${COMP_WORDS[COMP_CWORD]}\n"
@@ -62,7 +70,7 @@ static void bash(FILE *fp, const struct rm_cmd_list *all)
 	      "\t\tesac\n"
 	      "\tdone\n"
 	      "\tif [ -z \"$cmd\" ]; then\n"
-	      "\t\tif [ \"$prev\" = --db ]; then COMPREPLY=($(compgen -f -- \"$cur\")); return; fi\n"
+	      "\t\tif [ \"$prev\" = --db ]; then _runmon_add_files; return; fi\n"
 	      "\t\tCOMPREPLY=($(compgen -W \"--db --quiet --version --help help version ",
 	      fp);
 	command_words(fp, all);
@@ -84,19 +92,10 @@ static void bash(FILE *fp, const struct rm_cmd_list *all)
 		const struct rm_cmd *c = all->cmd[i];
 		switch (c->operands) {
 		case RM_OPERANDS_NONE: break;
-		case RM_OPERANDS_FILES: fprintf(fp, "\t%s) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n", c->name); break;
-		case RM_OPERANDS_RUNS:
-			fprintf(fp,
-			        "\t%s) local IFS=$'\\n'; COMPREPLY=($(compgen -W \"$(_runmon_runs \"$db\")\" -- "
-			        "\"$cur\")) ;;\n",
-			        c->name);
-			break;
+		case RM_OPERANDS_FILES: fprintf(fp, "\t%s) _runmon_add_files ;;\n", c->name); break;
+		case RM_OPERANDS_RUNS: fprintf(fp, "\t%s) _runmon_add_runs ;;\n", c->name); break;
 		case RM_OPERANDS_RUNS_FILES:
-			fprintf(fp,
-			        "\t%s) local IFS=$'\\n'; COMPREPLY=($(compgen -W \"$(_runmon_runs \"$db\")\" -- "
-			        "\"$cur\") $(compgen -f -- "
-			        "\"$cur\")) ;;\n",
-			        c->name);
+			fprintf(fp, "\t%s) _runmon_add_runs; _runmon_add_files ;;\n", c->name);
 			break;
 		}
 	}

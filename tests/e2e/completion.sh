@@ -22,8 +22,9 @@ if runmon --db "$db" runs --names --json 2>/dev/null; then fail "runs --names --
 cd "$tmp/cwd"
 touch alpha.log notes.log
 
-# got SHELL LINE...: what SHELL offers for the last word of the line.
-got() {
+# got_lines SHELL LINE...: what SHELL offers for the last word of the
+# line, one a line, as offered.
+got_lines() {
 	sh=$1
 	shift
 	case $sh in
@@ -43,8 +44,10 @@ got() {
 		print -l -- $out' zsh "$build/_runmon" "$@" ;;
 	fish) fish -c 'source $argv[1]; complete -C (string join " " -- $argv[2..-1]) | string replace -r "\t.*" ""' \
 		"$build/runmon.fish" "$@" ;;
-	esac | sort | tr '\n' ' ' | sed 's/ $//'
+	esac
 }
+# got SHELL LINE...: the same, sorted and blank-separated.
+got() { got_lines "$@" | sort | tr '\n' ' ' | sed 's/ $//'; }
 # check WANT LINE...: every shell offers WANT (sorted, blank-separated).
 check() {
 	want=$1
@@ -71,6 +74,36 @@ check "" runmon compare al
 # bash's own: the help subcommand takes commands; an option's value of text offers nothing
 [ "$(got bash runmon help diag)" = diagnose ] || fail "bash: help diag"
 [ "$(got bash runmon diagnose --since '')" = "" ] || fail "bash: diagnose --since"
+# Stored names are data (issue 67.1): offered literally by every shell,
+# never expanded. Names come from files, --run and shared stores.
+hostile=$tmp/h.db
+for n in '$(touch pwned1)' '`touch pwned2`' "it's \"q\"" 'sp ace' 'g*' '-dash' '$HOME'; do
+	runmon --db "$hostile" simulate --steps 200 --run "$n" >/dev/null || fail "simulate --run '$n'"
+done
+want=$(runmon --db "$hostile" runs --names | sort)
+[ "$(printf '%s\n' "$want" | wc -l)" = 7 ] || fail "hostile names stored: $want"
+touch 'g-file.log'
+for s in bash zsh fish; do
+	for c in diagnose compare rm; do
+		g=$(got_lines $s runmon --db "$hostile" $c "")
+		for n in '$(touch pwned1)' '`touch pwned2`' "it's \"q\"" 'sp ace' 'g*' '$HOME'; do
+			printf '%s\n' "$g" | grep -qxF -- "$n" || fail "$s $c: '$n' not offered literally: $g"
+		done
+	done
+	g=$(got_lines $s runmon --db "$hostile" diagnose 'g')
+	printf '%s\n' "$g" | grep -qxF 'g*' || fail "$s: prefix g: $g"
+	printf '%s\n' "$g" | grep -qxF 'g-file.log' || fail "$s: prefix g, the file: $g"
+	printf '%s\n' "$g" | grep -qxF 'sp ace' && fail "$s: prefix g offered 'sp ace'"
+done
+# a typed prefix is matched literally (fish reads an unquoted $( on the
+# line as its own command substitution, so only bash and zsh here)
+for s in bash zsh; do
+	g=$(got_lines $s runmon --db "$hostile" rm '$(')
+	[ "$g" = '$(touch pwned1)' ] || fail "$s: prefix \$(: $g"
+done
+[ ! -e pwned1 ] && [ ! -e pwned2 ] && [ ! -e "$tmp/pwned1" ] || fail "completion ran code from a stored run name"
+# zsh offers nothing after an option that takes text
+[ "$(got zsh runmon --db "$db" diagnose --since '')" = "" ] || fail "zsh: diagnose --since offers something"
 # the scripts say how they were made, with a command that exists
 for f in runmon.bash _runmon runmon.fish; do
 	grep -q "runmon help --completion" "$build/$f" || fail "$f: no header naming how it was written"
