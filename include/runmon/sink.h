@@ -31,6 +31,7 @@ enum rm_format {
 	RM_FMT_LOG,           /* a trainer's console log: a record per line after any prefix */
 	RM_FMT_WANDB_LOG,     /* W&B's binary run-<id>.wandb transaction log */
 	RM_FMT_JSON_ARRAY,    /* a JSON array of record objects (Chainer's LogReport) */
+	RM_FMT_JSON_COLUMNS,  /* a JSON document of parallel arrays (NVIDIA's nvlog) */
 	RM_FMT_TFEVENTS,      /* TensorBoard event files (events.out.tfevents.*): TFRecords of Events */
 	RM_FMT_COUNT
 };
@@ -63,8 +64,9 @@ struct rm_import_opts {
 };
 
 /* What a file's rows imply of its keys (infer.c). */
-#define RM_GUESS_ALSO 8
-#define RM_GUESS_TAG  "tag" /* a log line's leading "[N]": a rank, or a counter */
+#define RM_GUESS_ALSO      8
+#define RM_GUESS_SUMMARIES 8
+#define RM_GUESS_TAG       "tag" /* a log line's leading "[N]": a rank, or a counter */
 struct rm_guess {
 	char *loss;                /* NULL: a known name, or none */
 	char *step;                /* NULL: a known name, or none */
@@ -72,9 +74,14 @@ struct rm_guess {
 	char *epoch;               /* NULL: a known name, or none; else the counter step counts within */
 	char *also[RM_GUESS_ALSO]; /* the other loss-named series that vary */
 	size_t nalso;
-	int has_step;    /* the loss rows carry a step (known or inferred) */
-	int bar_records; /* only progress bars carry a loss: their frames are the records */
-	char why[768];   /* for import --explain and the report */
+	int loss_log;      /* the loss is a perplexity: its logarithm is stored */
+	int has_step;      /* the loss rows carry a step (known or inferred) */
+	int bar_records;   /* only progress bars carry a loss: their frames are the records */
+	int64_t bar_total; /* bars of several totals: the training loop's; the others evaluate */
+	int keyed_train;   /* lines whose only sign of evaluation is a val_ key beside a loss are training's */
+	uint64_t summary[RM_GUESS_SUMMARIES]; /* templates of lines that restate the loss (a log's epoch summaries) */
+	int nsummary;
+	char why[768]; /* for import --explain and the report */
 };
 
 #define RM_IMPORT_NOTED 5 /* restarts and bad lines listed individually */
@@ -95,22 +102,22 @@ struct rm_import_result {
 	char *inferred;    /* what the file's rows implied of keys no known name said (infer.c), or NULL */
 	enum rm_format format;
 	int64_t run_id;
-	uint64_t lines;          /* lines (or entries) read */
-	uint64_t steps;          /* step rows written */
-	uint64_t batches;        /* batch rows written */
-	uint64_t evals;          /* eval rows written */
-	uint64_t ignored;        /* rows with neither loss, eval nor batch values */
-	uint64_t replaced;       /* rows replacing an earlier row of the same step */
-	uint64_t restarts;       /* times the step counter went backwards */
-	uint64_t back_steps;     /* steps those restarts went back, summed */
-	uint64_t step_rows;      /* rows whose step was tracked (step rows, or batch rows alone) */
-	int writers;             /* > 1: the file interleaves that many writers of every step (not restarts) */
-	uint64_t skipped;        /* malformed lines skipped (skip_bad) */
-	uint64_t over_bounds;    /* batches longer than the last bucket boundary */
-	int64_t new_steps;       /* steps the run did not have before */
-	uint64_t empty_series;   /* runs of a chart export with no value, left out (on the file's first result) */
-	uint64_t not_records;    /* console logs: lines that hold no record (banners, config, tracebacks) */
-	int synthetic_steps;     /* console logs: the lines had no step; records were numbered (x log_every) */
+	uint64_t lines;        /* lines (or entries) read */
+	uint64_t steps;        /* step rows written */
+	uint64_t batches;      /* batch rows written */
+	uint64_t evals;        /* eval rows written */
+	uint64_t ignored;      /* rows with neither loss, eval nor batch values */
+	uint64_t replaced;     /* rows replacing an earlier row of the same step */
+	uint64_t restarts;     /* times the step counter went backwards */
+	uint64_t back_steps;   /* steps those restarts went back, summed */
+	uint64_t step_rows;    /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;           /* > 1: the file interleaves that many writers of every step (not restarts) */
+	uint64_t skipped;      /* malformed lines skipped (skip_bad) */
+	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
+	int64_t new_steps;     /* steps the run did not have before */
+	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
+	uint64_t not_records;  /* console logs: lines that hold no record (banners, config, tracebacks) */
+	int synthetic_steps;   /* console logs without a step: 1 records numbered (x log_every), 2 steps from the bar */
 	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
 	double running_mean;     /* < 0: the loss averages the epoch so far, the slope of log|change| in log n */
@@ -202,7 +209,7 @@ struct rm_mapper {
 	/* A step counter that restarts each epoch: the epoch and raw step of
 	 * the last row with an integral epoch, the one before, and what is
 	 * added to make one axis (see compose_epoch in map.c). */
-	int64_t ep_last, ep_raw_last, ep_raw_prev, ep_offset, ep_composed_last;
+	int64_t ep_last, ep_raw_last, ep_raw_prev, ep_offset, ep_composed_last, ep_first;
 	int ep_seen;
 	uint64_t ep_restarts; /* epochs whose counter fell back */
 	/* The last row's lengths, sorted and encoded: its record points here

@@ -13,11 +13,14 @@
 #include "runmon/import.h"
 
 static const char about[] =
-    "Imports per-step losses and batch composition into the database. Formats are\n"
-    "detected from the first line (a console log from its first records):\n"
+    "Imports per-step losses and batch composition into the database. The readers\n"
+    "that could read a file each read a sample of it; the one that explains it best\n"
+    "wins (--explain shows them):\n"
     "  wandb-history     W&B wandb-history.jsonl rows (\"_step\", nested keys, NaN)\n"
     "  jsonl, csv        plain rows with a step and a loss column (padded cells too)\n"
     "  json-array        a JSON array of record objects (Chainer's LogReport)\n"
+    "  json-columns      a JSON document of metrics as arrays side by side, a list\n"
+    "                    per epoch or one (NVIDIA's nvlog)\n"
     "  sidecar-jsonl     batch sidecar: {\"step\", \"bucket\", \"lens\"|\"n\",\"min_len\",...}\n"
     "  sidecar-csv       the same columns as CSV\n"
     "  hf-trainer-state  Hugging Face trainer_state.json (log_history)\n"
@@ -41,7 +44,8 @@ static const struct rm_opt options[] = {
     {"run", 'r', "NAME", RM_ARG_TEXT, "run to import into",
      "from the file name; ENTITY/PROJECT/ID attaches to a W&B run", NULL, 0},
     {"format", 'f', "FMT", RM_ARG_CHOICE, "force a format (one of the names above, or auto)", NULL,
-     "auto wandb-history jsonl json-array csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv tensorboard-csv "
+     "auto wandb-history jsonl json-array json-columns csv sidecar-jsonl sidecar-csv hf-trainer-state wandb-csv "
+     "tensorboard-csv "
      "tfevents "
      "log wandb",
      0},
@@ -165,8 +169,11 @@ static void print_result(const struct rm_import_result *r)
 		       " %.2f): each point averages the epoch so far, not one batch, so bucket effects, ladders and"
 		       " resets are smoothed away\n",
 		       r->running_mean);
-	if (r->synthetic_steps)
+	if (r->synthetic_steps == 1)
 		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
+	else if (r->synthetic_steps == 2)
+		printf("  the lines carry no step: each record's step is the progress bar's counter drawn before it"
+		       " (--log-every N numbers them instead)\n");
 	if (r->over_bounds)
 		printf("  %llu batches longer than the last bucket boundary (put in the last bucket)\n",
 		       (unsigned long long)r->over_bounds);

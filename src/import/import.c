@@ -32,6 +32,8 @@ static const struct import_format formats[] = {
     {RM_FMT_JSONL, "jsonl", rm_sniff_jsonl, rm_read_jsonl, rm_tail_jsonl, "JSON lines"},
     {RM_FMT_JSON_ARRAY, "json-array", rm_sniff_json_array, rm_read_json_array, NULL,
      "a JSON array of objects (Chainer's LogReport)"},
+    {RM_FMT_JSON_COLUMNS, "json-columns", rm_sniff_json_columns, rm_read_json_columns, NULL,
+     "a JSON document of arrays side by side (NVIDIA's nvlog)"},
     {RM_FMT_TB_CSV, "tensorboard-csv", rm_sniff_tb_csv, rm_read_csv, NULL, "a CSV header Wall time,Step,Value"},
     {RM_FMT_WANDB_CSV, "wandb-csv", rm_sniff_wandb_csv, rm_read_csv, NULL,
      "a CSV header of Step and \"<run> - <metric>\" columns"},
@@ -77,6 +79,34 @@ int rm_format_parse(const char *name, enum rm_format *out)
  * prints it whole) before its first record. */
 #define SNIFF_BYTES (256 * 1024)
 
+/* Formats known from their first bytes: nothing else reads them. */
+static int is_binary(enum rm_format f)
+{
+	return f == RM_FMT_WANDB_LOG || f == RM_FMT_TFEVENTS;
+}
+
+/* The readers compete on a sample (compete.c); import --explain shows
+ * what each found. */
+static const struct import_format *compete(const struct rm_import_opts *opts, const char *path,
+                                           const struct import_format *const *cand, size_t n, struct rm_err *err)
+{
+	struct rm_trial trials[NFORMATS];
+	size_t best;
+	if (rm_compete(opts, path, cand, n, trials, &best, err))
+		return NULL;
+	for (size_t i = 0; opts->explain && i < n; i++) {
+		const struct rm_trial *t = &trials[i];
+		fprintf(opts->explain, "  reader %-16s %s", cand[i]->name, i == best ? "(chosen) " : "");
+		if (t->failed)
+			fprintf(opts->explain, "explains nothing: %s\n", rm_tx(t->why));
+		else
+			fprintf(opts->explain, "%llu records (%llu losses), %llu bad lines in %llu lines read%s%s\n",
+			        (unsigned long long)t->good, (unsigned long long)t->points, (unsigned long long)t->bad,
+			        (unsigned long long)t->lines, t->why[0] ? "; first bad " : "", rm_tx(t->why));
+	}
+	return cand[best];
+}
+
 /* Reads the head of path and its first non-blank line, then walks the
  * table. A file that cannot be read as lines (a binary log) still has its
  * head; the line's error is told only when no format claimed the file. */
@@ -108,18 +138,29 @@ static const struct import_format *detect_file(const struct rm_import_opts *opts
 		sn.line = line + lead;
 		sn.len = len - lead;
 	}
-	const struct import_format *found = NULL;
-	for (size_t i = 0; i < NFORMATS && !found; i++)
-		if (formats[i].detect(&sn))
-			found = &formats[i];
+	/* Every format that claims the file is a candidate, the first line's
+	 * suggestion first; a text file is also a candidate console log. */
+	const struct import_format *cand[NFORMATS];
+	size_t ncand = 0, has_log = 0;
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (formats[i].detect(&sn)) {
+			cand[ncand++] = &formats[i];
+			has_log |= formats[i].fmt == RM_FMT_LOG;
+		}
 	if (opened)
 		rm_lines_close(&lr);
 	free(head);
-	if (!found && rc)
+	if (!ncand && rc)
 		*err = lerr;
-	else if (!found)
+	else if (!ncand)
 		rm_err_set(err, RM_E_INPUT, "%s: file is empty", rm_shown_path(opts, path));
-	return found;
+	if (!ncand)
+		return NULL;
+	if (is_binary(cand[0]->fmt) || opts->pattern)
+		return cand[0];
+	if (!has_log && sn.line)
+		cand[ncand++] = format_of(RM_FMT_LOG);
+	return ncand > 1 ? compete(opts, path, cand, ncand, err) : cand[0];
 }
 
 char *rm_wandb_dir_log(const char *dir)

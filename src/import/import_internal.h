@@ -113,6 +113,20 @@ struct import_format {
 	const char *why;      /* what detection saw, for import --explain */
 };
 
+/* compete.c: the readers that could read a text file each read the same
+ * sample of it (bad lines skipped, into a scratch store); *winner is the
+ * index of the one that explains it best, c[0] (the first line's
+ * suggestion) unless another explains clearly more. trials[i] says what
+ * c[i] found. An error only when the sample cannot be made. */
+struct rm_trial {
+	uint64_t lines, points, good, bad; /* lines read, loss points, records of any kind, bad lines */
+	double score;
+	int failed;    /* the reader stopped with an error */
+	char why[560]; /* its error, or its first bad line */
+};
+int rm_compete(const struct rm_import_opts *opts, const char *path, const struct import_format *const *c, size_t n,
+               struct rm_trial *trials, size_t *winner, struct rm_err *err);
+
 /* import_text.c: JSON lines and CSV, with their W&B, sidecar and
  * TensorBoard variants. */
 int rm_sniff_wandb_history(const struct sniff *s);
@@ -145,8 +159,14 @@ int rm_read_tfevents_tree(struct rm_store *st, const struct rm_import_opts *opts
 int rm_sniff_log(const struct sniff *s);
 import_read_fn rm_read_log;
 import_tail_fn rm_tail_log;
-/* import_hf.c: Hugging Face's trainer_state.json. */
+/* import_hf.c: Hugging Face's trainer_state.json; and any JSON document
+ * read whole (a BOM, bare NaN and Infinity allowed) into *doc. */
 int rm_sniff_hf_state(const struct sniff *s);
 import_read_fn rm_read_hf_state;
+struct json_t;
+int rm_read_json_doc(const struct rm_import_opts *opts, const char *path, struct json_t **doc, struct rm_err *err);
+/* jsoncols.c: a JSON document of parallel arrays (NVIDIA's nvlog). */
+int rm_sniff_json_columns(const struct sniff *s);
+import_read_fn rm_read_json_columns;
 
 #endif

@@ -93,7 +93,7 @@ static int word_in(const char *w, const char *const *list)
 static int evalish(const char *k, size_t n)
 {
 	static const char *const words[] = {"val",  "valid",   "validation", "eval", "evaluation",
-	                                    "test", "testing", "dev",        NULL};
+	                                    "test", "testing", "dev",        "tel",  NULL};
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		char w[24];
@@ -111,6 +111,21 @@ static int evalish(const char *k, size_t n)
 	return 0;
 }
 
+static int is_perplexity(char w[MAX_WORDS][24], int nw)
+{
+	return nw && (!strcmp(w[nw - 1], "ppl") || !strcmp(w[nw - 1], "perplexity"));
+}
+
+/* Is the key's name a perplexity's ("ppl", "train-perplexity")? */
+static int perplexity_name(const char *k, size_t n)
+{
+	char w[MAX_WORDS][24];
+	const char *last;
+	size_t lastlen;
+	int nw = key_words(k, n, w, &last, &lastlen);
+	return is_perplexity(w, nw);
+}
+
 /* How much a key's name says "the training loss": 100 for loss itself, 95
  * for a whole loss under a prefix or with a word saying so (main/loss,
  * total_loss, train_loss), 85 a bare total, 80 a cost, 75 the names of
@@ -120,9 +135,13 @@ static int loss_score(const char *k, size_t n)
 {
 	static const char *const whole[] = {"total", "tot",  "train",    "training",  "overall", "sum",
 	                                    "all",   "full", "combined", "objective", NULL};
-	static const char *const not_loss[] = {"scale", "scaler", "weight", "weights", "coef",   "coeff", "lambda",
-	                                       "ratio", "type",   "fn",     "func",    "factor", "clip",  "best",
-	                                       "min",   "max",    "std",    "var",     NULL};
+	/* What only mentions a loss, and what is a time, a rate, a count or a
+	 * learning rate whatever else its name says ("time-cost" is seconds). */
+	static const char *const not_loss[] = {
+	    "scale", "scaler",   "weight", "weights", "coef",   "coeff",   "lambda", "ratio",      "type",
+	    "fn",    "func",     "factor", "clip",    "best",   "min",     "max",    "std",        "var",
+	    "time",  "sec",      "secs",   "seconds", "ms",     "rate",    "speed",  "lr",         "elapsed",
+	    "eta",   "duration", "count",  "num",     "tokens", "samples", "per",    "throughput", NULL};
 	static const char *const xent[] = {"nll", "xent", "ce", "crossentropy", "cross_entropy", NULL};
 	char w[MAX_WORDS][24];
 	const char *last;
@@ -152,7 +171,12 @@ static int loss_score(const char *k, size_t n)
 	joined[jl] = 0;
 	if (word_in(joined, xent))
 		return 75;
-	if (nw == 1 && (!strcmp(w[0], "ppl") || !strcmp(w[0], "perplexity")))
+	/* "trl": llm.c's train loss beside "tel", its eval loss (evalish) */
+	if (nw == 1 && !strcmp(w[0], "trl"))
+		return 95;
+	/* a perplexity, bare or of training ("Train-perplexity"): exp of a
+	 * loss, stored as its logarithm (rm_guess.loss_log) */
+	if (is_perplexity(w, nw) && (nw == 1 || (nw == 2 && word_in(w[0], whole))))
 		return 30;
 	/* "Loss/tok": a loss per unit (GNMT's per-token loss) */
 	if (n > 5 && !strncasecmp(k, "loss/", 5) && !memchr(k + 5, '/', n - 5))
@@ -180,6 +204,8 @@ static int step_score(const char *k, size_t n)
 		letters |= (k[i] | 0x20) >= 'a' && (k[i] | 0x20) <= 'z';
 	if (!letters || (memchr(k, '/', n) && lastlen == n))
 		return 0; /* "(": punctuation read as a name is no counter */
+	if (n == 1 && (k[0] | 0x20) == 's')
+		return 1; /* "s:12" (llm.c): a unit follows its number, a key precedes it */
 	for (int i = 0; i < nw; i++)
 		if (word_in(w[i], not_counter) || strchr(w[i], '/'))
 			return 0;
@@ -312,7 +338,13 @@ static struct key_stat *pick_loss(struct rm_infer *in)
  * and up to three starts over (runs appended to the file) besides. */
 static int rises_with_runs(const struct key_stat *s)
 {
-	uint64_t runs = s->resets <= 3 ? s->resets : 0;
+	/* A counter by its name (an epoch, "step") may start over often: the
+	 * runs of a sweep appended to one file (DeiT's log.txt of twelve
+	 * fine-tunings, each counting epochs 9..49), so long as each run
+	 * holds three records on average. Another integer that cycles is a
+	 * rank or a device, not a step. */
+	int named = s->step_score == 2 || s->target == T_EPOCH;
+	uint64_t runs = s->resets <= 3 || named ? s->resets : 0;
 	return s->rises > (s->falls - runs) * 9 && s->rises > runs * 2;
 }
 
@@ -425,8 +457,10 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 	}
 	if (!o->loss_key && !in->known_loss && (loss = pick_loss(in))) {
 		g->loss = rm_xstrdup(loss->name);
+		g->loss_log = perplexity_name(loss->name, loss->len);
 		say(g, "loss '%s': named like a loss%s", loss->name,
-		    loss->loss_score >= 95   ? ""
+		    g->loss_log              ? " (a perplexity, exp of a loss: stored as its logarithm)"
+		    : loss->loss_score >= 95 ? ""
 		    : loss->loss_score >= 75 ? " (a total, a cost, a cross-entropy)"
 		                             : "");
 		pick_also(in, loss, g);

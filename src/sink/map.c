@@ -320,25 +320,38 @@ static int has_prefix(const char *key, size_t klen, const char *pfx)
 /* Many loops count batches within the epoch ("Epoch 3, batch 150",
  * "epoch 2, step 30750"): when the counter falls back while an integral
  * epoch rises, the new epoch continues the axis where the last one ended,
- * one logging interval on (the spacing of its last two rows), and every
- * later row of the epoch keeps that offset. A counter that falls back in
+ * one logging interval on (the spacing of its last two rows), or where
+ * the counter shows its total ("[10/500]"), the epochs before times that
+ * total; every later row of the epoch keeps that offset. A counter that falls back in
  * the same epoch (a resumed run) is left to the restart rules; a global
  * counter never falls back, so nothing changes for it. The epoch stays in
  * the epoch column, so (epoch, counter) is step - offset. */
-static void compose_epoch(struct rm_mapper *m, struct rm_record *rec)
+static void compose_epoch(struct rm_mapper *m, struct rm_record *rec, int eval_only, int64_t per_epoch)
 {
 	int has = (rec->s.have >> RM_S_EPOCH) & 1;
 	double e = has ? rec->s.v[RM_S_EPOCH] : NAN;
 	int64_t raw = rec->step;
+	/* An evaluation whose counter falls back within the epoch counts its
+	 * own batches ("Validation | Steps: 31" after "Training | Steps:
+	 * 3533"): it takes the epoch's offset and moves nothing. */
+	if (has && eval_only && m->ep_seen && e == (double)m->ep_last && raw < m->ep_raw_last)
+		has = 0;
 	if (has && e == floor(e) && e >= 0 && e < 1e12) {
 		int64_t ep = (int64_t)e;
 		if (m->ep_seen && ep < m->ep_last) /* epochs start over: a new training, its own axis */
 			m->ep_seen = 0, m->ep_offset = 0;
-		if (m->ep_seen && ep > m->ep_last && raw <= m->ep_raw_last) {
-			/* one interval on; an epoch of one row (logged at its end)
-			 * spans as many steps as the new row's counter */
+		if (!m->ep_seen)
+			m->ep_first = ep;
+		if (m->ep_seen && ep > m->ep_last && raw <= m->ep_raw_last && per_epoch > 0) {
+			/* the counter says its epoch's length: "[1/37]" of epoch 1 is 37 + 1 */
+			m->ep_offset = (ep - m->ep_first) * per_epoch;
+			m->ep_restarts++;
+		} else if (m->ep_seen && ep > m->ep_last && raw <= m->ep_raw_last) {
+			/* A counter from 0 goes on one interval after the last row;
+			 * one that counts batches done (from 1: DeepSpeech's "Steps:
+			 * 4", frames at uneven counts) goes on by its own count. */
 			int64_t gap = m->ep_raw_last - m->ep_raw_prev;
-			gap = gap >= 1 ? gap : raw >= 1 ? raw : 1;
+			gap = raw >= 1 ? raw : gap >= 1 ? gap : 1;
 			m->ep_offset = m->ep_composed_last + gap - raw;
 			m->ep_restarts++;
 		}
@@ -358,11 +371,12 @@ static void compose_epoch(struct rm_mapper *m, struct rm_record *rec)
 }
 
 /* A step written as text "N/M" (step N of M: ms-swift's
- * "global_step/max_steps", progress counters): 1 and N, else -1. */
-static int step_of_total(const struct rm_field *f, double *out)
+ * "global_step/max_steps", progress counters): 1 and N (and M in *total
+ * unless NULL), else -1. */
+static int step_of_total(const struct rm_field *f, double *out, int64_t *total)
 {
 	const char *s = f->raw, *end = f->raw + f->rlen;
-	while (s < end && *s == ' ')
+	while (s < end && (*s == ' ' || *s == '['))
 		s++;
 	const char *d = s;
 	while (s < end && *s >= '0' && *s <= '9')
@@ -370,17 +384,17 @@ static int step_of_total(const struct rm_field *f, double *out)
 	if (s == d || s - d > 15)
 		return -1;
 	const char *slash = s;
-	while (s < end && *s == ' ')
+	while (s < end && (*s == ' ' || *s == ']')) /* "[0019]/[0149]" (GluonCV) */
 		s++;
 	if (s == end || *s != '/')
 		return -1;
 	s++;
-	while (s < end && *s == ' ')
+	while (s < end && (*s == ' ' || *s == '['))
 		s++;
 	const char *t = s;
 	while (s < end && *s >= '0' && *s <= '9')
 		s++;
-	while (s < end && *s == ' ')
+	while (s < end && (*s == ' ' || *s == ']'))
 		s++;
 	if (s == t || s != end)
 		return -1;
@@ -388,6 +402,11 @@ static int step_of_total(const struct rm_field *f, double *out)
 	for (const char *c = d; c < slash; c++)
 		v = v * 10 + (*c - '0');
 	*out = v;
+	if (total) {
+		*total = 0;
+		for (const char *c = t; c < s && *c >= '0' && *c <= '9' && *total < ((int64_t)1 << 50); c++)
+			*total = *total * 10 + (*c - '0');
+	}
 	return 1;
 }
 
@@ -666,8 +685,13 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 	}
 	double v;
 	int num = pick[T_STEP] ? rm_field_num(pick[T_STEP], &v) : 0;
+	int64_t per_epoch = 0; /* "[10/500]": the counter counts within 500 */
+	double count;
 	if (num == -1)
-		num = step_of_total(pick[T_STEP], &v);
+		num = step_of_total(pick[T_STEP], &v, &per_epoch);
+	else if (num == 1 && pick[T_STEP]->raw && memchr(pick[T_STEP]->raw, '/', pick[T_STEP]->rlen) &&
+	         (step_of_total(pick[T_STEP], &count, &per_epoch) != 1 || count != v))
+		per_epoch = 0; /* a console log's reader took the count already; the total is read here */
 	if (num != 1) {
 		const struct rm_field *f = pick[T_STEP];
 		if (!f)
@@ -701,13 +725,15 @@ int rm_mapper_map(struct rm_mapper *m, const struct rm_row *row, struct rm_recor
 		}
 		if (rc == 0)
 			continue;
+		if (t == T_LOSS && m->opts->guess && m->opts->guess->loss_log && !m->opts->loss_key)
+			v = log(v); /* a perplexity is exp of the loss */
 		enum rm_step_field sf = step_field_of[t];
 		rec->s.v[sf] = v;
 		rec->s.have |= 1u << sf;
 	}
 	if (!pick[T_LOSS] && nevals && m->locked[T_LOSS] && !strncmp(m->locked[T_LOSS], "train", 5))
 		train_loss_of_eval_line(m, row, rec); /* never HF's eval_loss beside its loss */
-	compose_epoch(m, rec);
+	compose_epoch(m, rec, nevals && !((rec->s.have >> RM_S_LOSS) & 1), per_epoch);
 	rec->has_step_row = (rec->s.have >> RM_S_LOSS) & 1;
 	for (int t = T_BUCKET; t <= T_LENS; t++) {
 		if (!pick[t])

@@ -15,8 +15,9 @@ void rm_run_split_reset(struct rm_run_split *s)
 
 /* The step of a training row starts another run when it falls back to
  * within one logging interval of the start (the least rise seen), after
- * the run went at least four intervals on, or at least one with lines
- * that held no record between (a traceback, the next start-up's banner);
+ * the run went at least four intervals on (three, when it falls to the
+ * very step the run began at), or at least one with lines that held no
+ * record between (a traceback, the next start-up's banner);
  * or below the run's first step to within an interval of zero (a run
  * that logs from step 5120 every 5120 steps, then one that logs from
  * 1280). Two writers of one file lag each other by an interval or three,
@@ -35,9 +36,11 @@ int rm_run_split_check(struct rm_run_split *s, const struct rm_record *rec, uint
 	if (rank != s->rank)
 		return 0;
 	int apart = line > s->line + 1;
-	int begins = s->rows >= 2 && s->gap > 0 &&
-	             ((step < s->first && step <= s->gap) ||
-	              (step <= s->first + s->gap && s->prev >= s->first + (apart ? 1 : 4) * s->gap));
+	/* back to the very step the run began at: three intervals on suffice */
+	int64_t on = apart ? 1 : step == s->first ? 3 : 4;
+	int begins =
+	    s->rows >= 2 && s->gap > 0 &&
+	    ((step < s->first && step <= s->gap) || (step <= s->first + s->gap && s->prev >= s->first + on * s->gap));
 	if (begins) {
 		*s = first;
 		return 1;

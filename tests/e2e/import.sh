@@ -138,6 +138,26 @@ grep -q "read as jsonl (given with --format)" "$tmp/explain" || fail "--explain 
 [ ! -e "$tmp/never.db" ] || fail "--explain made a database"
 [ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'runmon-explain-*' -newer "$tmp/explain" 2>/dev/null)" ] || fail "--explain left its scratch store"
 
+# Readers compete (issue 63): a console log whose first line reads as a
+# CSV header is read as a log, and --explain shows what each reader found.
+sh=$data/logs/shapes
+"$runmon" --db "$tmp/never.db" import --explain "$sh/llmc-main.log" >"$tmp/explain" || fail "--explain llmc-main.log"
+grep -q "^  reader log  *(chosen) 7 records (7 losses), 0 bad lines" "$tmp/explain" \
+	&& grep -q "^  reader csv  *0 records" "$tmp/explain" && grep -q "read as log" "$tmp/explain" \
+	|| fail "--explain of competing readers: $(head -5 "$tmp/explain")"
+"$runmon" --db "$tmp/never.db" import --explain "$sh/columns-per-epoch.json" >"$tmp/explain" || fail "--explain columns"
+grep -q "^  reader hf-trainer-state explains nothing: .*no \"log_history\" array" "$tmp/explain" \
+	&& grep -q "^  reader json-columns  *(chosen) 10 records" "$tmp/explain" || fail "--explain columns: $(head -6 "$tmp/explain")"
+[ ! -e "$tmp/never.db" ] || fail "--explain made a database"
+# JSON lines are no document: json-columns (which reads a file whole) does
+# not compete for them (a 276 MB history took 550 MB when it did)
+"$runmon" --db "$tmp/never.db" import --explain "$data/plain_iter.jsonl" >"$tmp/explain" || fail "--explain jsonl"
+if grep -q "reader json-columns" "$tmp/explain"; then fail "json-columns competed for JSON lines"; fi
+grep -q "reader jsonl  *(chosen)" "$tmp/explain" || fail "--explain jsonl: $(head -4 "$tmp/explain")"
+# a JSON-lines file with a broken line is still JSON lines: the line is told
+if "$runmon" --db "$tmp/badj.db" import "$data/bad.jsonl" >/dev/null 2>"$tmp/err"; then fail "bad.jsonl imported"; fi
+grep -q "bad.jsonl:3: column 32: expected a string key" "$tmp/err" || fail "bad.jsonl: $(cat "$tmp/err")"
+
 # A step written twice in a row (a CSV's last row repeated, a resumed
 # logger's first) replaces its row and is no restart (issue 49's mutant:
 # step < prev read as <= left every test green).

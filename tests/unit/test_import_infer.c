@@ -26,15 +26,18 @@ struct quirk {
 	const char *other;    /* the other losses kept of the first run ("a, b"), or NULL: none */
 };
 
+/* A counter that shows its epoch's length ("[ 10/500]") composes with
+ * the epoch as epoch x length + counter (issue 63): epoch 1's "[10/500]"
+ * is step 510, not one logging interval after epoch 0's last row. */
 static const struct quirk quirks[] = {
     /* "loss: 0.5217 (0.6103)": the window's value, not the mean in brackets;
      * "Epoch: [0]  [ 10/500]" composes; the Test and summary lines are not
      * training points */
-    {"window-means.log", "log", 1, "10..50:5", "loss", NULL, 0, "0.0,1.0",
+    {"window-means.log", "log", 1, "10..520:5", "loss", NULL, 0, "0.0,1.0",
      "SELECT COUNT(*) FROM steps WHERE loss > 0.53 OR loss < 0.44", "loss_cls"},
     /* "Loss/tok 4.2 (4.9)", value-before-unit rates, "[100/2000]" after the
      * epoch's number; the Validation line is an eval */
-    {"loss-per-token.log", "log", 1, "100..500:5", "loss/tok", "loss 'loss/tok'", 0, NULL,
+    {"loss-per-token.log", "log", 1, "100..2200:5", "loss/tok", "loss 'loss/tok'", 0, NULL,
      "SELECT COUNT(*) FROM steps WHERE loss > 4.2 OR loss < 3.8", NULL},
     /* "Epoch[0] Batch [50]" and ppl: a perplexity stands for the loss */
     {"epoch-batch-brackets.log", "log", 1, "50..200:4", "ppl", "loss 'ppl'", 0, "0.0,1.0",
@@ -51,7 +54,7 @@ static const struct quirk quirks[] = {
     /* "[0] ... [1] ..." glued, a dangling "[0] " at the end */
     {"rank-tags-glued.log", "log", 1, "10..30:3", "loss", "rank 'tag'", 2, NULL, NULL, NULL},
     /* "[Epoch 1/10][Batch 0/300] [D loss: 0.69] [G loss: 0.71]" */
-    {"gan-brackets.log", "log", 1, "0..3:4", "d_loss", "loss 'd_loss'", 0, "1.0,2.0", NULL, "g_loss"},
+    {"gan-brackets.log", "log", 1, "0..300:4", "d_loss", "loss 'd_loss'", 0, "1.0,2.0", NULL, "g_loss"},
     /* two losses and no total: the first named like a loss, said so */
     {"act-crit.log", "log", 1, "10..30:3", "act_loss", "the first of 2", 0, NULL, NULL, "crit_loss"},
     /* a failed start-up with two points, then another, then a third */
@@ -65,20 +68,21 @@ static const struct quirk quirks[] = {
     /* timm: "Train: 0 [  50/1251 (  4%)]  Loss: 6.911 (6.92)": the share
      * done inside the counter's bracket, a mean padded "( 0.1)"; the Test
      * line is an eval, "Train: E" the epoch the counter starts over in */
-    {"timm-share-done.log", "log", 1, "0..200:5", "loss", "epoch 'train'", 0, "0.0,1.0",
+    {"timm-share-done.log", "log", 1, "0..1301:5", "loss", "epoch 'train'", 0, "0.0,1.0",
      "SELECT COUNT(*) FROM steps WHERE loss < 6.8", NULL},
     /* MMEngine's "Epoch(train) [1][ 50/469]" and "Epoch(val)" lines */
-    {"mmengine-epoch-train.log", "log", 1, "50..150:3", "loss", NULL, 0, "1.0,2.0",
+    {"mmengine-epoch-train.log", "log", 1, "50..519:3", "loss", NULL, 0, "1.0,2.0",
      "SELECT COUNT(*) FROM steps WHERE loss > 2.1", "loss_cls"},
     /* Keras: "Epoch 1/2" on its own line, then the bar's frames "3/5
      * [=====>....] - ETA: .. - loss: X"; the epoch's last frame, with the
-     * val_ metrics, is its evaluation */
-    {"keras-bars.log", "log", 1, "1..9:8", "loss", NULL, 0, "1.0,2.0",
-     "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.72", NULL},
+     * val_ metrics, holds its last batch's loss beside the validation's
+     * val_loss (a twin): a training point like the others (issue 63) */
+    {"keras-bars.log", "log", 1, "1..10:10", "loss", NULL, 0, "1.0,2.0",
+     "SELECT COUNT(*) FROM steps WHERE loss > 2.08 OR loss < 1.69", NULL},
     /* Keras's loss is the mean of the epoch so far: said so; the same
      * draws printed per batch are not */
-    {"running-mean-bars.log", "log", 1, "1..74:72", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
-    {"per-batch-bars.log", "log", 1, "1..74:72", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
+    {"running-mean-bars.log", "log", 1, "1..75:75", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
+    {"per-batch-bars.log", "log", 1, "1..75:75", "loss", NULL, 0, "1.0,2.0,3.0", NULL, NULL},
     /* Chainer's LogReport: a JSON array of records over many lines */
     {"chainer-log.json", "json-array", 1, "100..600:6", "main/loss", "loss 'main/loss'", 0, NULL,
      "SELECT COUNT(*) FROM steps WHERE loss > 95.1", "main/loss_ctc, main/loss_att"},

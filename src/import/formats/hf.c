@@ -43,6 +43,24 @@ static int read_all(const char *path, char **buf, size_t *len, struct rm_err *er
 	return RM_OK;
 }
 
+int rm_read_json_doc(const struct rm_import_opts *opts, const char *path, json_t **doc, struct rm_err *err)
+{
+	char *text = NULL;
+	size_t len = 0, clen;
+	json_error_t jerr;
+	int rc = read_all(path, &text, &len, err);
+	if (rc)
+		return rc;
+	size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+	char *clean = rm_json_quote_nonfinite(text + skip, len - skip, &clen);
+	*doc = json_loadb(clean, clen, 0, &jerr);
+	if (!*doc)
+		rc = rm_err_set(err, RM_E_INPUT, "%s:%d: %s", rm_shown_path(opts, path), jerr.line, jerr.text);
+	free(clean);
+	free(text);
+	return rc;
+}
+
 /* Turns one log_history entry into a row of fields. Strings stay owned by
  * the jansson value. */
 static void entry_row(json_t *entry, struct rm_row *row)
@@ -85,24 +103,14 @@ int rm_sniff_hf_state(const struct sniff *s)
 int rm_read_hf_state(struct rm_store *st, const struct rm_import_opts *opts, const char *path, enum rm_format fmt,
                      struct rm_import_report *rep, struct rm_err *err)
 {
-	char *text = NULL, *clean = NULL;
-	size_t len = 0, clen;
-	json_error_t jerr;
 	json_t *doc = NULL;
 	struct rm_row row;
 	struct rm_sink k;
 	int rc;
 	memset(&k, 0, sizeof(k));
 	rm_row_init(&row);
-	if ((rc = read_all(path, &text, &len, err)))
-		return rc;
-	size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
-	clean = rm_json_quote_nonfinite(text + skip, len - skip, &clen);
-	doc = json_loadb(clean, clen, 0, &jerr);
-	if (!doc) {
-		rc = rm_err_set(err, RM_E_INPUT, "%s:%d: %s", path, jerr.line, jerr.text);
+	if ((rc = rm_read_json_doc(opts, path, &doc, err)))
 		goto out;
-	}
 	json_t *hist = json_object_get(doc, "log_history");
 	if (!json_is_array(hist)) {
 		rc = rm_err_set(err, RM_E_INPUT, "%s: no \"log_history\" array (not a trainer_state.json?)", path);
@@ -137,7 +145,5 @@ out:
 	rm_sink_release(&k);
 	rm_row_release(&row);
 	json_decref(doc);
-	free(clean);
-	free(text);
 	return rc;
 }

@@ -44,7 +44,12 @@ struct log_reader {
 	struct log_line ll;
 	struct pattern pattern;
 	int has_pattern;
-	int64_t records; /* loss records so far, for lines without a step */
+	int64_t records;        /* loss records so far, for lines without a step */
+	struct log_roles roles; /* the loops of the bars, the head's lines by role */
+	/* The training bar's counter the records took for their step. */
+	int64_t bar_taken, bar_steps;
+	int64_t bar_gap;   /* the steps between the last two records it gave */
+	int64_t set_count; /* 1 + the counter a frame was drawn at twice (superseded), or 0 */
 	int64_t last_step;
 	/* A record over lines: a header holding only its step ("step 10",
 	 * "=== iteration 100 ==="), its fields on the lines below. The
@@ -126,6 +131,18 @@ static size_t skip_tags(struct log_line *ll, const char *line, size_t len, int64
 	return i;
 }
 
+/* "128/128 - 5s - loss: ...": a counter and its total, then " - " (Keras's
+ * fit with verbose=2, one line an epoch). */
+static int keras_epoch_line(const char *s, size_t n)
+{
+	size_t i = strspn(s, " ");
+	size_t d = i + strspn(s + i, "0123456789");
+	if (d == i || d >= n || s[d] != '/')
+		return 0;
+	size_t e = d + 1 + strspn(s + d + 1, "0123456789");
+	return e > d + 1 && e + 3 <= n && !memcmp(s + e, " - ", 3);
+}
+
 /* Does the record open with a word of evaluation ("Testing at - 6400/...",
  * "Epoch(val) [1][30045]", "Validation: ...")? */
 static int eval_opening(const char *s, size_t n)
@@ -191,6 +208,25 @@ static char *bar_record(struct log_reader *r, const char *line, size_t *len, con
 	return r->bartext;
 }
 
+static int has_key(const struct log_line *ll, const char *key)
+{
+	size_t n = strlen(key);
+	for (size_t i = 0; i < ll->row.n; i++)
+		if (ll->row.f[i].klen == n && !memcmp(ll->row.f[i].key, key, n))
+			return 1;
+	return 0;
+}
+
+/* The loop of a bar's frame (log_roles.c); an evaluation's frame makes
+ * its line an evaluation. */
+static int64_t log_bar_loop(struct log_reader *r, const struct log_bar *b)
+{
+	int64_t passes = rm_log_bar_loop(&r->roles, b, r->guess);
+	if (passes == -2)
+		r->ll.eval = 1;
+	return passes;
+}
+
 /* Is text the last frame's again (a bar redrawn, its counter moved on)? */
 static int redrawn(struct log_reader *r, const char *text, size_t n)
 {
@@ -221,9 +257,17 @@ static enum line_kind log_parse(struct log_reader *r, char *line, size_t len, in
 		return LINE_NONE;
 	}
 	char *brace = memchr(line, '{', len);
-	if (brace && line[len - 1] == '}')
+	if (brace && line[len - 1] == '}') {
+		/* "| 50/9375 [00:10<31:41]{'loss': 0.69, ...}": the frame the
+		 * HF Trainer's dict was written after says its step */
+		if (brace > line && rm_log_bar(line, (size_t)(brace - line), &bar))
+			log_bar_loop(r, &bar);
 		return log_object(ll, line, len, brace, why, whylen);
-	int has_bar = memchr(line, '|', len) || memchr(line, '[', len) ? rm_log_bar(line, len, &bar) : 0;
+	}
+	int has_bar = memchr(line, '|', len) || memchr(line, '[', len) || keras_epoch_line(line, len)
+	                  ? rm_log_bar(line, len, &bar)
+	                  : 0;
+	int64_t passes = has_bar ? log_bar_loop(r, &bar) : -1;
 	/* A bar's metrics restate what a logger records properly; they are the
 	 * records only where no line but a bar's holds a loss. */
 	const struct rm_guess *g = r->guess;
@@ -232,7 +276,10 @@ static enum line_kind log_parse(struct log_reader *r, char *line, size_t len, in
 		return LINE_NONE;
 	}
 	r->ll.bar = has_bar;
-	if (frame && redrawn(r, line, len))
+	/* redrawn at its counter: the step's own, but for the redraw a bar's
+	 * close() makes at its end (YOLO's "4/4" twice, after step 3's) */
+	int set_here = has_bar && r->set_count == bar.count + 1 && !(bar.total && bar.count >= bar.total);
+	if (frame && redrawn(r, line, len) && !set_here)
 		return LINE_SKIP;
 	int64_t tag;
 	size_t i = skip_tags(ll, line, len, &tag);
@@ -252,8 +299,12 @@ static enum line_kind log_parse(struct log_reader *r, char *line, size_t len, in
 		rm_log_add_number(ll, "rank", rank);
 	if (ll->row.n && tag >= 0)
 		rm_log_add_number(ll, RM_GUESS_TAG, tag);
-	if (ll->row.n && has_bar)
+	if (ll->row.n && has_bar && passes != -2)
 		rm_log_add_number(ll, "batch", bar.count);
+	if (ll->row.n && passes >= 0 && !r->has_pend_epoch && !has_key(ll, "epoch"))
+		rm_log_add_number(ll, "epoch", passes);
+	if (ll->row.n >= LOG_TPL_FIELDS && !has_bar && g && g->nsummary && rm_log_is_summary(g, line, len))
+		ll->summary = 1;
 	if (ll->row.n > MAX_RECORD_FIELDS) { /* TrainConfig(... epoch=None ...) */
 		snprintf(why, whylen, "over %d name-value pairs (an argument dump, a repr)", MAX_RECORD_FIELDS);
 		return LINE_NONE;
@@ -319,6 +370,25 @@ static int eval_word(const char *key, size_t klen)
 	return 0;
 }
 
+/* "loss: 2.0 - val_loss: 2.1" (Keras's epoch line): a bare loss beside its
+ * own name under an evaluation's prefix is training's value on that line.
+ * nanoGPT's "train loss 3.21, val loss 3.30" is no twin ("train_loss" is
+ * not "loss"): an estimate over evaluation batches. */
+static int has_eval_twin(const struct log_line *ll, const struct rm_field *f)
+{
+	static const char *const prefixes[] = {"val_", "valid_", "eval_", "validation_", "test_"};
+	for (size_t i = 0; i < ll->row.n; i++) {
+		const struct rm_field *e = &ll->row.f[i];
+		for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+			size_t pl = strlen(prefixes[p]);
+			if (e->klen == pl + f->klen && !strncasecmp(e->key, prefixes[p], pl) &&
+			    !memcmp(e->key + pl, f->key, f->klen))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* An evaluation line's metrics become eval_ metrics, except what names
  * the step or epoch, so that train loss on an eval line (nanoGPT's "step
  * 100: train loss 3.21, val loss 3.30", an estimate over eval batches) is
@@ -327,6 +397,15 @@ static unsigned mark_eval(struct log_line *ll, unsigned set)
 {
 	if (!ll->eval && !HAS_T(set, T_EVAL))
 		return set;
+	/* Only its keys say evaluation, no word or tag before them, and the
+	 * loss has its twin: training's values beside validation's. */
+	for (size_t i = 0; !ll->eval && i < ll->row.n; i++)
+		if (ll->target[i] == T_LOSS ||
+		    (ll->target[i] == T_NONE && memmem(ll->row.f[i].key, ll->row.f[i].klen, "loss", 4))) {
+			ll->keyed = 1;
+			if (ll->keyed_train || has_eval_twin(ll, &ll->row.f[i]))
+				return set;
+		}
 	ll->eval = 1;
 	for (size_t i = 0; i < ll->row.n; i++) {
 		struct rm_field *f = &ll->row.f[i];
@@ -413,6 +492,21 @@ static unsigned take_header(struct log_reader *r, struct rm_mapper *m, unsigned 
 	return classify_fields(&r->ll, m);
 }
 
+/* Is every loss on the line exactly 0? */
+static int loss_is_zero(const struct log_line *ll)
+{
+	int any = 0;
+	for (size_t i = 0; i < ll->row.n; i++) {
+		double v;
+		if (ll->target[i] != T_LOSS)
+			continue;
+		if (rm_field_num(&ll->row.f[i], &v) != 1 || v != 0)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
 /* Turns one line into a row for the mapper, or says it is no record. A
  * line without a step (the HF Trainer's dicts) takes the record count
  * times --log-every; an evaluation without one, the last step. */
@@ -435,6 +529,8 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 		return LINE_NONE;
 	}
 	unsigned set = drop_words(&r->ll, classify_fields(&r->ll, m));
+	r->ll.keyed = 0;
+	r->ll.keyed_train = r->guess && r->guess->keyed_train;
 	set = mark_eval(&r->ll, set);
 	set = take_header(r, m, set);
 	int useful = HAS_T(set, T_LOSS) || HAS_T(set, T_EVAL);
@@ -470,6 +566,11 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 	if (HAS_T(set, T_STEP)) {
 		struct rm_field *f = step_field(&r->ll, m);
 		double v;
+		if (f && rm_field_num(f, &v) == 1 && v == 0 && HAS_T(set, T_LOSS) && loss_is_zero(&r->ll)) {
+			/* "Steps: 0 | Loss: 0.000000": a bar drawn before its first batch */
+			snprintf(why, whylen, "a loss of 0 at step 0 (a progress bar's start, before any batch)");
+			return LINE_NONE;
+		}
 		if (f && rm_field_num(f, &v) == 1 && v >= 0 && v < 9e15)
 			r->last_step = (int64_t)v;
 		return LINE_RECORD;
@@ -478,8 +579,20 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 		snprintf(why, whylen, "a loss without the step the file's records carry (a sample, a summary)");
 		return LINE_NONE;
 	}
-	if (HAS_T(set, T_LOSS))
+	/* The HF Trainer's dicts carry no step; the tqdm frame drawn before
+	 * each does ("10/60"). A bar that has not moved since the last record
+	 * says nothing of this one. --log-every says otherwise. */
+	if (HAS_T(set, T_LOSS) && m->opts->log_every <= 0 && r->roles.bar_now > r->bar_taken) {
+		r->bar_gap = r->bar_taken ? r->roles.bar_now - r->bar_taken : 0;
+		r->last_step = r->bar_taken = r->roles.bar_now;
+		r->bar_steps++;
+	} else if (HAS_T(set, T_LOSS) && m->opts->log_every <= 0 && r->bar_gap > 0) {
+		/* no frame drawn since (tqdm skips redraws): one interval on */
+		r->last_step = r->bar_taken = r->roles.bar_now = r->last_step + r->bar_gap;
+		r->bar_steps++;
+	} else if (HAS_T(set, T_LOSS)) {
 		r->last_step = ++r->records * (m->opts->log_every > 0 ? m->opts->log_every : 1);
+	}
 	rm_log_add_number(&r->ll, "step", r->last_step);
 	return LINE_RECORD;
 }
@@ -515,6 +628,26 @@ static void open_header(struct log_reader *r)
 }
 
 /* The next record of the spare's segments; LINE_MORE when more follow. */
+/* tqdm draws a step twice: update() moves the counter with the metrics
+ * shown before, set_postfix() or set_description() redraws the same
+ * counter with the step's own (kohya, YOLO). Is frame k followed by a
+ * frame of the same counter? Then the later one is the step's, and is its
+ * point even where its text repeats the last (a loss that did not move). */
+static int superseded(struct log_reader *r, size_t k)
+{
+	struct log_bar a, b;
+	if (k + 1 >= r->segs.n || !r->segs.seg[k].frame || !r->segs.seg[k + 1].frame)
+		return 0;
+	const char *s = r->spare + r->segs.seg[k].at, *t = r->spare + r->segs.seg[k + 1].at;
+	size_t n = r->segs.seg[k].len, m = r->segs.seg[k + 1].len;
+	if (!memchr(s, '|', n) || !memchr(t, '|', m) || !rm_log_bar(s, n, &a) || !rm_log_bar(t, m, &b))
+		return 0;
+	if (a.count != b.count || a.total != b.total)
+		return 0;
+	r->set_count = b.count + 1;
+	return 1;
+}
+
 static enum line_kind next_segment(struct log_reader *r, struct rm_mapper *m, uint64_t *lineno, char *why,
                                    size_t whylen)
 {
@@ -523,6 +656,8 @@ static enum line_kind next_segment(struct log_reader *r, struct rm_mapper *m, ui
 		size_t k = r->next_seg++;
 		char *text = r->spare + r->segs.seg[k].at;
 		size_t n = r->segs.seg[k].len;
+		if (superseded(r, k))
+			continue;
 		enum line_kind kind = log_row(r, m, text, n, r->segs.seg[k].frame, why, whylen);
 		/* a frame that holds nothing goes unsaid, its line says it once */
 		if (kind == LINE_SKIP || (kind == LINE_NONE && r->next_seg < r->segs.n && r->segs.seg[k].frame))
@@ -596,6 +731,8 @@ static void log_reader_release(struct log_reader *r)
 
 /* Shows the rows of lines in buf (n bytes, edited) to in; returns the
  * bytes of whole lines read, stopping after max_rows rows. */
+/* The head's scan: does the record hold a loss-named key beside one an
+ * evaluation's prefix names (a keyed line), or a loss-named key alone? */
 static size_t scan_text(struct log_reader *r, char *buf, size_t n, struct rm_infer *in, uint64_t max_rows,
                         uint64_t *rows)
 {
@@ -611,6 +748,7 @@ static size_t scan_text(struct log_reader *r, char *buf, size_t n, struct rm_inf
 			if (log_parse(r, t, r->segs.seg[k].len, r->segs.seg[k].frame, why, sizeof(why)) ==
 			        LINE_RECORD &&
 			    !r->ll.summary) {
+				rm_log_roles_count(&r->roles, &r->ll, t, r->segs.seg[k].len);
 				rm_infer_row(in, &r->ll.row,
 				             (r->ll.eval ? RM_INFER_EVAL : 0) | (r->ll.bar ? RM_INFER_BAR : 0));
 				++*rows;
@@ -654,8 +792,9 @@ static int log_infer(const struct rm_import_opts *opts, const char *path, struct
 	}
 	fclose(fp);
 	free(buf);
-	log_reader_release(&r);
 	rm_infer_decide(in, g);
+	rm_log_roles_decide(&r.roles, g);
+	log_reader_release(&r);
 	rm_infer_free(in);
 	return RM_OK;
 }
@@ -684,7 +823,7 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 	size_t first = rep->n; /* the file's runs: one, or those appended to it */
 	rc = rm_read_lines(st, &o, path, fmt, pos, rep, log_parse_line, &r, err);
 	for (size_t i = first; !rc && i < rep->n; i++)
-		rep->r[i].synthetic_steps |= r.records != 0;
+		rep->r[i].synthetic_steps |= r.records ? 1 : r.bar_steps ? 2 : 0;
 	log_reader_release(&r);
 	rm_guess_release(&g);
 	return rc;

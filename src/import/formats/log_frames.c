@@ -154,8 +154,9 @@ static int bar_figure(const char *s, size_t n)
 }
 
 /* Reads "n/total" or "n" at s[i]; returns the index after it, or 0. */
-static size_t bar_counter(const char *s, size_t i, size_t n, int64_t *count)
+static size_t bar_counter(const char *s, size_t i, size_t n, int64_t *count, int64_t *total)
 {
+	*total = 0;
 	size_t d = i;
 	int64_t v = 0;
 	while (d < n && isdigit((unsigned char)s[d]) && v < ((int64_t)1 << 50))
@@ -165,10 +166,15 @@ static size_t bar_counter(const char *s, size_t i, size_t n, int64_t *count)
 	*count = v;
 	if (d < n && s[d] == '/') {
 		size_t t = ++d;
-		while (d < n && (isdigit((unsigned char)s[d]) || s[d] == '?'))
+		int64_t tot = 0;
+		while (d < n && (isdigit((unsigned char)s[d]) || s[d] == '?')) {
+			if (isdigit((unsigned char)s[d]) && tot < ((int64_t)1 << 50))
+				tot = tot * 10 + (s[d] - '0');
 			d++;
+		}
 		if (d == t)
 			return 0;
+		*total = tot;
 	}
 	return d;
 }
@@ -206,14 +212,23 @@ static const char *pair_at(const char *s, size_t n, char c, char next)
 }
 
 /* Keras's bar, "  12/100 [=====>........] - ETA: 1:23 - loss: 2.30": the
- * counter first, the bar of '=', '>' and '.', the metrics after it. */
+ * counter first, the bar of '=', '>' and '.', the metrics after it; with
+ * verbose=2, the counter and the metrics alone, once an epoch. */
 static int keras_bar(const char *s, size_t n, struct log_bar *b)
 {
 	size_t i = 0;
 	while (i < n && s[i] == ' ')
 		i++;
-	size_t after = bar_counter(s, i, n, &b->count);
-	if (!after || after == i || after + 2 >= n || s[after] != ' ' || s[after + 1] != '[')
+	size_t after = bar_counter(s, i, n, &b->count, &b->total);
+	if (!after || after == i || after + 3 >= n || s[after] != ' ')
+		return 0;
+	if (s[after + 1] == '-' && s[after + 2] == ' ') { /* fit(verbose=2): "128/128 - 5s - loss: 3.1" */
+		b->at = 0;
+		b->post = s + after;
+		b->postlen = n - after;
+		return 1;
+	}
+	if (s[after + 1] != '[')
 		return 0;
 	size_t j = after + 2;
 	while (j < n && (s[j] == '=' || s[j] == '>' || s[j] == '.'))
@@ -245,7 +260,7 @@ int rm_log_bar(const char *s, size_t n, struct log_bar *b)
 		size_t i = (size_t)(bar_end - s) + 1;
 		while (i < n && s[i] == ' ')
 			i++;
-		if (!(after = bar_counter(s, i, n, &b->count)))
+		if (!(after = bar_counter(s, i, n, &b->count, &b->total)))
 			return 0;
 		b->at = at;
 	} else {
@@ -261,7 +276,7 @@ int rm_log_bar(const char *s, size_t n, struct log_bar *b)
 			d--;
 		if (d && s[d - 1] != ' ' && s[d - 1] != ':')
 			return 0;
-		bar_counter(s, d, n, &b->count);
+		bar_counter(s, d, n, &b->count, &b->total);
 		after = (size_t)(it - s) + 2;
 		b->at = d;
 	}

@@ -78,7 +78,11 @@ struct log_line {
 	int eval;    /* an evaluation line */
 	int summary; /* an end-of-epoch summary (fairseq's [train]) */
 	int bar;     /* read from a progress bar's frame */
-	char *py;    /* a Python dict converted to JSON */
+	/* Only a key says evaluation (val_loss) beside a training loss: keyed
+	 * is set when the line is one; keyed_train when the file's head found
+	 * such lines to be its training record (rm_guess.keyed_train). */
+	int keyed, keyed_train;
+	char *py; /* a Python dict converted to JSON */
 	size_t pycap;
 	char *norm; /* the line with its bracketed counters made plain */
 	size_t normcap;
@@ -128,6 +132,7 @@ void rm_log_segments(const char *s, size_t n, struct log_segs *g);
 struct log_bar {
 	size_t at;
 	int64_t count;
+	int64_t total; /* "12/475": 475; 0 when the bar shows none */
 	const char *post;
 	size_t postlen;
 };
@@ -164,5 +169,47 @@ int rm_log_pattern_compile(const char *p, struct pattern *pt, char *why, size_t 
 int rm_log_literal_at(const char *l, size_t ll, const char *s, size_t n, size_t *pos);
 /* Reads s into ll->row with the pattern: 1 when it matches, else 0. */
 int rm_log_pattern_parse(const struct pattern *pt, struct log_line *ll, const char *s, size_t n);
+
+/* ---- roles (log_roles.c) ---------------------------------------------------- */
+
+struct rm_guess;
+
+#define LOG_LOOPS      8  /* bar totals followed */
+#define LOG_TEMPLATES  64 /* templates of training lines counted */
+#define LOG_TPL_WORDS  32 /* words a template keeps */
+#define LOG_TPL_FIELDS 3  /* a line of fewer pairs (a record's field under its header) has none */
+/* What the file's lines are, counted over its head and followed as it is
+ * read. */
+struct log_roles {
+	/* The loops whose bars carry a total: frames each, the last count,
+	 * and the passes a bar ran to its end and began again. */
+	struct {
+		int64_t total, prev, passes;
+		uint64_t frames;
+	} loop[LOG_LOOPS];
+	int nloops;
+	int64_t bar_now; /* the training bar's counter at its last frame, its passes counted on */
+	/* The head's loss lines beside a val_ key and no other sign of
+	 * evaluation, and its other training lines, by template. */
+	uint64_t keyed_lines, train_lines;
+	uint64_t carried, last_eval; /* keyed lines whose val_ values repeat the last's, and its values' hash */
+	struct {
+		uint64_t hash, lines;
+		uint32_t w[LOG_TPL_WORDS];
+		int nw;
+	} tpl[LOG_TEMPLATES];
+	int ntpl;
+};
+/* The loop of a bar's frame: the passes it made before (an epoch no line
+ * names), -1 for a bar without a total, -2 for another loop than the
+ * training one g names (an evaluation's). */
+int64_t rm_log_bar_loop(struct log_roles *r, const struct log_bar *b, const struct rm_guess *g);
+/* The head's scan: a record ll of line's text. */
+void rm_log_roles_count(struct log_roles *r, const struct log_line *ll, const char *line, size_t len);
+/* After the head's scan: the training bar's total, whether keyed lines
+ * train, and the summaries' templates, into g. */
+void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g);
+/* Is line of a template g holds for a summary? */
+int rm_log_is_summary(const struct rm_guess *g, const char *line, size_t len);
 
 #endif

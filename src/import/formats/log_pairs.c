@@ -446,6 +446,35 @@ int rm_log_word_group(const char *s, size_t i, size_t n, size_t *end)
 	return 0;
 }
 
+/* A scalar's repr, "tensor(2.31, device='cuda:0', grad_fn=<DivBackward0>)"
+ * or "np.float64(0.5)", whose name out ends with and whose '(' is at s[i]:
+ * the name is taken back from out and the number put in its place; *end
+ * is past the ')'. */
+static int scalar_repr(const char *s, size_t i, size_t n, char *out, size_t *o, size_t *end)
+{
+	static const char *const names[] = {"tensor", "np.float64", "np.float32", "np.int64", "array"};
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t nl = strlen(names[k]);
+		if (*o < nl || memcmp(out + *o - nl, names[k], nl) ||
+		    (*o > nl && (isalnum((unsigned char)out[*o - nl - 1]) || out[*o - nl - 1] == '.')))
+			continue;
+		size_t j = i + 1, st;
+		while (j < n && (s[j] == ' ' || s[j] == '['))
+			j++;
+		for (st = j; j < n && (isdigit((unsigned char)s[j]) || strchr("+-.eE", s[j]));)
+			j++;
+		const char *close = memchr(s + j, ')', n - j);
+		if (j == st || !close)
+			return 0;
+		*o -= nl;
+		memcpy(out + *o, s + st, j - st);
+		*o += j - st;
+		*end = (size_t)(close - s) + 1;
+		return 1;
+	}
+	return 0;
+}
+
 const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 {
 	size_t n = *np, o = 0, i = 0;
@@ -493,6 +522,10 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 			put(out, &o, s + i + 1, end - i - 2);
 			out[o++] = ' ';
 			i = end, prev_group = 0, changed = 1;
+			continue;
+		}
+		if (c == '(' && scalar_repr(s, i, n, out, &o, &end)) {
+			i = end, changed = 1; /* "loss=tensor(2.31, device='cuda:0')": the number */
 			continue;
 		}
 		if (c == '(' && paren_number(s, i, n, &end) && after_number(out, o)) {
