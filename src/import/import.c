@@ -85,15 +85,35 @@ static int is_binary(enum rm_format f)
 	return f == RM_FMT_WANDB_LOG || f == RM_FMT_TFEVENTS;
 }
 
+/* Where no reader explained anything of the file, what each found, for
+ * the error the first one's reading will give ("" otherwise). */
+static void say_none(const struct import_format *const *cand, const struct rm_trial *t, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].good)
+			return;
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		int w = t[i].failed ? snprintf(out + o, len - o, "%s%s: %.80s", i ? "; " : "", cand[i]->name, t[i].why)
+		                    : snprintf(out + o, len - o, "%s%s: no record in %llu lines%s%.80s", i ? "; " : "",
+		                               cand[i]->name, (unsigned long long)t[i].lines,
+		                               t[i].why[0] ? ", first bad " : "", t[i].why);
+		o += w > 0 ? (size_t)w : 0;
+	}
+}
+
 /* The readers compete on a sample (compete.c); import --explain shows
  * what each found. */
 static const struct import_format *compete(const struct rm_import_opts *opts, const char *path,
-                                           const struct import_format *const *cand, size_t n, struct rm_err *err)
+                                           const struct import_format *const *cand, size_t n, char *none,
+                                           size_t nonelen, struct rm_err *err)
 {
 	struct rm_trial trials[NFORMATS];
 	size_t best;
 	if (rm_compete(opts, path, cand, n, trials, &best, err))
 		return NULL;
+	say_none(cand, trials, n, none, nonelen);
 	for (size_t i = 0; opts->explain && i < n; i++) {
 		const struct rm_trial *t = &trials[i];
 		fprintf(opts->explain, "  reader %-16s %s", cand[i]->name, i == best ? "(chosen) " : "");
@@ -110,7 +130,8 @@ static const struct import_format *compete(const struct rm_import_opts *opts, co
 /* Reads the head of path and its first non-blank line, then walks the
  * table. A file that cannot be read as lines (a binary log) still has its
  * head; the line's error is told only when no format claimed the file. */
-static const struct import_format *detect_file(const struct rm_import_opts *opts, const char *path, struct rm_err *err)
+static const struct import_format *detect_file(const struct rm_import_opts *opts, const char *path, char *none,
+                                               size_t nonelen, struct rm_err *err)
 {
 	uint8_t *head = rm_xmalloc(SNIFF_BYTES);
 	struct sniff sn = {.opts = opts, .head = head};
@@ -160,7 +181,7 @@ static const struct import_format *detect_file(const struct rm_import_opts *opts
 		return cand[0];
 	if (!has_log && sn.line)
 		cand[ncand++] = format_of(RM_FMT_LOG);
-	return ncand > 1 ? compete(opts, path, cand, ncand, err) : cand[0];
+	return ncand > 1 ? compete(opts, path, cand, ncand, none, nonelen, err) : cand[0];
 }
 
 char *rm_wandb_dir_log(const char *dir)
@@ -342,14 +363,24 @@ static int refuse_foreign(const struct rm_import_opts *opts, const char *path, s
 	return foreign_error(opts, path, head, n, err);
 }
 
+/* A reading that failed where no reader explained anything: its error,
+ * then what the others found, as far as the message holds. */
+static void append_none(struct rm_err *err, const char *none)
+{
+	size_t n = strlen(err->msg);
+	if (n + 40 < sizeof(err->msg))
+		snprintf(err->msg + n, sizeof(err->msg) - n, " (no reader explains the file: %s)", none);
+}
+
 static int import_path(struct rm_store *st, const struct rm_import_opts *opts, const char *path,
                        struct rm_import_report *rep, struct rm_err *err)
 {
 	int rc = refuse_foreign(opts, path, err);
 	if (rc)
 		return rc;
+	char none[400] = "";
 	const struct import_format *f =
-	    opts->format == RM_FMT_AUTO ? detect_file(opts, path, err) : format_of(opts->format);
+	    opts->format == RM_FMT_AUTO ? detect_file(opts, path, none, sizeof(none), err) : format_of(opts->format);
 	if (!f && opts->format != RM_FMT_AUTO)
 		return rm_err_set(err, RM_E_USAGE, "unknown format");
 	if (!f)
@@ -357,7 +388,10 @@ static int import_path(struct rm_store *st, const struct rm_import_opts *opts, c
 	if (opts->explain)
 		fprintf(opts->explain, "%s: read as %s (%s)\n", rm_tx(rm_shown_path(opts, path)), f->name,
 		        opts->format == RM_FMT_AUTO ? f->why : "given with --format");
-	return f->read(st, opts, path, f->fmt, rep, err);
+	rc = f->read(st, opts, path, f->fmt, rep, err);
+	if (rc == RM_E_INPUT && none[0])
+		append_none(err, none);
+	return rc;
 }
 
 /* A file that gave nothing is an error, not an exit 0 a cron job would

@@ -4,7 +4,7 @@
  * A reader shows the head of its file to an rm_infer before it reads the
  * whole: every row with its keys and numbers. Where the mapper's lists
  * name no loss, the key named most like one wins ("loss" over "total_loss"
- * over "total" over "cost" over "nll" over a component such as "d_loss"),
+ * over "total" over "nll" over "cost" over a component such as "d_loss"),
  * among those that recur and vary; where no known step is in the loss
  * rows, an integer that rises with them is the step (one named like a
  * counter first: "it", "iter", "timesteps"); a leading "[N]" tag that
@@ -128,9 +128,9 @@ static int perplexity_name(const char *k, size_t n)
 
 /* How much a key's name says "the training loss": 100 for loss itself, 95
  * for a whole loss under a prefix or with a word saying so (main/loss,
- * total_loss, train_loss), 85 a bare total, 80 a cost, 75 the names of
- * cross-entropy, 60 a component (d_loss, loss_cls), 30 a perplexity; 0 for
- * what only mentions a loss (loss_scale, a weight) and for evaluations. */
+ * total_loss, train_loss), 85 a bare total, 75 the names of cross-entropy,
+ * 72 a cost (a time in some trainers: GluonCV's "Training cost"), 60 a component (d_loss, loss_cls), 30 a perplexity; 0
+ * for what only mentions a loss (loss_scale, a weight) and for evaluations. */
 static int loss_score(const char *k, size_t n)
 {
 	static const char *const whole[] = {"total", "tot",  "train",    "training",  "overall", "sum",
@@ -163,7 +163,7 @@ static int loss_score(const char *k, size_t n)
 		return 85;
 	for (int i = 0; i < nw; i++)
 		if (!strcmp(w[i], "cost"))
-			return 80;
+			return 72; /* under a cross-entropy's name: GluonCV's "Training cost" is seconds */
 	char joined[64];
 	size_t jl = lastlen < sizeof(joined) - 1 ? lastlen : sizeof(joined) - 1;
 	for (size_t i = 0; i < jl; i++)
@@ -461,7 +461,7 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 		say(g, "loss '%s': named like a loss%s", loss->name,
 		    g->loss_log              ? " (a perplexity, exp of a loss: stored as its logarithm)"
 		    : loss->loss_score >= 95 ? ""
-		    : loss->loss_score >= 75 ? " (a total, a cost, a cross-entropy)"
+		    : loss->loss_score >= 72 ? " (a total, a cost, a cross-entropy)"
 		                             : "");
 		pick_also(in, loss, g);
 		if (g->nalso)

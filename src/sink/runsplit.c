@@ -41,6 +41,9 @@ int rm_run_split_check(struct rm_run_split *s, const struct rm_record *rec, uint
 	int begins =
 	    s->rows >= 2 && s->gap > 0 &&
 	    ((step < s->first && step <= s->gap) || (step <= s->first + s->gap && s->prev >= s->first + on * s->gap));
+	/* a start-up between, and the counter at its origin again: a run that
+	 * logged once (a crash after its first epoch), then the next */
+	begins |= apart && step <= 1 && step <= s->first && s->rows == 1;
 	if (begins) {
 		*s = first;
 		return 1;

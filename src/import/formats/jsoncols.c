@@ -63,30 +63,42 @@ static int same_inner(json_t *a, json_t *b)
 	return 1;
 }
 
-/* The largest table of obj and the objects under it, into best. */
+/* The largest table of obj and the objects under it, into best. Each
+ * member's shape is taken once; the first MAX_MEMBERS arrays of an object
+ * are looked at (a document of metrics holds a few dozen). */
+#define MAX_MEMBERS 1024
 static void find_table(json_t *obj, int depth, struct table *best)
 {
+	struct member {
+		const char *key;
+		json_t *a;
+		size_t rows;
+		int nested;
+	} *m = rm_xmalloc(MAX_MEMBERS * sizeof(*m));
+	int n = 0;
 	const char *key;
 	json_t *v;
 	json_object_foreach (obj, key, v) {
-		int nested;
-		size_t rows = json_is_array(v) ? shape(v, &nested) : 0;
-		if (!rows || rows <= best->rows)
+		if (n == MAX_MEMBERS || !json_is_array(v))
 			continue;
-		struct table t = {.nested = nested, .rows = rows, .shape0 = json_array_size(v)};
-		const char *k2;
-		json_t *w;
-		json_object_foreach (obj, k2, w) {
-			int n2;
-			if (t.ncol < MAX_COLS && json_is_array(w) && json_array_size(w) == t.shape0 &&
-			    shape(w, &n2) == rows && n2 == nested && (!nested || same_inner(v, w))) {
-				t.col[t.ncol] = w;
-				t.name[t.ncol++] = k2;
+		m[n] = (struct member){key, v, 0, 0};
+		if ((m[n].rows = shape(v, &m[n].nested)))
+			n++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (m[i].rows <= best->rows)
+			continue;
+		struct table t = {.nested = m[i].nested, .rows = m[i].rows, .shape0 = json_array_size(m[i].a)};
+		for (int j = 0; j < n && t.ncol < MAX_COLS; j++)
+			if (m[j].rows == t.rows && m[j].nested == t.nested && json_array_size(m[j].a) == t.shape0 &&
+			    (!t.nested || same_inner(m[i].a, m[j].a))) {
+				t.col[t.ncol] = m[j].a;
+				t.name[t.ncol++] = m[j].key;
 			}
-		}
 		if (t.ncol >= 2)
 			*best = t;
 	}
+	free(m);
 	if (depth < MAX_DEPTH)
 		json_object_foreach (obj, key, v)
 			if (json_is_object(v))
