@@ -72,7 +72,16 @@ struct rm_series {
 	const int64_t *rl_step;
 	const int *rl_rank;
 	const double *rl_loss; /* NaN when not finite */
+	/* What a logged point is (rm_detect_all decides where RM_READ_AUTO):
+	 * the mean of the steps since the previous point, or one step's loss,
+	 * stamped stamp_shift steps off its batch (-1: a 1-based print over a
+	 * 0-based sidecar). */
+	int reading;
+	int stamp_shift;
 };
+
+/* What a logged loss point is (issue 64.2). */
+enum rm_reading { RM_READ_AUTO, RM_READ_MEAN, RM_READ_STEP };
 
 struct rm_detect_opts {
 	uint64_t seed;       /* permutation tests */
@@ -80,6 +89,7 @@ struct rm_detect_opts {
 	double hampel_k;     /* spike threshold in robust sigmas (default 5) */
 	double runs_z;       /* runs-test z at or below which runs are flagged (default -4) */
 	double alpha;        /* false discovery rate (default 0.01) */
+	int reading;         /* enum rm_reading: RM_READ_AUTO fits the readings (diagnose --loss-is) */
 };
 void rm_detect_opts_default(struct rm_detect_opts *o);
 
@@ -381,8 +391,34 @@ struct rm_divergence {
 	double peak;     /* the largest finite loss of the tail, NaN none */
 };
 
+/* The join of the losses with the batches (issue 64.3): the finite loss
+ * points and how many cover a batch, the batches and how many a point
+ * covers, and both step ranges. none: batches recorded, and no point meets
+ * one (a recorder that counted from another origin): the composition
+ * cannot be read, and the diagnosis says so instead of "healthy". */
+struct rm_join {
+	size_t points, with_batches, batches, covered;
+	int64_t loss_lo, loss_hi, batch_lo, batch_hi;
+	int none;
+};
+
+/* The reading the points got: the one given, or the best fit of the loss
+ * on the composition among the mean of the interval and one step's loss
+ * stamped 0, -1 or +1 steps off (r2[i] for each, NaN not tried; given:
+ * the user named it; sparse: points fewer than batches, else the readings
+ * are one). */
+#define RM_READINGS 4
+struct rm_reading_fit {
+	int reading, shift, given, sparse;
+	double steps_per_point; /* batches a point's interval spans, on average */
+	double r2[RM_READINGS];
+	int best; /* index into r2 */
+};
+
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;
+	struct rm_join join;
+	struct rm_reading_fit reading;
 	int64_t first_step, last_step; /* first and last logged */
 	uint8_t last_nonfinite;        /* the last logged loss: 0 finite, 1 NaN, 2 Inf, 3 not logged */
 	struct rm_divergence divergence;

@@ -83,6 +83,13 @@ struct rm_render_ctx {
 	const char *run_url; /* W&B run page, or NULL */
 };
 
+/* How far the losses and the batches meet, into buf: 0 (and "") when no
+ * batch is recorded, 1 said, 2 a warning (under half the loss points have
+ * their batches; both step ranges said). */
+int rm_explain_join(const struct rm_join *j, char *buf, size_t n);
+/* What a logged point was read as, and how well each reading fitted, into
+ * buf: 0 (and "") where points are as dense as the batches. */
+int rm_explain_reading(const struct rm_reading_fit *r, char *buf, size_t n);
 /* One sentence naming the verdict and its main numbers, into buf. */
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n);
 /* Room for a verdict that names every cause at warn or above. */

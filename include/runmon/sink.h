@@ -47,7 +47,8 @@ struct rm_import_opts {
 	const int64_t *bounds;    /* bucket boundaries (tokens), or NULL */
 	int nbounds;
 	int skip_bad;        /* skip malformed lines instead of failing */
-	int replace;         /* a simulated run under the name may be replaced (rm_store_claim_run) */
+	int replace;         /* a simulated run, or another file's steps, may be replaced (rm_store_claim_run) */
+	int append;          /* another file's stored steps are kept: only the steps not stored are added */
 	int attach;          /* the user named the run to add to (watch --batches RUN=FILE): no claim */
 	uint64_t tail_stop;  /* > 0: a followed file is read up to the line before this one */
 	int64_t log_every;   /* console logs without a step: steps between records (0: 1) */
@@ -122,8 +123,14 @@ struct rm_import_result {
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
 	double running_mean;     /* < 0: the loss averages the epoch so far, the slope of log|change| in log n */
 	uint64_t other_losses;   /* values of other loss-named series kept (other_losses) */
-	char *other_keys;        /* their keys, "a, b" (the first RM_OTHER_LOSSES); NULL when none */
-	int ranks;               /* 1 + the highest rank that printed a loss */
+	/* The run held another file's (or W&B's) steps, from_file: how many of
+	 * this file's it replaced (--replace) or left as stored (--append),
+	 * and the run's last step before, when this file goes on past it. */
+	char *from_file;
+	uint64_t took_over, kept_stored;
+	int64_t continues; /* -1: no */
+	char *other_keys;  /* their keys, "a, b" (the first RM_OTHER_LOSSES); NULL when none */
+	int ranks;         /* 1 + the highest rank that printed a loss */
 	int64_t first_step, last_step;
 	int file_part;         /* > 0: the file holds several runs, this is its file_part-th */
 	uint64_t first_line;   /* where this run begins in the file (file_part > 1) */
@@ -332,6 +339,10 @@ struct rm_sink {
 	char *other_keys[RM_OTHER_LOSSES]; /* keys of other losses seen (res->other_keys) */
 	int nother_keys;
 	struct rm_running_mean rm; /* does the loss average the epoch so far? */
+	/* The steps the run held from another file (res->from_file), sorted:
+	 * this import may not write over them unasked. */
+	int64_t *foreign;
+	size_t nforeign, cap_foreign;
 };
 
 /* An evaluation value of a row; key is NUL-terminated. */

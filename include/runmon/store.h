@@ -30,7 +30,8 @@ struct rm_import_log {
 	int64_t run_id;
 	const char *path, *format;
 	int64_t lines, steps, batches, replaced, restarts, skipped;
-	const char *composition; /* NULL: none */
+	const char *composition;       /* NULL: none */
+	int64_t first_step, last_step; /* the steps the file gave (-1: none) */
 };
 
 /* Opens (creating if needed) the database at path, or the PostgreSQL
@@ -137,6 +138,14 @@ int rm_store_delete_run(struct rm_store *st, int64_t run_id, struct rm_err *err)
 /* Renames the run to new_path (NAME for a local run, ENTITY/PROJECT/ID),
  * its report history with it; RM_E_INPUT when the name is taken. */
 int rm_store_rename_run(struct rm_store *st, int64_t run_id, const char *new_path, struct rm_err *err);
+/* The loss steps run_id holds from elsewhere than the file path: *from
+ * is another file's path that gave it steps (or "W&B" for a synced run),
+ * NULL when none (the caller frees it); each(arg, step) is called, in
+ * order, for each stored step within the step ranges the other files gave
+ * (all the run's steps where a range is not known: an import logged before
+ * ranges were, or a sync). */
+int rm_store_foreign_steps(struct rm_store *st, int64_t run_id, const char *path, char **from,
+                           void (*each)(void *arg, int64_t step), void *arg, struct rm_err *err);
 /* Deletes the run if it holds no step, batch or eval row (a run an import
  * opened but gave nothing). */
 int rm_store_drop_run_if_empty(struct rm_store *st, int64_t run_id, struct rm_err *err);

@@ -209,7 +209,8 @@ int rm_ctx_open_store(struct rm_ctx *ctx, struct rm_store **st)
 static void tell_waiting(void *arg, const char *run, const char *holder)
 {
 	(void)arg;
-	fprintf(stderr, "runmon: run '%s' is being written by %s; waiting for it to commit\n", run, holder);
+	fprintf(stderr, "runmon: run '%s' is being written by %s; waiting for it to commit\n", rm_tx(run),
+	        rm_tx(holder));
 }
 
 int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned flags)

@@ -34,7 +34,7 @@ static void progress(void *arg, const char *run, const struct rm_copy_counts *on
 {
 	(void)arg;
 	const char *sep = ": ";
-	printf("copied %s", run);
+	printf("copied %s", rm_tx(run)); /* a stored name: its escapes shown, never run */
 	for (int t = 0; t < RM_COPY_TABLES; t++)
 		if (one->rows[t]) {
 			printf("%s%zu %s", sep, one->rows[t], rm_copy_table_name(t));

@@ -43,6 +43,10 @@ static const struct rm_opt options[] = {
      "file (as `buckets` reads them)",
      NULL, NULL, 0},
     {"lengths-column", 'C', "NAME", RM_ARG_TEXT, "its column of lengths", "as `buckets`", NULL, 0},
+    {"loss-is", 'I', "WHAT", RM_ARG_CHOICE,
+     "what a logged loss point is: step (one step's loss, joined to its own batch) or mean (of the steps since the "
+     "previous point); auto fits both on the batch composition and keeps the better",
+     "auto", "auto step mean", 0},
     {0},
 };
 
@@ -183,6 +187,11 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 		case 'D': ctx->db_path = op.arg; break;
 		case 'L': lengths_from = op.arg; break;
 		case 'C': lo.column = op.arg; break;
+		case 'I':
+			o.detect.reading = !strcmp(op.arg, "step")   ? RM_READ_STEP
+			                   : !strcmp(op.arg, "mean") ? RM_READ_MEAN
+			                                             : RM_READ_AUTO;
+			break;
 		case 'h': return rm_cmd_help(&cmd_diagnose);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
 		}

@@ -60,7 +60,11 @@ static const struct rm_opt options[] = {
      "bucket boundaries in tokens; bucket i holds max_len in (Bi, Bi+1]; used when a row has no bucket", NULL, NULL, 0},
     {"skip-bad", 'k', NULL, RM_ARG_NONE, "skip malformed lines, report how many and where", NULL, NULL, 0},
     {"replace", 'Z', NULL, RM_ARG_NONE,
-     "import into a run that holds a simulated run by replacing it (without it, such an import is refused)", NULL, NULL,
+     "where the run holds a simulated run, or steps another file or W&B gave, this file's rows replace them (without "
+     "it, or --append, such an import is refused)",
+     NULL, NULL, 0},
+    {"append", 'A', NULL, RM_ARG_NONE,
+     "where the run holds steps another file or W&B gave, keep them and add only this file's other steps", NULL, NULL,
      0},
     {"log-every", 'E', "N", RM_ARG_COUNT,
      "a console log without steps (HF Trainer dicts): N steps between records (logging_steps; default 1)", NULL, NULL,
@@ -108,6 +112,15 @@ static void print_result(const struct rm_import_result *r)
 		       "%lld)\n",
 		       r->file_part, (unsigned long long)r->first_line, (long long)r->first_step,
 		       (long long)r->prev_run_step);
+	if (r->from_file && r->took_over)
+		printf("  %llu steps replaced the rows %s gave this run (--replace)\n",
+		       (unsigned long long)r->took_over, rm_tx(r->from_file));
+	if (r->from_file && r->kept_stored)
+		printf("  %llu steps %s gave this run were kept; this file's other steps were added (--append)\n",
+		       (unsigned long long)r->kept_stored, rm_tx(r->from_file));
+	if (r->from_file && r->continues >= 0)
+		printf("  continues the run past its last step (%lld, from %s)\n", (long long)r->continues,
+		       rm_tx(r->from_file));
 	if (r->inferred)
 		printf("  inferred from the file: %s\n", rm_tx(r->inferred));
 	if (r->composition)
@@ -179,6 +192,10 @@ static void print_result(const struct rm_import_result *r)
 		       (unsigned long long)r->over_bounds);
 }
 
+/* import --explain's scratch directory and its files, for the handler
+ * below to remove (unlink and rmdir are async-signal-safe). */
+static char scratch_files[5][4200];
+
 /* import --explain reads into a store of its own in a fresh directory
  * under TMPDIR (dir gets the directory), removed afterwards. */
 static int scratch_store(char *dir, size_t n, struct rm_ctx *ctx)
@@ -186,7 +203,20 @@ static int scratch_store(char *dir, size_t n, struct rm_ctx *ctx)
 	static char db[4200];
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, n, "%s/runmon-explain-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	sigset_t block, was;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &was); /* the directory and its name for the handler, together */
+	char *made = mkdtemp(dir);
+	if (made) {
+		static const char *const suffix[] = {"", "/explain.db", "/explain.db-wal", "/explain.db-shm",
+		                                     "/explain.db-journal"};
+		for (int i = 0; i < 5; i++)
+			snprintf(scratch_files[i], sizeof(scratch_files[i]), "%s%s", dir, suffix[i]);
+	}
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	if (!made) {
 		rm_error("cannot make a scratch directory for --explain in %s: %s", tmp && *tmp ? tmp : "/tmp",
 		         strerror(errno));
 		*dir = 0;
@@ -215,6 +245,9 @@ static int stderr_tty;
 
 static void on_interrupt(int sig)
 {
+	for (int i = 4; i >= 0; i--)
+		if (scratch_files[i][0])
+			(void)(i == 0 ? rmdir(scratch_files[i]) : unlink(scratch_files[i]));
 	static const char tty[] = "\r\033[K",
 	                  msg[] = "runmon: import interrupted: nothing was imported (one transaction; the database is"
 	                          " as it was)\n";
@@ -260,6 +293,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 			break;
 		case 'k': opts.skip_bad = 1; break;
 		case 'Z': opts.replace = 1; break;
+		case 'A': opts.append = 1; break;
 		case 'X': opts.explain = stdout; break;
 		case 'P': {
 			char why[128];
@@ -297,18 +331,23 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_import_report rep;
 	struct rm_err err;
 	char scratch[4096] = "";
-	if (opts.explain && (code = scratch_store(scratch, sizeof(scratch), ctx))) /* the database is not touched */
-		goto out;
-	if ((code = rm_ctx_open_store(ctx, &st)))
-		goto out;
+	/* the handler first: a scratch directory is never left behind */
 	struct sigaction sa = {0}, was_int, was_term;
 	stderr_tty = isatty(STDERR_FILENO);
 	sa.sa_handler = on_interrupt;
 	sigaction(SIGINT, &sa, &was_int);
 	sigaction(SIGTERM, &sa, &was_term);
-	int failed = rm_import(st, &opts, argv + op.ind, argc - op.ind, &rep, &err);
+	int failed = 0;
+	if (opts.explain && (code = scratch_store(scratch, sizeof(scratch), ctx))) /* the database is not touched */
+		failed = -1;
+	if (!failed && (code = rm_ctx_open_store(ctx, &st)))
+		failed = -1;
+	if (!failed)
+		failed = rm_import(st, &opts, argv + op.ind, argc - op.ind, &rep, &err);
 	sigaction(SIGINT, &was_int, NULL); /* committed or rolled back: as before */
 	sigaction(SIGTERM, &was_term, NULL);
+	if (failed < 0)
+		goto out;
 	if (failed) {
 		rm_error("%s", err.msg);
 		/* One transaction: whatever failed, the database is as it was. */

@@ -3,6 +3,7 @@
  * findings: the homogeneous-batching verdict and loss resets that cluster
  * by bucket.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,12 @@ static const struct rm_opt options[] = {
      "files, new runs included; watch then runs until stopped",
      NULL, NULL, 0},
     {"webhook", 'w', "URL", RM_ARG_URI, "POST alerts in Alertmanager's webhook shape (repeatable)", NULL, NULL, 0},
-    {"slack-webhook", 's', "URL", RM_ARG_URI, "post alerts to a Slack incoming webhook", NULL, NULL, 0},
+    {"slack-webhook", 's', "URL", RM_ARG_URI,
+     "post alerts to a Slack incoming webhook (the URL is a secret: on the command line every local user sees it; "
+     "prefer --slack-webhook-file or RUNMON_SLACK_WEBHOOK)",
+     NULL, NULL, 0},
+    {"slack-webhook-file", 'F', "FILE", RM_ARG_PATH,
+     "read the Slack webhook's URL from FILE (its first line); env RUNMON_SLACK_WEBHOOK holds it too", NULL, NULL, 0},
     {"wandb-alert", 'a', NULL, RM_ARG_NONE, "raise W&B alerts on the run (notifyScriptableRunAlert)", NULL, NULL, 0},
     {"min-severity", 'm', "LVL", RM_ARG_CHOICE, "info, warn (default) or critical", NULL, "info warn critical", 0},
     {"offline", 'o', NULL, RM_ARG_NONE, "do not sync W&B runs", NULL, NULL, 0},
@@ -78,12 +84,16 @@ static const char *const examples[] = {
     NULL,
 };
 
+struct watch_opts;
+static int slack_url(struct watch_opts *o);
+
 struct watch_opts {
 	struct rm_watch wt;
 	struct rm_http_opts ho;
 	const char *hooks[16];
 	int nhooks;
-	const char *slack, *buckets, *wandb_dir, *metrics, *metrics_path;
+	const char *slack, *slack_file, *buckets, *wandb_dir, *metrics, *metrics_path;
+	char *slack_read; /* the URL read from slack_file */
 	int wandb_alert, max_per_hour;
 	int first_run; /* argv[first_run..]: the runs named */
 };
@@ -150,6 +160,7 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct watch
 			o->max_per_hour = (int)v;
 			break;
 		case 's': o->slack = op.arg; break;
+		case 'F': o->slack_file = op.arg; break;
 		case 'a': o->wandb_alert = 1; break;
 		case 'm':
 			if (rm_severity_parse(op.arg, &o->wt.min))
@@ -178,6 +189,44 @@ static int parse_options(int argc, char **argv, struct rm_ctx *ctx, struct watch
 		return rm_cmd_usage_error(&cmd_watch, "no run to watch (give RUN..., or --wandb-dir DIR)");
 	if (o->metrics && o->wt.once)
 		return rm_cmd_usage_error(&cmd_watch, "--metrics serves while watch runs: it has no use with --once");
+	if (o->slack && o->slack_file)
+		return rm_cmd_usage_error(&cmd_watch, "--slack-webhook and --slack-webhook-file: give one");
+	return slack_url(o);
+}
+
+/* The Slack webhook's URL, a secret, from --slack-webhook-file or the
+ * environment where the command line gives none: kept out of the process
+ * list. Errors name the file, never the URL. Returns -1, or an exit code. */
+static int slack_url(struct watch_opts *o)
+{
+	const char *env = getenv("RUNMON_SLACK_WEBHOOK");
+	if (!o->slack_file) {
+		if (!o->slack && env && *env)
+			o->slack = env;
+	} else {
+		FILE *fp = fopen(o->slack_file, "r");
+		char buf[2048];
+		size_t n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+		if (fp)
+			fclose(fp);
+		if (!fp) {
+			rm_error("--slack-webhook-file: cannot read '%s': %s", rm_tx(o->slack_file), strerror(errno));
+			return RM_EXIT_USAGE;
+		}
+		buf[n] = 0;
+		buf[strcspn(buf, "\r\n")] = 0;
+		char *url = buf + strspn(buf, " \t");
+		size_t len = strlen(url);
+		while (len && (url[len - 1] == ' ' || url[len - 1] == '\t'))
+			url[--len] = 0;
+		o->slack = o->slack_read = rm_xstrdup(url);
+	}
+	if (o->slack && strncmp(o->slack, "https://", 8) && strncmp(o->slack, "http://", 7)) {
+		rm_error("the Slack webhook (%s) is no http(s) URL", o->slack_file     ? o->slack_file
+		                                                     : o->slack == env ? "RUNMON_SLACK_WEBHOOK"
+		                                                                       : "--slack-webhook");
+		return RM_EXIT_USAGE;
+	}
 	return -1;
 }
 
@@ -241,8 +290,10 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	rm_http_opts_default(&o.ho);
 	wt->imp.format = RM_FMT_SIDECAR_JSONL;
 	int code = parse_options(argc, argv, ctx, &o);
-	if (code >= 0)
+	if (code >= 0) {
+		free(o.slack_read);
 		return code;
+	}
 	if (o.buckets && rm_parse_bounds(o.buckets, &bounds, &wt->imp.nbounds))
 		return rm_cmd_usage_error(&cmd_watch,
 		                          "--buckets wants 2 to 33 increasing lengths, like 0,770,1216,8192 (got '%s')",
@@ -262,6 +313,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	for (int i = 0; i < wt->nside; i++)
 		free(wt->side[i].path);
 	rm_alerter_release(&wt->alerts); /* delivers what is queued first */
+	free(o.slack_read);
 	if (o.wt.once && wt->alerts.failed && code == RM_EXIT_OK) {
 		/* cron sees it: the failed messages are logged and go out next run */
 		rm_error("an alert delivery failed (it is retried on the next run)");

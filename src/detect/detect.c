@@ -276,11 +276,15 @@ void rm_prepare(const struct rm_series *s, struct rm_prepared *p)
 		p->step = p->own_step = step;
 	}
 	/* Point i covers batches in (step of the previous loss row, step_i];
-	 * the first covers as many steps as the second does. Two passes: the
-	 * first finds whether point j is batch j, when no index is kept. */
-	int64_t first_gap = s->n > 1 ? s->step[1] - s->step[0] : 1;
+	 * the first covers as many steps as the second does. One step's loss
+	 * (RM_READ_STEP) covers the batches of its own step (shifted) only.
+	 * Two passes: the first finds whether point j is batch j, when no
+	 * index is kept. */
+	int one = s->reading == RM_READ_STEP;
+	int64_t shift = one ? s->stamp_shift : 0;
+	int64_t first_gap = one ? 1 : s->n > 1 ? s->step[1] - s->step[0] : 1;
 	size_t b0 = 0;
-	while (b0 < p->nb && s->n && p->bstep[b0] <= s->step[0] - first_gap)
+	while (b0 < p->nb && s->n && p->bstep[b0] <= s->step[0] + shift - first_gap)
 		b0++;
 	int identity_points = n == p->nb;
 	for (int pass = identity_points ? 0 : 1; pass < 2; pass++) {
@@ -290,8 +294,10 @@ void rm_prepare(const struct rm_series *s, struct rm_prepared *p)
 		}
 		size_t b = b0, at = 0;
 		for (size_t i = 0; i < s->n && (pass || identity_points); i++) {
+			while (one && b < p->nb && p->bstep[b] < s->step[i] + shift)
+				b++; /* the steps between points are no point's */
 			size_t from = b;
-			while (b < p->nb && p->bstep[b] <= s->step[i])
+			while (b < p->nb && p->bstep[b] <= s->step[i] + shift)
 				b++;
 			if (!keep[i])
 				continue;

@@ -84,6 +84,8 @@ int rm_detect_rank_fits(const struct rm_series *s, struct rm_split_result *split
 	    .labels_seen = s->labels_seen,
 	    .derived_bounds = s->derived_bounds,
 	    .nderived_bounds = s->nderived_bounds,
+	    .reading = s->reading,
+	    .stamp_shift = s->stamp_shift,
 	};
 	int ok = 0;
 	if (*ranks >= 2) {

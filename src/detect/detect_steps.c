@@ -14,11 +14,14 @@ int rm_each_step_row(const struct rm_series *s, const struct rm_diagnosis *d, rm
 	double share[RM_MAX_BUCKETS];
 	int k = s->nlabels < RM_MAX_BUCKETS ? s->nlabels : RM_MAX_BUCKETS;
 	/* As the detectors count (rm_prepare): row i covers the batches in
-	 * (step of row i-1, step_i]; the first covers as many steps as the
-	 * second does. Finite losses index the adjusted curves in order. */
-	int64_t first_gap = s->n > 1 ? s->step[1] - s->step[0] : 1;
+	 * (step of row i-1, step_i], the first as many steps as the second;
+	 * or, read as one step's loss, the batches of its own step (shifted).
+	 * Finite losses index the adjusted curves in order. */
+	int one = d->reading.reading == RM_READ_STEP;
+	int64_t shift = one ? d->reading.shift : 0;
+	int64_t first_gap = one ? 1 : s->n > 1 ? s->step[1] - s->step[0] : 1;
 	size_t b = 0, j = 0;
-	while (b < s->nb && s->n && s->bstep[b] <= s->step[0] - first_gap)
+	while (b < s->nb && s->n && s->bstep[b] <= s->step[0] + shift - first_gap)
 		b++;
 	for (size_t i = 0; i < s->n; i++) {
 		struct rm_step_row r = {.step = s->step[i], .loss = s->loss[i], .dominant = -1, .share = share, .k = k};
@@ -26,7 +29,9 @@ int rm_each_step_row(const struct rm_series *s, const struct rm_diagnosis *d, rm
 		double known = 0, top = 0;
 		memset(ranks, 0, sizeof(ranks));
 		memset(share, 0, sizeof(share));
-		for (; b < s->nb && s->bstep[b] <= s->step[i]; b++) {
+		while (one && b < s->nb && s->bstep[b] < s->step[i] + shift)
+			b++;
+		for (; b < s->nb && s->bstep[b] <= s->step[i] + shift; b++) {
 			int rank = s->brank ? s->brank[b] : 0;
 			if (rank >= 0 && rank < RM_MAX_RANKS && !(ranks[rank / 64] >> (rank % 64) & 1)) {
 				ranks[rank / 64] |= 1ull << (rank % 64);

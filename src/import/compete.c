@@ -30,14 +30,16 @@ static int reads_whole(enum rm_format f)
 }
 
 /* Copies path's first SAMPLE_BYTES, cut after the last newline, to a new
- * temporary file; returns its name (the caller unlinks and frees it), or
- * NULL when the file is no longer than the sample (path itself serves). */
-static char *cut_sample(const char *path, int *failed, struct rm_err *err)
+ * temporary file, unlinked at once (an interrupted import leaves nothing
+ * behind); returns its descriptor, or -1 when the file is no longer than
+ * the sample (path itself serves) or the copy failed (*failed set). The
+ * readers open it as /dev/fd/N, which starts again at byte 0. */
+static int cut_sample(const char *path, int *failed, struct rm_err *err)
 {
-	*failed = 0;
 	struct stat sb;
+	*failed = 0;
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= SAMPLE_BYTES)
-		return NULL;
+		return -1;
 	char *buf = rm_xmalloc(SAMPLE_BYTES);
 	FILE *in = fopen(path, "rb");
 	size_t n = in ? fread(buf, 1, SAMPLE_BYTES, in) : 0;
@@ -48,20 +50,18 @@ static char *cut_sample(const char *path, int *failed, struct rm_err *err)
 	const char *dir = getenv("TMPDIR");
 	char *tmp = rm_xasprintf("%s/runmon-sample-XXXXXX", dir && *dir ? dir : "/tmp");
 	int fd = n ? mkostemp(tmp, O_CLOEXEC) : -1;
-	int ok = fd >= 0 && write(fd, buf, n) == (ssize_t)n;
 	if (fd >= 0)
+		unlink(tmp);
+	if (fd >= 0 && write(fd, buf, n) != (ssize_t)n) {
 		close(fd);
-	free(buf);
-	if (!ok) {
-		if (fd >= 0)
-			unlink(tmp);
-		if (n)
-			*failed = rm_err_set(err, RM_E_IO, "cannot write a sample of '%s' to %s: %s", path,
-			                     dir && *dir ? dir : "/tmp", strerror(errno));
-		free(tmp);
-		return NULL;
+		fd = -1;
 	}
-	return tmp;
+	if (fd < 0 && n)
+		*failed = rm_err_set(err, RM_E_IO, "cannot write a sample of '%s' to %s: %s", path,
+		                     dir && *dir ? dir : "/tmp", strerror(errno));
+	free(buf);
+	free(tmp);
+	return fd;
 }
 
 /* Reads path as f into a scratch store with bad lines skipped, and sums
@@ -123,20 +123,19 @@ static int beats(const struct rm_trial *a, const struct rm_trial *first)
 int rm_compete(const struct rm_import_opts *opts, const char *path, const struct import_format *const *c, size_t n,
                struct rm_trial *trials, size_t *winner, struct rm_err *err)
 {
-	int failed;
-	char *sample = cut_sample(path, &failed, err);
+	int failed, fd = cut_sample(path, &failed, err);
 	if (failed)
 		return failed;
+	char sample[32];
+	snprintf(sample, sizeof(sample), "/dev/fd/%d", fd);
 	size_t best = 0;
 	for (size_t i = 0; i < n; i++) {
-		try_reader(opts, c[i], sample && !reads_whole(c[i]->fmt) ? sample : path, &trials[i]);
+		try_reader(opts, c[i], fd >= 0 && !reads_whole(c[i]->fmt) ? sample : path, &trials[i]);
 		if (i && beats(&trials[i], &trials[0]) && (best == 0 || trials[i].score > trials[best].score))
 			best = i;
 	}
-	if (sample) {
-		unlink(sample);
-		free(sample);
-	}
+	if (fd >= 0)
+		close(fd);
 	*winner = best;
 	return RM_OK;
 }

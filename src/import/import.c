@@ -409,7 +409,7 @@ static int check_contributed(const struct rm_import_result *r, const struct rm_i
 		return rm_err_set(err, RM_E_INPUT,
 		                  "%s: no loss key found among the keys read (%s); name the loss with --loss-key KEY",
 		                  r->path, r->unmapped ? r->unmapped : "none");
-	if (r->steps || r->batches || r->evals)
+	if (r->steps || r->batches || r->evals || r->kept_stored)
 		return RM_OK;
 	if (r->skipped)
 		return rm_err_set(err, RM_E_INPUT,
@@ -450,7 +450,9 @@ static int log_and_commit(struct rm_store *st, struct rm_import_report *rep, int
 		                            (int64_t)r->replaced,
 		                            (int64_t)r->restarts,
 		                            (int64_t)r->skipped,
-		                            r->composition};
+		                            r->composition,
+		                            r->first_step,
+		                            r->last_step};
 		if (r->lines || !skip_empty)
 			rc = rm_store_log_import(st, &log, err);
 	}

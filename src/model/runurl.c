@@ -9,7 +9,16 @@
 
 char *rm_url_without_userinfo(const char *url)
 {
-	const char *auth = strstr(url, "://"), *at = auth ? strrchr(auth + 3, '@') : NULL;
+	/* userinfo ends at the authority's last '@'; the authority ends at the
+	 * first '/', '?' or '#' (RFC 3986 3.2): an '@' in the path or the query
+	 * ("https://host/u/a@b") is no userinfo's */
+	const char *auth = strstr(url, "://"), *at = NULL;
+	if (auth) {
+		size_t end = strcspn(auth + 3, "/?#");
+		for (const char *p = auth + 3; p < auth + 3 + end; p++)
+			if (*p == '@')
+				at = p;
+	}
 	if (!at)
 		return rm_xstrdup(url);
 	return rm_xasprintf("%.*s%s", (int)(auth + 3 - url), url, at + 1);

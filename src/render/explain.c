@@ -157,12 +157,68 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 	}
 }
 
+int rm_explain_reading(const struct rm_reading_fit *r, char *buf, size_t n)
+{
+	static const char *const what[RM_READINGS] = {
+	    "the mean of the steps since the previous point", "one step's loss, joined to its own batch",
+	    "one step's loss, stamped one step after its batch", "one step's loss, stamped one step before its batch"};
+	buf[0] = 0;
+	if (!r->sparse)
+		return 0;
+	int i = r->reading == RM_READ_MEAN ? 0 : r->shift == 0 ? 1 : r->shift == -1 ? 2 : 3;
+	int w = snprintf(buf, n, "each point is %s (a point every %.0f steps", what[i], r->steps_per_point);
+	if (w < 0 || (size_t)w >= n)
+		return 1;
+	if (r->given) {
+		snprintf(buf + w, n - (size_t)w, "; given with --loss-is)");
+		return 1;
+	}
+	/* the runner-up: the best fit among the other readings */
+	int second = -1;
+	for (int k = 0; k < RM_READINGS; k++)
+		if (k != r->best && isfinite(r->r2[k]) && (second < 0 || r->r2[k] > r->r2[second]))
+			second = k;
+	if (!isfinite(r->r2[r->best]))
+		snprintf(buf + w, n - (size_t)w, "; too little composition to fit the readings: the mean is assumed)");
+	else if (second < 0)
+		snprintf(buf + w, n - (size_t)w, "; R^2 %.2f)", r->r2[r->best]);
+	else
+		snprintf(buf + w, n - (size_t)w, "; the composition explains R^2 %.2f of the loss so, %.2f as %s)",
+		         r->r2[r->best], r->r2[second], what[second]);
+	return 1;
+}
+
+int rm_explain_join(const struct rm_join *j, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!j->batches)
+		return 0;
+	int warn = j->with_batches * 2 < j->points;
+	int w = snprintf(buf, n, "join: %zu of %zu loss points have their batches; %zu of %zu batches have a loss",
+	                 j->with_batches, j->points, j->covered, j->batches);
+	if (warn && w > 0 && (size_t)w < n)
+		snprintf(buf + w, n - (size_t)w,
+		         " (warning: under half the loss points have their batches: losses at steps %lld..%lld, batches"
+		         " at %lld..%lld)",
+		         (long long)j->loss_lo, (long long)j->loss_hi, (long long)j->batch_lo, (long long)j->batch_hi);
+	return warn ? 2 : 1;
+}
+
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n)
 {
 	const struct rm_ranked *top = &d->rank[0];
 	const struct rm_runs_result *ru = &d->runs;
 	const struct rm_length_result *len = &d->length;
 	const struct rm_mixture_result *mx = &d->mixture;
+	if (d->join.none && top->severity < RM_SEV_WARN) {
+		snprintf(buf, n,
+		         "the batches meet no loss step: losses at steps %lld..%lld, batches at %lld..%lld, so the"
+		         " composition cannot be read; record each batch under the step its loss is logged at (a"
+		         " recorder that counted from another origin?)",
+		         (long long)d->join.loss_lo, (long long)d->join.loss_hi, (long long)d->join.batch_lo,
+		         (long long)d->join.batch_hi);
+		return;
+	}
 	if (top->severity < RM_SEV_WARN) {
 		if (top->h == RM_H_HOMOGENEOUS && top->severity == RM_SEV_INFO &&
 		    (mx->shape == RM_MIX_RANK_STREAKS || mx->shape == RM_MIX_DRIFT))
@@ -346,7 +402,11 @@ int rm_explain_fix(const struct rm_diagnosis *d, const char **lines, int max)
 		         len->slope);
 		ADD(per_seq);
 	}
-	if (top->severity < RM_SEV_WARN) {
+	if (d->join.none && top->severity < RM_SEV_WARN)
+		ADD("record each batch under the step its loss is logged at (the recorder's rec.record(step, ...) with"
+		    " the trainer's global step), or import the batches into the run whose losses they are; then"
+		    " diagnose again");
+	else if (top->severity < RM_SEV_WARN) {
 		if (d->resets_by_length && len->coupled)
 			ADD("nothing to fix in the order; plot the length-adjusted loss (the length_adjusted_loss view)"
 			    " rather than the raw loss");

@@ -14,9 +14,11 @@
 
 #define CELL 30
 
+/* A row of the table; run names and bucket labels are stored text: their
+ * escapes are shown, never sent to the terminal. */
 static void row(FILE *fp, const char *label, const char *a, const char *b, const char *change)
 {
-	fprintf(fp, "  %-30s %-*s %-*s %s\n", label, CELL, a, CELL, b, change);
+	fprintf(fp, "  %-30s %-*s %-*s %s\n", rm_tx(label), CELL, rm_tx(a), CELL, rm_tx(b), change);
 }
 
 /* The change from a to b: relative (percent) or in units, "" when unknown. */
@@ -276,7 +278,7 @@ void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const s
 	char line[RM_VERDICT_LEN];
 	for (int i = 0; i < 2; i++) {
 		rm_explain_verdict(s[i].d, line, sizeof(line));
-		fprintf(fp, "\n%s %s: %s\n", i ? "After, " : "Before,", s[i].name, line);
+		fprintf(fp, "\n%s %s: %s\n", i ? "After, " : "Before,", rm_tx(s[i].name), line);
 	}
 	if (r->price[0])
 		fprintf(fp, "\nThe price: %s\n", r->price);
@@ -318,7 +320,7 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 	json_t *common = json_null();
 	if (c->common)
 		common =
-		    json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b}", "first_step",
+		    json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:b, s:b}", "first_step",
 		              (json_int_t)c->common_first, "last_step", (json_int_t)c->common_last, "adjusted_before",
 		              rm_json_num(c->adjusted[0]), "adjusted_after", rm_json_num(c->adjusted[1]),
 		              "length_adjusted_before", rm_json_num(c->length_adjusted[0]), "length_adjusted_after",

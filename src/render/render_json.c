@@ -344,6 +344,24 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	static const char *const stored[] = {"not stored", "stored", "not stored: partial diagnosis",
 	                                     "not stored: read-only database"};
 	json_object_set_new(o, "findings", json_string(stored[d->stored]));
+	const struct rm_reading_fit *rf = &d->reading;
+	json_t *r2 = json_object();
+	static const char *const names[RM_READINGS] = {"mean", "step", "step_stamped_after", "step_stamped_before"};
+	for (int i = 0; i < RM_READINGS; i++)
+		json_object_set_new(r2, names[i], rm_json_num(rf->r2[i]));
+	json_object_set_new(o, "reading",
+	                    json_pack("{s:s, s:i, s:b, s:b, s:f, s:o}", "is",
+	                              rf->reading == RM_READ_STEP ? "step" : "mean", "stamp_shift", rf->shift, "given",
+	                              rf->given, "sparse", rf->sparse, "steps_per_point", rf->steps_per_point, "r2",
+	                              r2));
+	const struct rm_join *jn = &d->join;
+	json_object_set_new(o, "join",
+	                    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "points", (json_int_t)jn->points,
+	                              "with_batches", (json_int_t)jn->with_batches, "batches", (json_int_t)jn->batches,
+	                              "batches_with_loss", (json_int_t)jn->covered, "loss_first_step",
+	                              (json_int_t)jn->loss_lo, "loss_last_step", (json_int_t)jn->loss_hi,
+	                              "batch_first_step", (json_int_t)jn->batch_lo, "batch_last_step",
+	                              (json_int_t)jn->batch_hi, "none", jn->none));
 	json_t *labels = json_array();
 	for (int j = 0; j < d->nlabels; j++)
 		json_array_append_new(labels, json_pack("{s:i, s:s}", "bucket", d->label_id[j], "label", d->label[j]));

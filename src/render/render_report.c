@@ -60,6 +60,12 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 			rm_html_esc(fp, runs[i].url);
 			fputs("</a></p>\n", fp);
 		}
+		int jw = rm_explain_join(&d->join, line, sizeof(line));
+		if (jw) {
+			fprintf(fp, "<p class='join%s'>", jw == 2 ? " warn" : "");
+			rm_html_esc(fp, line);
+			fputs("</p>\n", fp);
+		}
 		rm_explain_verdict(d, line, sizeof(line));
 		fprintf(fp, "<p class='verdict'><span class='%s'>%s</span>: ", rm_report_level(d->severity),
 		        rm_report_level(d->severity));
@@ -139,6 +145,10 @@ void rm_render_report_md(FILE *fp, const struct rm_report *r)
 		rm_report_run_name(runs[i].info, name, sizeof(name));
 		fputs("\n## ", fp);
 		rm_md_esc(fp, name);
+		if (rm_explain_join(&d->join, line, sizeof(line))) {
+			fputs("\n\n", fp);
+			rm_md_esc(fp, line);
+		}
 		rm_explain_verdict(d, line, sizeof(line));
 		fprintf(fp, "\n\n**%s**: ", rm_report_level(d->severity));
 		rm_md_esc(fp, line);

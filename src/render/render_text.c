@@ -62,6 +62,16 @@ static void fmt_p(char *buf, size_t n, double p)
 		snprintf(buf, n, "= %.3f", p);
 }
 
+/* How much of the losses and the batches meet (issue 64.3). */
+static void join_line(FILE *fp, const struct rm_diagnosis *d)
+{
+	char buf[512];
+	if (rm_explain_join(&d->join, buf, sizeof(buf)))
+		fprintf(fp, "%s\n", buf);
+	if (d->join.batches && rm_explain_reading(&d->reading, buf, sizeof(buf)))
+		fprintf(fp, "%s\n", buf);
+}
+
 static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_render_ctx *c)
 {
 	const struct rm_run_info *r = c->run;
@@ -82,6 +92,7 @@ static void header(FILE *fp, const struct rm_diagnosis *d, const struct rm_rende
 	fputc('\n', fp);
 	if (r->composition)
 		fprintf(fp, "batch composition from %s\n", rm_tx(r->composition));
+	join_line(fp, d);
 	if (d->nderived) {
 		fputs("no bucket ids recorded: buckets derived from max_len (else mean_len), boundaries ", fp);
 		for (int i = 0; i < d->nderived; i++)

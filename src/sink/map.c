@@ -58,9 +58,9 @@ static const char *const none[] = {NULL};
  * (lm loss), Marian (Cost), OpenNMT-py (xent: the cross-entropy, its ppl
  * being exp(xent)) and OLMo (train/CrossEntropyLoss) name them. Interval
  * durations ("time" in nanoGPT and Marian) are no timestamps. */
-static const char *const log_step[] = {"step",        "num_updates", "valid_num_updates", "iteration", "iter",
-                                       "global_step", "up",          "total_update",      "update",    "steps",
-                                       "batch",       NULL};
+static const char *const log_step[] = {
+    "step",  "num_updates", "valid_num_updates", "iteration", "iter", "global_step", "up", "total_update", "update",
+    "steps", "batch",       "batches",           NULL};
 static const char *const log_loss[] = {
     "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};

@@ -32,6 +32,7 @@ struct rm_import_result *rm_import_result_add(struct rm_import_report *rep, cons
 	res->format = fmt;
 	res->first_step = -1;
 	res->last_step = -1;
+	res->continues = -1;
 	return res;
 }
 
@@ -44,6 +45,7 @@ void rm_import_result_release(struct rm_import_result *r)
 	free(r->unmapped);
 	free(r->inferred);
 	free(r->other_keys);
+	free(r->from_file);
 }
 
 void rm_import_report_release(struct rm_import_report *rep)
@@ -92,6 +94,53 @@ static void test_pause(void)
 		pause();
 }
 
+static void add_foreign(void *arg, int64_t step)
+{
+	struct rm_sink *k = arg;
+	if (k->nforeign == k->cap_foreign)
+		k->foreign = rm_xrealloc(k->foreign, (k->cap_foreign = k->cap_foreign ? k->cap_foreign * 2 : 1024) *
+		                                         sizeof(*k->foreign));
+	k->foreign[k->nforeign++] = step;
+}
+
+static int is_foreign(const struct rm_sink *k, int64_t step)
+{
+	size_t lo = 0, hi = k->nforeign;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->foreign[mid] < step)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->nforeign && k->foreign[lo] == step;
+}
+
+/* A step the run holds from another file: replaced with --replace, kept
+ * with --append (1: skip this row), else refused, naming both files. */
+static int foreign_step(struct rm_sink *k, int64_t step, uint64_t line, int *skip, struct rm_err *err)
+{
+	struct rm_import_result *res = k->res;
+	*skip = 0;
+	if (!is_foreign(k, step))
+		return RM_OK;
+	if (k->opts->replace) {
+		res->took_over++;
+		return RM_OK;
+	}
+	if (k->opts->append) {
+		res->kept_stored++;
+		*skip = 1;
+		return RM_OK;
+	}
+	return rm_err_set(err, RM_E_INPUT,
+	                  "%s:%llu: step %lld is already in run '%s', which holds steps %lld..%lld from %s; give"
+	                  " --replace (this file's rows win), --append (only the steps not stored are added), or"
+	                  " another --run",
+	                  rm_tx(res->path), (unsigned long long)line, (long long)step, rm_tx(res->run_name),
+	                  (long long)k->foreign[0], (long long)k->foreign[k->nforeign - 1], rm_tx(res->from_file));
+}
+
 int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_import_opts *opts,
                      struct rm_import_result *res, const struct rm_run_key *key, struct rm_err *err)
 {
@@ -107,6 +156,8 @@ int rm_sink_open_key(struct rm_sink *k, struct rm_store *st, const struct rm_imp
 		rc = rm_store_lock_run(st, k->run_id, err);
 	if (!rc && !opts->attach)
 		rc = rm_store_claim_run(st, k->run_id, key->source, opts->replace, err);
+	if (!rc && !opts->attach && !strcmp(key->source, "file"))
+		rc = rm_store_foreign_steps(st, k->run_id, res->path, &res->from_file, add_foreign, k, err);
 	if (!rc && opts->nbounds >= 2)
 		rc = rm_store_put_buckets(st, k->run_id, opts->bounds, opts->nbounds, err);
 	res->run_id = k->run_id;
@@ -295,7 +346,10 @@ int rm_sink_put(struct rm_sink *k, struct rm_record *rec, const struct rm_eval_k
 		res->ignored++;
 		return RM_OK;
 	}
-	if (rec->has_step_row) {
+	int skip = 0;
+	if (rec->has_step_row && k->nforeign && (rc = foreign_step(k, rec->step, line, &skip, err)))
+		return rc;
+	if (rec->has_step_row && !skip) {
 		if (!k->has_low || rec->step < k->low) { /* once, and again after a restart below it */
 			int64_t n;
 			if ((rc = rm_store_count_steps(k->st, k->run_id, rec->step, k->has_low ? k->low : INT64_MAX, &n,
@@ -430,6 +484,8 @@ int rm_sink_finish(struct rm_sink *k, struct rm_err *err)
 	if (!loss_key && !k->res->unmapped)
 		k->res->unmapped = rm_mapper_unmapped(&k->map);
 	k->res->epoch_restarts += k->map.ep_restarts;
+	if (k->nforeign && k->res->steps && k->res->first_step > k->foreign[k->nforeign - 1])
+		k->res->continues = k->foreign[k->nforeign - 1]; /* goes on where the other file stopped */
 	return rm_store_run_touch(k->st, k->run_id, loss_key, err);
 }
 
@@ -440,6 +496,7 @@ void rm_sink_release(struct rm_sink *k)
 	free(k->tracks);
 	free(k->text_id);
 	free(k->train_eval);
+	free(k->foreign);
 	for (int i = 0; i < k->nother_keys; i++)
 		free(k->other_keys[i]);
 	rm_mapper_release(&k->map);

@@ -20,8 +20,8 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
 {
 	struct rm_dbq *s = rm_st_prepare(st,
 	                                 "INSERT INTO imports(run_id, path, format, lines, steps, batches, replaced,"
-	                                 " restarts, skipped, imported_at, composition)"
-	                                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	                                 " restarts, skipped, imported_at, composition, first_step, last_step)"
+	                                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	                                 err);
 	if (!s)
 		return RM_E_STORE;
@@ -37,6 +37,13 @@ int rm_store_log_import(struct rm_store *st, const struct rm_import_log *log, st
 	rm_dbq_double(s, 10, (double)time(NULL));
 	if (log->composition)
 		rm_dbq_text(s, 11, log->composition, -1);
+	if (log->steps && log->first_step >= 0) {
+		rm_dbq_int(s, 12, log->first_step);
+		rm_dbq_int(s, 13, log->last_step);
+	} else {
+		rm_dbq_null(s, 12);
+		rm_dbq_null(s, 13);
+	}
 	return rm_st_run_once(st, s, err, "cannot log import");
 }
 

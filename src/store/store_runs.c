@@ -618,3 +618,80 @@ int rm_store_step_at(struct rm_store *st, int64_t run_id, double t, int64_t *ste
 	*step = first;
 	return RM_OK;
 }
+
+/* Is a the path b names (as given, or the same file)? */
+static int same_file(const char *a, const char *b)
+{
+	if (!strcmp(a, b))
+		return 1;
+	char *ra = realpath(a, NULL), *rb = ra ? realpath(b, NULL) : NULL;
+	int same = ra && rb && !strcmp(ra, rb);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+int rm_store_foreign_steps(struct rm_store *st, int64_t run_id, const char *path, char **from,
+                           void (*each)(void *arg, int64_t step), void *arg, struct rm_err *err)
+{
+	*from = NULL;
+	/* the other sources' ranges; a NULL range (not known) spans all */
+	struct rm_dbq *s =
+	    rm_st_prepare(st,
+	                  "SELECT path, first_step, last_step FROM imports WHERE run_id = ?1 AND steps > 0"
+	                  " UNION ALL SELECT 'W&B', NULL, NULL FROM runs WHERE id = ?1 AND source = 'wandb'"
+	                  " AND EXISTS (SELECT 1 FROM steps WHERE run_id = ?1)",
+	                  err);
+	if (!s)
+		return RM_E_STORE;
+	rm_dbq_int(s, 1, run_id);
+	int rc, whole = 0;
+	size_t n = 0, cap = 0;
+	int64_t *range = NULL; /* lo, hi pairs */
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
+		char *p = rm_st_col_text(s, 0);
+		if (!p || same_file(p, path)) {
+			free(p);
+			continue;
+		}
+		if (!*from)
+			*from = p;
+		else
+			free(p);
+		if (rm_dbq_isnull(s, 1) || rm_dbq_isnull(s, 2)) {
+			whole = 1;
+			continue;
+		}
+		if (n == cap)
+			range = rm_xrealloc(range, (cap = cap ? cap * 2 : 8) * 2 * sizeof(*range));
+		range[2 * n] = rm_dbq_col_int(s, 1);
+		range[2 * n + 1] = rm_dbq_col_int(s, 2);
+		n++;
+	}
+	rm_dbq_finalize(s);
+	if (rc != RM_DB_DONE) {
+		free(range);
+		return rm_st_fail(st, err, "cannot read the run's imports");
+	}
+	if (!*from) {
+		free(range);
+		return RM_OK;
+	}
+	s = rm_st_prepare(st, "SELECT step FROM steps WHERE run_id = ?1 ORDER BY step", err);
+	if (!s) {
+		free(range);
+		return RM_E_STORE;
+	}
+	rm_dbq_int(s, 1, run_id);
+	while ((rc = rm_dbq_step(s, err)) == RM_DB_ROW) {
+		int64_t step = rm_dbq_col_int(s, 0);
+		int in = whole;
+		for (size_t i = 0; i < n && !in; i++)
+			in = step >= range[2 * i] && step <= range[2 * i + 1];
+		if (in)
+			each(arg, step);
+	}
+	rm_dbq_finalize(s);
+	free(range);
+	return rc == RM_DB_DONE ? RM_OK : rm_st_fail(st, err, "cannot read the run's steps");
+}

@@ -87,6 +87,9 @@ static char *netrc_password(const char *path, const char *host)
 		} else if (!strcmp(tok, "default")) {
 			in_default = 1;
 			in_match = 0;
+		} else if (!strcmp(tok, "login") || !strcmp(tok, "account")) {
+			if (fscanf(fp, "%1023s", tok) != 1) /* its value, whatever it spells ("login password") */
+				break;
 		} else if (!strcmp(tok, "password")) {
 			if (fscanf(fp, "%1023s", tok) != 1)
 				break;

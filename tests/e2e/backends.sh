@@ -112,8 +112,8 @@ if both import --run bad "$data/sidecar.jsonl" "$data/bad.jsonl"; then fail "a b
 same_rows "a refused import"
 
 # Importing again changes nothing.
-both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import again"
-both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import again"
+both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import again: $(cat "$tmp/pg.err" "$tmp/lite.err")"
+both import "$data/sidecar.jsonl" "$data/wandb-history.jsonl" || fail "import again: $(cat "$tmp/pg.err" "$tmp/lite.err")"
 
 # 3. Simulate and diagnose: the same verdicts, levels and findings.
 both simulate --strategy chunked --steps 8000 --run chunked --spikes bucket >/dev/null || fail simulate

@@ -38,6 +38,9 @@ cp "$tmp/out" "$tmp/c.json"
 [ "$(field "$tmp/c.json" worse)" = False ] || fail "json worse"
 [ "$(field "$tmp/c.json" hypotheses.0.change)" = resolved ] || fail "json change"
 [ "$(field "$tmp/c.json" common_steps.last_step)" = 1999 ] || fail "json common steps"
+# every key docs/decisions.md lists (adjusted_worse was left out, issue 67)
+[ "$(field "$tmp/c.json" common_steps.adjusted_worse)" = False ] || fail "json adjusted_worse"
+[ "$(field "$tmp/c.json" common_steps.adjusted_judged)" != "" ] || fail "json adjusted_judged"
 for side in before after; do
 	run=$(field "$tmp/c.json" $side.run)
 	rc "$runmon" --db "$db" diagnose "$run" --json >/dev/null

@@ -381,4 +381,72 @@ for share, overall, note in re.findall(r"long-bucket share (\d+)% \(overall (\d+
     assert (int(share) <= int(overall)) == bool(note) or int(share) == int(overall), (share, overall, note)
 PY
 
+# The join, always visible (issue 64.3): every point with its batch here;
+# a sidecar from a recorder that counted from another origin meets no loss
+# step, and the diagnosis says so instead of "healthy" (exit 1), with both
+# step ranges, in the text, the JSON and the report.
+rc "$runmon" --db "$db" diagnose homog >/dev/null
+grep -q "^join: 6000 of 6000 loss points have their batches; 6000 of 6000 batches have a loss$" "$tmp/out" \
+	|| fail "join line: $(head -5 "$tmp/out")"
+"$runmon" simulate --strategy mixed --steps 1200 --seed 5 --out "$tmp/mix" >/dev/null || fail "simulate mixed"
+python3 - "$tmp/mix/batches.jsonl" "$tmp/mix/later.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for line in open(sys.argv[1]):
+        row = json.loads(line)
+        row["step"] += 5000
+        out.write(json.dumps(row) + "\n")
+PY
+"$runmon" --db "$db" import --run apart "$tmp/mix/history.jsonl" "$tmp/mix/later.jsonl" >/dev/null || fail "import apart"
+[ "$(rc "$runmon" --db "$db" diagnose apart)" = 1 ] || fail "batches meeting no loss: exit $(cat "$tmp/rc")"
+grep -q "^join: 0 of 1200 loss points have their batches; 0 of 1200 batches have a loss (warning: under half the loss points have their batches: losses at steps 0..1199, batches at 5000..6199)$" "$tmp/out" \
+	|| fail "join warning: $(head -5 "$tmp/out")"
+grep -q "^VERDICT  warn: the batches meet no loss step: losses at steps 0..1199, batches at 5000..6199" "$tmp/out" \
+	|| fail "join verdict: $(grep VERDICT "$tmp/out")"
+if grep -q "healthy" "$tmp/out"; then fail "batches meeting no loss called healthy"; fi
+"$runmon" --db "$db" import --run together "$tmp/mix/history.jsonl" "$tmp/mix/batches.jsonl" >/dev/null
+[ "$(rc "$runmon" --db "$db" diagnose together)" = 0 ] || fail "the same run joined: exit $(cat "$tmp/rc")"
+rc "$runmon" --db "$db" diagnose apart --json >/dev/null
+[ "$(field "$tmp/out" join.none)" = True ] && [ "$(field "$tmp/out" join.batch_first_step)" = 5000 ] \
+	|| fail "join in JSON: $(field "$tmp/out" join)"
+rc "$runmon" --db "$db" report apart --format md -o "$tmp/apart.md" >/dev/null
+grep -q "^join: 0 of 1200 loss points have their batches" "$tmp/apart.md" || fail "join in the report"
+
+# What a logged point is (issue 64.2): the same mixed run logged every 10
+# steps as one step's loss, as the mean of the 10, and as one step's loss
+# printed one step late; diagnose reads each as it was written, says so,
+# and --loss-is overrides.
+python3 - "$tmp/mix" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+rows = [json.loads(l) for l in open(os.path.join(d, "history.jsonl"))]
+with open(os.path.join(d, "one.jsonl"), "w") as one, open(os.path.join(d, "late.jsonl"), "w") as late, \
+        open(os.path.join(d, "mean.jsonl"), "w") as mean:
+    acc = []
+    for r in rows:
+        acc.append(r["train/loss"])
+        if r["_step"] % 10 == 0:
+            one.write(json.dumps(r) + "\n")
+            late.write(json.dumps(dict(r, _step=r["_step"] + 1)) + "\n")
+        if r["_step"] % 10 == 9:
+            mean.write(json.dumps(dict(r, **{"train/loss": sum(acc) / len(acc)})) + "\n")
+            acc = []
+PY
+for w in "one step 0" "late step -1" "mean mean 0"; do
+	set -- $w
+	"$runmon" --db "$db" import --run "read-$1" "$tmp/mix/$1.jsonl" "$tmp/mix/batches.jsonl" >/dev/null || fail "import $1"
+	rc "$runmon" --db "$db" diagnose "read-$1" --json >/dev/null
+	[ "$(field "$tmp/out" reading.is)" = "$2" ] && [ "$(field "$tmp/out" reading.stamp_shift)" = "$3" ] \
+		|| fail "reading of $1: $(field "$tmp/out" reading)"
+done
+rc "$runmon" --db "$db" diagnose read-one >/dev/null
+grep -q "^each point is one step's loss, joined to its own batch (a point every 10 steps; the composition explains R^2 0\.[0-9]* of the loss so, 0\.[0-9]* as " "$tmp/out" \
+	|| fail "reading said: $(sed -n 3,5p "$tmp/out")"
+rc "$runmon" --db "$db" diagnose read-one --loss-is mean >/dev/null
+grep -q "^each point is the mean of the steps since the previous point (a point every 10 steps; given with --loss-is)" "$tmp/out" \
+	|| fail "--loss-is mean: $(sed -n 3,5p "$tmp/out")"
+rc "$runmon" --db "$db" diagnose read-one --loss-is step --json >/dev/null
+[ "$(field "$tmp/out" reading.given)" = True ] || fail "--loss-is step: $(field "$tmp/out" reading)"
+[ "$(rc "$runmon" --db "$db" diagnose read-one --loss-is sometimes)" = 2 ] || fail "--loss-is sometimes accepted"
+
 echo "e2e diagnose: all checks passed"

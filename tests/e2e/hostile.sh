@@ -42,6 +42,22 @@ noesc err
 grep -q 'nosuch\\x1b\[2J' err || fail "error message: $(cat err)"
 "$runmon" --db t.db report --all --format md >r.md || true
 noesc r.md
+# copy prints each run's name, compare the runs' bucket labels (issue 67.5)
+"$runmon" copy --from t.db --to copied.db "$bad" >copy.out 2>&1 || fail "copy: $(cat copy.out)"
+noesc copy.out
+grep -q 'copied x\\x1b' copy.out || fail "copy: the escaped name is missing: $(cat copy.out)"
+python3 - sim/batches.jsonl lab.jsonl <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for line in open(sys.argv[1]):
+        row = json.loads(line)
+        row["bucket"] = "b\x1b[2J%d" % row["bucket"]
+        out.write(json.dumps(row) + "\n")
+PY
+"$runmon" --db t.db import --run labelled sim/history.jsonl lab.jsonl >/dev/null || fail "import text labels"
+rc "$runmon" --db t.db compare labelled "$bad" >/dev/null
+noesc out err
+grep -q 'level, bucket b\\x1b\[2J' out || fail "compare: the escaped label is missing: $(grep level out | head -3)"
 
 # 5. Invalid UTF-8 in a run name or key: no run vanishes from JSON.
 u=$(printf 'bad\377name')

@@ -158,6 +158,17 @@ grep -q "reader jsonl  *(chosen)" "$tmp/explain" || fail "--explain jsonl: $(hea
 if "$runmon" --db "$tmp/badj.db" import "$data/bad.jsonl" >/dev/null 2>"$tmp/err"; then fail "bad.jsonl imported"; fi
 grep -q "bad.jsonl:3: column 32: expected a string key" "$tmp/err" || fail "bad.jsonl: $(cat "$tmp/err")"
 
+# An interrupted --explain leaves no scratch directory (issue 67).
+mkdir "$tmp/scratch"
+python3 -c 'import sys; sys.stdout.write("".join("step %d loss 2.5\n" % i for i in range(600000)))' >"$tmp/long.log"
+TMPDIR=$tmp/scratch "$runmon" --db "$tmp/never.db" import --explain "$tmp/long.log" >/dev/null 2>&1 &
+ex=$!
+for _ in $(seq 500); do [ -n "$(ls "$tmp/scratch")" ] && break; sleep 0.01; done
+[ -n "$(ls "$tmp/scratch")" ] || fail "--explain made no scratch directory"
+kill -INT $ex
+wait $ex || true
+[ -z "$(ls "$tmp/scratch")" ] || fail "an interrupted --explain left $(ls "$tmp/scratch")"
+
 # A step written twice in a row (a CSV's last row repeated, a resumed
 # logger's first) replaces its row and is no restart (issue 49's mutant:
 # step < prev read as <= left every test green).
@@ -245,4 +256,35 @@ grep -q "run 'exp-b' holds real data (source file); simulate would replace it" "
 "$runmon" --db "$g" simulate --replace --steps 150 --run exp-b >/dev/null || fail "simulate --replace"
 [ "$(sqlite3 "$g" "SELECT source || ' ' || (SELECT COUNT(*) FROM steps) FROM runs")" = "sim 150" ] || fail "simulate --replace"
 "$runmon" --db "$g" simulate --steps 160 --run exp-b >/dev/null || fail "re-simulating a simulated run"
+# Nothing replaced silently (issue 64.4): another file's overlapping steps
+# are refused (exit 2, the run unchanged) unless --replace or --append; the
+# same file again changes nothing; a file that goes on past the run's last
+# step is added and said so.
+o=$tmp/overlap
+mkdir "$o"
+for i in 0 10 20 30 40 50 60 70 80 90 100; do echo "step $i loss 2.$i"; done >"$o/a.log"
+for i in 0 10 20 30 40 50; do echo "step $i loss 3.$i"; done >"$o/other.log"
+for i in 110 120 130; do echo "step $i loss 1.$i"; done >"$o/cont.log"
+odb=$o/o.db
+"$runmon" --db "$odb" import --run ng "$o/a.log" >/dev/null || fail "overlap: first import"
+held=$(sqlite3 "$odb" "SELECT COUNT(*) || ' ' || SUM(loss) FROM steps")
+set +e
+"$runmon" --db "$odb" import --run ng "$o/other.log" >"$tmp/out" 2>"$tmp/err"; code=$?
+set -e
+[ $code = 2 ] || fail "overlap: another file's steps: exit $code"
+grep -q "other.log:1: step 0 is already in run 'ng', which holds steps 0..100 from .*a.log; give --replace (this file's rows win), --append (only the steps not stored are added), or another --run" "$tmp/err" \
+	|| fail "overlap: message: $(cat "$tmp/err")"
+[ "$(sqlite3 "$odb" "SELECT COUNT(*) || ' ' || SUM(loss) FROM steps")" = "$held" ] || fail "overlap: a refused import changed the run"
+"$runmon" --db "$odb" import --run ng "$o/a.log" >"$tmp/out" || fail "overlap: the same file again"
+grep -q "11 steps (0 new)" "$tmp/out" || fail "overlap: re-import: $(cat "$tmp/out")"
+"$runmon" --db "$odb" import --run ng --append "$o/other.log" >"$tmp/out" || fail "overlap: --append"
+grep -q "6 steps .*a.log gave this run were kept; this file's other steps were added (--append)" "$tmp/out" || fail "--append: $(cat "$tmp/out")"
+[ "$(sqlite3 "$odb" "SELECT loss FROM steps WHERE step = 10")" = 2.1 ] || fail "--append replaced a stored step"
+"$runmon" --db "$odb" import --run ng --replace "$o/other.log" >"$tmp/out" || fail "overlap: --replace"
+grep -q "6 steps replaced the rows .*a.log gave this run (--replace)" "$tmp/out" || fail "--replace: $(cat "$tmp/out")"
+[ "$(sqlite3 "$odb" "SELECT loss FROM steps WHERE step = 10")" = 3.1 ] || fail "--replace kept the stored step"
+"$runmon" --db "$odb" import --run ng "$o/cont.log" >"$tmp/out" || fail "overlap: a continuation"
+grep -q "continues the run past its last step (100, from " "$tmp/out" || fail "continuation: $(cat "$tmp/out")"
+[ "$(sqlite3 "$odb" "SELECT COUNT(*) FROM steps")" = 14 ] || fail "continuation: steps"
+
 echo "e2e import: all checks passed"

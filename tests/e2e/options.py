@@ -33,12 +33,13 @@ doc_paths = sys.argv[3:]
 # here, or the test fails and says so.
 VALUES = {
     "run": "r1", "format": "auto", "loss-key": "loss", "step-key": "step", "batch-prefix": "batch/",
-    "buckets": "0,770,1216", "since": "10", "fail-on": "critical", "checkpoint-every": "500",
+    "buckets": "0,770,1216", "since": "10", "fail-on": "critical", "checkpoint-every": "500", "loss-is": "step",
     "steps-per-epoch": "1000", "ladder-interval": "10", "seed": "7", "output": "-",
     "jobs": "2", "max-jobs": "8", "page-size": "500", "retry-max": "3", "retry-wait": "2s", "state": "running",
     "every": "2s", "batches": "r1=b.jsonl", "diagnose-every": "30m", "window": "5000",
     "max-per-hour": "10", "wandb-dir": ".", "webhook": "http://127.0.0.1:9/hook",
-    "slack-webhook": "http://127.0.0.1:9/slack", "min-severity": "warn", "strategy": "chunked",
+    "slack-webhook": "http://127.0.0.1:9/slack", "slack-webhook-file": "slack.url", "min-severity": "warn",
+    "strategy": "chunked",
     "steps": "1000", "log-every": "1", "spikes": "bucket", "save-every": "500", "out": "x",
     "k": "4", "max-len": "8192", "tokens-per-batch": "16384", "column": "seq_len",
     "length-key": "seq_len", "count-key": "n_seqs", "pattern": "step:{step} loss:{loss}",

@@ -48,6 +48,35 @@ PY
 [ "$(wc -l <"$tmp/am.log")" = 1 ] || fail "webhook got a second POST"
 if sqlite3 "$db" "SELECT channel FROM alerts" | grep -q "127.0.0.1"; then fail "a webhook URL in the database"; fi
 
+# 2b. The Slack URL is a secret (issue 67.4): from a file or the environment
+# it stays out of the process list, and errors name the file, never the URL.
+"$runmon" --db "$db" simulate --strategy chunked --steps 4000 --seed 4 --run homog2 >/dev/null
+receiver slackf 0
+printf '  %s  \n' "$hook" >"$tmp/slack.url"
+"$runmon" --db "$db" watch --once --offline --slack-webhook-file "$tmp/slack.url" homog2 >/dev/null || fail "--slack-webhook-file"
+[ "$(wc -l <"$tmp/slackf.log")" = 1 ] || fail "--slack-webhook-file: no post"
+"$runmon" --db "$db" simulate --strategy chunked --steps 4000 --seed 5 --run homog3 >/dev/null
+receiver slacke 0
+RUNMON_SLACK_WEBHOOK=$hook "$runmon" --db "$db" watch --once --offline homog3 >/dev/null || fail "RUNMON_SLACK_WEBHOOK"
+[ "$(wc -l <"$tmp/slacke.log")" = 1 ] || fail "RUNMON_SLACK_WEBHOOK: no post"
+set +e
+"$runmon" --db "$db" watch --once --offline --slack-webhook-file "$tmp/no-such.url" homog >/dev/null 2>"$tmp/err"
+code=$?
+set -e
+[ $code = 2 ] && grep -q "cannot read '.*no-such.url'" "$tmp/err" || fail "a missing webhook file: exit $code, $(cat "$tmp/err")"
+printf 'not-a-url-but-s3cr3t\n' >"$tmp/bad.url"
+set +e
+"$runmon" --db "$db" watch --once --offline --slack-webhook-file "$tmp/bad.url" homog >/dev/null 2>"$tmp/err"
+code=$?
+set -e
+[ $code = 2 ] && grep -q "the Slack webhook (.*bad.url) is no http(s) URL" "$tmp/err" || fail "a bad webhook file: exit $code, $(cat "$tmp/err")"
+if grep -q s3cr3t "$tmp/err"; then fail "the webhook's text in an error"; fi
+set +e
+"$runmon" --db "$db" watch --once --offline --slack-webhook "$hook" --slack-webhook-file "$tmp/slack.url" homog >/dev/null 2>&1
+code=$?
+set -e
+[ $code = 2 ] || fail "--slack-webhook with --slack-webhook-file: exit $code"
+
 # 3. A receiver that answers 500 twice: delivered after retries.
 receiver flaky 2
 "$runmon" --db "$db" watch --once --offline --retry-wait 0.1 --webhook "$hook" homog >/dev/null

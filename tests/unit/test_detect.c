@@ -97,6 +97,88 @@ static void simrun_make(struct simrun *r, enum rm_sim_strategy strat, uint64_t s
 	                          .checkpoint_every = o.save_every};
 }
 
+/* What a logged point is (issue 64.2): a run logged every 10 steps as one
+ * step's loss, as one step's loss printed a step late, or as the mean of
+ * the 10; each read as it was written, and each point joined to exactly
+ * the batches it was computed on, checked point by point. */
+struct join_check {
+	const int *bucket; /* each step's bucket, by step */
+	int64_t shift, covers;
+	int bad;
+};
+
+static int check_join(void *arg, const struct rm_step_row *r)
+{
+	struct join_check *c = arg;
+	int64_t own = r->step + c->shift; /* the last batch the point covers */
+	if (r->batches != c->covers || r->dominant < 0 || (c->covers == 1 && r->dominant != c->bucket[own]) ||
+	    !(r->share[r->dominant] > 0))
+		c->bad++;
+	return 0;
+}
+
+static void reading_joins_each_point(void **state)
+{
+	(void)state;
+	static const char labels[6][RM_BUCKET_LABEL_LEN] = {"0", "1", "2", "3", "4", "5"};
+	enum rm_sim_strategy strat[] = {RM_SIM_MIXED, RM_SIM_INTERLEAVED, RM_SIM_CHUNKED};
+	for (size_t si = 0; si < 3; si++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			for (int way = 0; way < 3; way++) { /* 0 one step, 1 one step a step late, 2 the mean */
+				struct rm_sim_opts o;
+				struct rm_sim_step *st;
+				rm_sim_opts_default(&o);
+				o.strategy = strat[si];
+				o.seed = seed;
+				o.steps = 4000;
+				rm_simulate(&o, &st);
+				int64_t step[400], bstep[4000];
+				double loss[400], acc = 0;
+				int bucket[4000];
+				size_t m = 0;
+				for (int t = 0; t < 4000; t++) {
+					bstep[t] = st[t].step;
+					bucket[t] = st[t].bucket;
+					acc += st[t].loss;
+					if (way < 2 && t % 10 == 0) {
+						step[m] = st[t].step + (way == 1);
+						loss[m++] = st[t].loss;
+					}
+					if (way == 2 && t % 10 == 9) {
+						step[m] = st[t].step;
+						loss[m++] = acc / 10;
+					}
+					if (t % 10 == 9)
+						acc = 0;
+				}
+				rm_sim_steps_free(st, 4000);
+				struct rm_series s = {.n = m,
+				                      .step = step,
+				                      .loss = loss,
+				                      .nb = 4000,
+				                      .bstep = bstep,
+				                      .bucket = bucket,
+				                      .labels = labels,
+				                      .nlabels = 6};
+				struct rm_detect_opts dopt;
+				struct rm_diagnosis d;
+				rm_detect_opts_default(&dopt);
+				rm_detect_all(&s, &dopt, &d);
+				int want = way == 2 ? RM_READ_MEAN : RM_READ_STEP;
+				if (d.reading.reading != want || d.reading.shift != (way == 1 ? -1 : 0))
+					fail_msg("strategy %zu seed %llu way %d: read as %d shift %d (r2 %.3f %.3f "
+					         "%.3f %.3f)",
+					         si, (unsigned long long)seed, way, d.reading.reading, d.reading.shift,
+					         d.reading.r2[0], d.reading.r2[1], d.reading.r2[2], d.reading.r2[3]);
+				struct join_check c = {bucket, way == 1 ? -1 : 0, way == 2 ? 10 : 1, 0};
+				rm_each_step_row(&s, &d, check_join, &c);
+				/* the mean's first point covers as many steps as the second */
+				assert_int_equal(c.bad, 0);
+				assert_int_equal(d.join.with_batches, m);
+				rm_diagnosis_release(&d);
+			}
+}
+
 static void simrun_free(struct simrun *r)
 {
 	free(r->step);
@@ -1912,6 +1994,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(runs_moments_match_enumeration),
 	    cmocka_unit_test(runs_of_a_known_sequence),
 	    cmocka_unit_test(split_recovers_levels),
+	    cmocka_unit_test(reading_joins_each_point),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
 	    cmocka_unit_test(split_on_each_ranks_loss),
 	    cmocka_unit_test(fixed_order_across_epochs),

@@ -57,6 +57,13 @@ static void key_from_env_then_netrc(void **state)
 	k = rm_wandb_find_key("http://other.example:9");
 	assert_string_equal(k, "cccc"); /* the default entry */
 	free(k);
+	/* a login spelled "password" is the login's value, not the keyword
+	 * (issue 67): the key is the token after the real keyword */
+	const char odd[] = "machine api.wandb.ai login password password realkey\n";
+	setenv("NETRC", tu_write_file("netrc2", odd, strlen(odd)), 1);
+	k = rm_wandb_find_key("https://api.wandb.ai");
+	assert_string_equal(k, "realkey");
+	free(k);
 	setenv("NETRC", "/nonexistent/netrc", 1);
 	assert_null(rm_wandb_find_key("https://api.wandb.ai"));
 	unsetenv("NETRC");
@@ -72,6 +79,16 @@ static void run_urls(void **state)
 	free(u);
 	u = rm_run_page_url("http://10.0.0.5:8080", "e", "p", "r");
 	assert_string_equal(u, "http://10.0.0.5:8080/e/p/runs/r");
+	free(u);
+	/* userinfo goes; an '@' in the path or the query is no userinfo (issue 67) */
+	u = rm_url_without_userinfo("https://me:s3cr3t@host.example:8443/x");
+	assert_string_equal(u, "https://host.example:8443/x");
+	free(u);
+	u = rm_url_without_userinfo("https://host.example/u/a@b?to=c@d");
+	assert_string_equal(u, "https://host.example/u/a@b?to=c@d");
+	free(u);
+	u = rm_url_without_userinfo("https://me@host.example?q=a@b");
+	assert_string_equal(u, "https://host.example?q=a@b");
 	free(u);
 }
 

@@ -160,6 +160,16 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 		size_t klen;
 		const char *key;
 		int num = rm_log_number(t, tl, &v);
+		if (tl >= 2 && t[tl - 1] == '/' && rm_log_number(t, tl - 1, &v)) {
+			const char *u;
+			size_t ul = next_token(s, i, n, &u);
+			double total;
+			if (ul && rm_log_number(u, ul, &total)) { /* "  500/ 2983 batches": a count and its total */
+				num = 1;
+				i = (size_t)(u - s) + ul;
+				tl = i - st;
+			}
+		}
 		if (first && !num)
 			nw = 0; /* the carried key names only a number that opens the field */
 		if (tl == 1 && (*t == '=' || *t == ':') && nw && later)
@@ -509,9 +519,18 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 		size_t end, bl;
 		if (c == '[' && numeric_group(s, i, n, &end, buf, &bl)) {
 			/* a second group counts within the first ("Epoch [1][50/300]",
-			 * "Epoch: 0 [100/2000]") */
+			 * "Epoch: 0 [100/2000]"); two groups opening the line with no
+			 * word, "[0/25][10/469] Loss_D: ..." (PyTorch's dcgan), are the
+			 * epoch and the batch within it */
 			int within = prev_group || after_number(out, o);
-			put(out, &o, within ? " iter " : " ", within ? 6 : 1);
+			size_t e2, bl2;
+			char b2[48];
+			int lead = !within && strspn(out, " \t") >= o && end < n && s[end] == '[' &&
+			           numeric_group(s, end, n, &e2, b2, &bl2) && memchr(buf, '/', bl);
+			if (lead)
+				put(out, &o, " epoch ", 7);
+			else
+				put(out, &o, within ? " iter " : " ", within ? 6 : 1);
 			put(out, &o, buf, bl);
 			out[o++] = ' ';
 			i = end, prev_group = 1, changed = 1;

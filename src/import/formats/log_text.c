@@ -262,7 +262,9 @@ int rm_log_continuation(const char *s, size_t n)
  * that count. */
 int rm_log_count_unit(const char *t, size_t n)
 {
-	static const char *const units[] = {"frames", "utterances", "sec", NULL};
+	/* icefall's "over 52.00 utterances", OpenNMT's "184 sec", PyTorch's
+	 * word_language_model "500/ 2983 batches" (the count of the epoch's) */
+	static const char *const units[] = {"frames", "utterances", "sec", "batches", NULL};
 	for (int i = 0; units[i]; i++)
 		if (strlen(units[i]) == n && !memcmp(t, units[i], n))
 			return 1;
