@@ -75,11 +75,12 @@ struct rm_guess {
 	char *epoch;               /* NULL: a known name, or none; else the counter step counts within */
 	char *also[RM_GUESS_ALSO]; /* the other loss-named series that vary */
 	size_t nalso;
-	int loss_log;      /* the loss is a perplexity: its logarithm is stored */
-	int has_step;      /* the loss rows carry a step (known or inferred) */
-	int bar_records;   /* only progress bars carry a loss: their frames are the records */
-	int64_t bar_total; /* bars of several totals: the training loop's; the others evaluate */
-	int keyed_train;   /* lines whose only sign of evaluation is a val_ key beside a loss are training's */
+	int loss_log;          /* the loss is a perplexity: its logarithm is stored */
+	int has_step;          /* the loss rows carry a step (known or inferred) */
+	int bar_records;       /* only progress bars carry a loss: their frames are the records */
+	int64_t bar_total;     /* bars of several totals: the training loop's; the others evaluate */
+	int keyed_train;       /* lines whose only sign of evaluation is a val_ key beside a loss are training's */
+	int64_t logging_steps; /* the logging interval a config dump or banner said (logging_steps=50), 0 none */
 	uint64_t summary[RM_GUESS_SUMMARIES]; /* templates of lines that restate the loss (a log's epoch summaries) */
 	int nsummary;
 	char why[768]; /* for import --explain and the report */

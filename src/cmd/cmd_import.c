@@ -183,7 +183,13 @@ static void print_result(const struct rm_import_result *r)
 		       " resets are smoothed away\n",
 		       r->running_mean);
 	if (r->synthetic_steps == 1)
-		printf("  the lines carry no step: steps are the record count x --log-every (logging_steps)\n");
+		printf("  warning: the lines carry no step, no progress bar counts them and no config says the"
+		       " interval: steps are the record count; give --log-every N (the trainer's logging_steps)\n");
+	else if (r->synthetic_steps == 3)
+		printf("  the lines carry no step: steps are the record count x the logging_steps the file's config"
+		       " says (--log-every N numbers them otherwise)\n");
+	else if (r->synthetic_steps == 4)
+		printf("  the lines carry no step: steps are the record count x --log-every\n");
 	else if (r->synthetic_steps == 2)
 		printf("  the lines carry no step: each record's step is the progress bar's counter drawn before it"
 		       " (--log-every N numbers them instead)\n");

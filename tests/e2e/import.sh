@@ -158,6 +158,17 @@ grep -q "reader jsonl  *(chosen)" "$tmp/explain" || fail "--explain jsonl: $(hea
 if "$runmon" --db "$tmp/badj.db" import "$data/bad.jsonl" >/dev/null 2>"$tmp/err"; then fail "bad.jsonl imported"; fi
 grep -q "bad.jsonl:3: column 32: expected a string key" "$tmp/err" || fail "bad.jsonl: $(cat "$tmp/err")"
 
+# Steps from the file's own evidence (issue 64.1): with no step, no bar
+# and no config saying the interval, the record count is the last resort
+# and a warning names the option that fixes it; --log-every numbers them.
+printf "{'loss': 1.5}\n{'loss': 1.4}\n{'loss': 1.3}\n" >"$tmp/nostep.log"
+"$runmon" --db "$tmp/ns.db" import "$tmp/nostep.log" >"$tmp/out" || fail "a log without steps"
+grep -q "warning: the lines carry no step, no progress bar counts them and no config says the interval: steps are the record count; give --log-every N" "$tmp/out" \
+	|| fail "no-step warning: $(cat "$tmp/out")"
+"$runmon" --db "$tmp/ns2.db" import --log-every 10 "$tmp/nostep.log" >"$tmp/out" || fail "--log-every"
+grep -q "steps 10..30" "$tmp/out" && grep -q "steps are the record count x --log-every$" "$tmp/out" \
+	|| fail "--log-every: $(cat "$tmp/out")"
+
 # An interrupted --explain leaves no scratch directory (issue 67).
 mkdir "$tmp/scratch"
 python3 -c 'import sys; sys.stdout.write("".join("step %d loss 2.5\n" % i for i in range(600000)))' >"$tmp/long.log"

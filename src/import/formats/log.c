@@ -48,8 +48,9 @@ struct log_reader {
 	struct log_roles roles; /* the loops of the bars, the head's lines by role */
 	/* The training bar's counter the records took for their step. */
 	int64_t bar_taken, bar_steps;
-	int64_t bar_gap;   /* the steps between the last two records it gave */
-	int64_t set_count; /* 1 + the counter a frame was drawn at twice (superseded), or 0 */
+	int64_t conf_records; /* records numbered by the logging_steps a config dump said */
+	int64_t bar_gap;      /* the steps between the last two records it gave */
+	int64_t set_count;    /* 1 + the counter a frame was drawn at twice (superseded), or 0 */
 	int64_t last_step;
 	/* A record over lines: a header holding only its step ("step 10",
 	 * "=== iteration 100 ==="), its fields on the lines below. The
@@ -590,6 +591,9 @@ static enum line_kind log_row(struct log_reader *r, struct rm_mapper *m, char *l
 		/* no frame drawn since (tqdm skips redraws): one interval on */
 		r->last_step = r->bar_taken = r->roles.bar_now = r->last_step + r->bar_gap;
 		r->bar_steps++;
+	} else if (HAS_T(set, T_LOSS) && m->opts->log_every <= 0 && m->opts->guess && m->opts->guess->logging_steps) {
+		/* no bar; the file's own config said the interval */
+		r->last_step = ++r->conf_records * m->opts->guess->logging_steps;
 	} else if (HAS_T(set, T_LOSS)) {
 		r->last_step = ++r->records * (m->opts->log_every > 0 ? m->opts->log_every : 1);
 	}
@@ -745,6 +749,7 @@ static size_t scan_text(struct log_reader *r, char *buf, size_t n, struct rm_inf
 		rm_log_segments(p, len, &r->segs);
 		for (size_t k = 0; k < r->segs.n; k++) {
 			char *t = p + r->segs.seg[k].at;
+			rm_log_roles_banner(&r->roles, t, r->segs.seg[k].len);
 			if (log_parse(r, t, r->segs.seg[k].len, r->segs.seg[k].frame, why, sizeof(why)) ==
 			        LINE_RECORD &&
 			    !r->ll.summary) {
@@ -823,7 +828,10 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 	size_t first = rep->n; /* the file's runs: one, or those appended to it */
 	rc = rm_read_lines(st, &o, path, fmt, pos, rep, log_parse_line, &r, err);
 	for (size_t i = first; !rc && i < rep->n; i++)
-		rep->r[i].synthetic_steps |= r.records ? 1 : r.bar_steps ? 2 : 0;
+		rep->r[i].synthetic_steps |= r.records        ? (opts->log_every > 0 ? 4 : 1)
+		                             : r.bar_steps    ? 2
+		                             : r.conf_records ? 3
+		                                              : 0;
 	log_reader_release(&r);
 	rm_guess_release(&g);
 	return rc;

@@ -199,6 +199,10 @@ struct log_roles {
 		int nw;
 	} tpl[LOG_TEMPLATES];
 	int ntpl;
+	/* What a banner or a config dump said: the logging interval
+	 * (logging_steps) and the run's optimizer steps (the HF Trainer's
+	 * "Total optimization steps"), 0 unsaid. */
+	int64_t logging_steps, total_steps;
 };
 /* The loop of a bar's frame: the passes it made before (an epoch no line
  * names), -1 for a bar without a total, -2 for another loop than the
@@ -209,6 +213,8 @@ void rm_log_roles_count(struct log_roles *r, const struct log_line *ll, const ch
 /* After the head's scan: the training bar's total, whether keyed lines
  * train, and the summaries' templates, into g. */
 void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g);
+/* The head's scan: any line's text, for what a banner says. */
+void rm_log_roles_banner(struct log_roles *r, const char *s, size_t n);
 /* Is line of a template g holds for a summary? */
 int rm_log_is_summary(const struct rm_guess *g, const char *line, size_t len);
 

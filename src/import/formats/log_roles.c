@@ -208,5 +208,37 @@ void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g)
 	 * the line is an evaluation, its train loss an estimate over
 	 * evaluation batches. */
 	g->keyed_train = r->keyed_lines >= 2 && r->carried * 2 >= r->keyed_lines;
+	g->logging_steps = r->logging_steps;
 	find_summaries(r, g);
+}
+
+/* The number after a name and its separators ("logging_steps=50",
+ * "logging_steps: 50", "'logging_steps': 50", "Total optimization steps =
+ * 1,200"), thousands separators read; 0 when none. */
+static int64_t number_after(const char *s, size_t n, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = n >= nl ? memmem(s, n, name, nl) : NULL;
+	if (!p)
+		return 0;
+	size_t i = (size_t)(p - s) + nl;
+	while (i < n && strchr(" \t=:'\"", s[i]))
+		i++;
+	int64_t v = 0;
+	int digits = 0;
+	for (; i < n && (isdigit((unsigned char)s[i]) || (s[i] == ',' && digits)); i++)
+		if (s[i] != ',' && v < ((int64_t)1 << 50)) {
+			v = v * 10 + (s[i] - '0');
+			digits = 1;
+		}
+	return digits ? v : 0;
+}
+
+void rm_log_roles_banner(struct log_roles *r, const char *s, size_t n)
+{
+	int64_t v;
+	if (!r->logging_steps && (v = number_after(s, n, "logging_steps")) > 0)
+		r->logging_steps = v;
+	if (!r->total_steps && (v = number_after(s, n, "Total optimization steps")) > 0)
+		r->total_steps = v;
 }
