@@ -38,6 +38,8 @@ struct rm_lines {
 	uint64_t next_offset; /* file offset just past it */
 	uint64_t buf_offset;  /* file offset of buf[0] */
 	uint64_t stop_before; /* > 0: the file ends before this line (a followed file's bad line) */
+	int skip_long;        /* a line over max_line is read past and returned empty, overlong set */
+	int overlong;         /* the line last returned was one */
 };
 
 /* Opens path ("-" is stdin). Returns RM_OK or RM_E_IO. */

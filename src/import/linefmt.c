@@ -285,6 +285,13 @@ static int feed_lines(struct rm_store *st, const struct rm_import_opts *opts, st
 	/* After the last line, parse is called once more with NULL: a record
 	 * spread over several lines is complete only then. */
 	while (!rc && !(rc = rm_lines_next(lr, &line, &len, err))) {
+		if (lr->overlong) { /* --skip-bad: read past, counted */
+			char why[96];
+			snprintf(why, sizeof(why), "line longer than %zu bytes", lr->max_line);
+			rc = rm_bad_line(rm_chain_result(&c), opts, lr->lineno, why, err);
+			rm_chain_result(&c)->lines++;
+			continue;
+		}
 		if (x.fp && line)
 			explain_keep(&x, line, len, lr->lineno);
 		for (int more = 1; more && !rc;) {
@@ -327,6 +334,7 @@ int rm_read_lines(struct rm_store *st, const struct rm_import_opts *opts, const 
 	rm_import_result_add(rep, rm_shown_path(opts, path), name, fmt);
 	free(name);
 	int rc = rm_lines_open(&lr, path, err);
+	lr.skip_long = opts->skip_bad;
 	if (!rc && pos) {
 		rc = rm_lines_seek(&lr, pos->offset, pos->lineno, err);
 		lr.complete_only = 1;

@@ -27,6 +27,36 @@ int rm_lines_open(struct rm_lines *lr, const char *path, struct rm_err *err)
 	return RM_OK;
 }
 
+/* A line longer than max_line (a tqdm bar redrawn with \r over a whole
+ * epoch): its bytes are read past to its newline, never held, and the
+ * line is returned empty with lr->overlong set (skip_long). */
+static int skip_line(struct rm_lines *lr, struct rm_err *err)
+{
+	for (;;) {
+		char *nl = memchr(lr->buf + lr->pos, '\n', lr->len - lr->pos);
+		if (nl) {
+			size_t keep = lr->len - (size_t)(nl - lr->buf); /* the newline and what follows */
+			memmove(lr->buf, nl, keep);
+			lr->buf_offset += (size_t)(nl - lr->buf);
+			lr->len = keep;
+			lr->pos = 0;
+			lr->overlong = 1;
+			return RM_OK;
+		}
+		lr->buf_offset += lr->len;
+		lr->len = lr->pos = 0;
+		size_t n = fread(lr->buf, 1, lr->cap, lr->fp);
+		if (n == 0) {
+			if (ferror(lr->fp))
+				return rm_err_set(err, RM_E_IO, "cannot read '%s': %s", lr->path, strerror(errno));
+			lr->eof = 1;
+			lr->overlong = 1;
+			return RM_OK;
+		}
+		lr->len = n;
+	}
+}
+
 /* Moves the unread tail to the front and reads more; grows the buffer when
  * a single line fills it. */
 static int fill(struct rm_lines *lr, struct rm_err *err)
@@ -38,9 +68,14 @@ static int fill(struct rm_lines *lr, struct rm_err *err)
 		lr->pos = 0;
 	}
 	if (lr->len == lr->cap) {
-		if (lr->cap >= lr->max_line)
-			return rm_err_set(err, RM_E_INPUT, "%s:%llu: line longer than %zu bytes", lr->path,
-			                  (unsigned long long)lr->lineno + 1, lr->max_line);
+		if (lr->cap >= lr->max_line) {
+			if (lr->skip_long)
+				return skip_line(lr, err);
+			rm_err_set(err, RM_E_INPUT, "%s:%llu: line longer than %zu bytes", lr->path,
+			           (unsigned long long)lr->lineno + 1, lr->max_line);
+			err->bad_line = lr->lineno + 1; /* the lines before it stand (a followed file's) */
+			return RM_E_INPUT;
+		}
 		lr->cap *= 2;
 		lr->buf = rm_xrealloc(lr->buf, lr->cap + 1);
 	}
@@ -61,6 +96,7 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 	size_t scanned = 0;
 	*line = NULL;
 	*len = 0;
+	lr->overlong = 0;
 	for (;;) {
 		char *start = lr->buf + lr->pos + scanned;
 		size_t avail = lr->len - lr->pos - scanned;
@@ -71,6 +107,20 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 		int rc = fill(lr, err);
 		if (rc)
 			return rc;
+		if (lr->overlong) { /* skipped to its newline (buf[0]), or to the end */
+			nl = lr->len ? lr->buf : NULL;
+			break;
+		}
+	}
+	if (lr->overlong) {
+		lr->offset = lr->buf_offset;
+		lr->pos = nl ? 1 : 0;
+		lr->next_offset = lr->buf_offset + lr->pos;
+		lr->lineno++;
+		*line = lr->buf; /* empty: the caller counts it as a bad line */
+		lr->buf[lr->pos ? 0 : lr->len] = '\0';
+		*len = 0;
+		return RM_OK;
 	}
 	char *s = lr->buf + lr->pos;
 	size_t n = nl ? (size_t)(nl - s) : lr->len - lr->pos;
@@ -89,7 +139,7 @@ int rm_lines_next(struct rm_lines *lr, char **line, size_t *len, struct rm_err *
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
 	s[n] = '\0';
-	if (lr->lineno == 1 && n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) {
+	if (n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) { /* the file's, or another's after `cat a b` */
 		s += 3;
 		n -= 3;
 	}

@@ -68,6 +68,42 @@ static void long_lines(void **state)
 	lr.max_line = 1u << 20;
 	assert_int_equal(rm_lines_next(&lr, &line, &len, &err), RM_E_INPUT);
 	assert_non_null(strstr(err.msg, ":1: line longer than"));
+	assert_int_equal(err.bad_line, 1); /* a followed file keeps the lines before it */
+	rm_lines_close(&lr);
+	free(text);
+
+	/* skip_long (--skip-bad): read past, returned empty and marked, the
+	 * lines around it whole (issue 67: a tqdm bar redrawn over an epoch) */
+	text = malloc(big + 64);
+	memcpy(text, "before\n", 7);
+	memset(text + 7, 'y', big);
+	memcpy(text + 7 + big, "\nafter\n\xef\xbb\xbfglued\n", 16);
+	path = tu_write_file("long2.txt", text, 7 + big + 16);
+	assert_int_equal(rm_lines_open(&lr, path, &err), 0);
+	lr.max_line = 1u << 20;
+	lr.skip_long = 1;
+	const char *want[] = {"before", "", "after", "glued"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rm_lines_next(&lr, &line, &len, &err), 0);
+		assert_non_null(line);
+		assert_string_equal(line, want[i]); /* a BOM mid-file (cat a b) goes too */
+		assert_int_equal(lr.overlong, i == 1);
+		assert_int_equal(lr.lineno, (uint64_t)i + 1);
+	}
+	assert_int_equal(rm_lines_next(&lr, &line, &len, &err), 0);
+	assert_null(line);
+	rm_lines_close(&lr);
+	/* an over-long last line without its newline */
+	path = tu_write_file("long3.txt", text, 7 + big);
+	assert_int_equal(rm_lines_open(&lr, path, &err), 0);
+	lr.max_line = 1u << 20;
+	lr.skip_long = 1;
+	assert_int_equal(rm_lines_next(&lr, &line, &len, &err), 0);
+	assert_string_equal(line, "before");
+	assert_int_equal(rm_lines_next(&lr, &line, &len, &err), 0);
+	assert_true(lr.overlong && line && !len);
+	assert_int_equal(rm_lines_next(&lr, &line, &len, &err), 0);
+	assert_null(line);
 	rm_lines_close(&lr);
 	free(text);
 }
