@@ -477,12 +477,19 @@ static void steps_from_log_every(void **state)
 	const char *db;
 	import_text("hf-every.log", text, &o, 0, &rep, &err, &db);
 	assert_string_equal(rm_format_name(rep.r[0].format), "log");
-	assert_int_equal(rep.r[0].synthetic_steps, 1);
+	assert_int_equal(rep.r[0].synthetic_steps, 4); /* numbered by --log-every, as asked */
 	assert_int_equal(rep.r[0].first_step, 50);
 	assert_int_equal(rep.r[0].last_step, 150);
 	rm_import_report_release(&rep);
 	assert_int_equal(tu_q_int(db, "SELECT step FROM evals WHERE key = 'eval_loss'"), 100);
 	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps"), 3);
+	/* without it, nor a bar, nor a config: the record count, the last
+	 * resort, said as such (issue 64.1) */
+	struct rm_import_opts none = {0};
+	import_text("hf-none.log", text, &none, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].synthetic_steps, 1);
+	assert_int_equal(rep.r[0].last_step, 3);
+	rm_import_report_release(&rep);
 }
 
 /* Detection: a Python dict first line is a log, not trainer_state.json;
