@@ -172,4 +172,21 @@ tb --append --wall "$(($(date +%s) + 3600))" s400.jsonl "$live"
 tb --append s401.jsonl "$live"
 "$runmon" --db w.db watch --once --offline --batches "lv=$live" lv >/dev/null 2>err || [ $? = 1 ] || fail "watch 4: $(cat err)"
 [ "$(q w.db "SELECT COUNT(*) FROM steps WHERE step >= 400")" = 2 ] || fail "tick 4: $(q w.db 'SELECT MAX(step) FROM steps')"
+
+# A tree too big to read whole is refused, never read in part (issue 67.3):
+# an event file below the depth limit, and more directories than the limit.
+mkdir -p deep/1/2/3/4/5/6/7/8/9
+cp runs/sick/events.out.tfevents.1751747371.host.1.0 deep/1/2/3/4/5/6/7/8/9/
+cp runs/healthy/events.out.tfevents.1751747371.host.2.0 deep/
+set +e
+"$runmon" --db deep.db import deep >out 2>err; code=$?
+set -e
+[ $code = 2 ] && grep -q "deep: a tree of more than 10000 directories, or deeper than 8 levels: none of it was read" err \
+	|| fail "a deep tree: exit $code, $(cat err)"
+[ ! -s deep.db ] || [ "$(q deep.db "SELECT COUNT(*) FROM steps")" = 0 ] || fail "a deep tree stored steps"
+python3 -c 'import os; [os.makedirs("wide/d%05d" % i) for i in range(10001)]'
+set +e
+"$runmon" --db deep.db import wide >out 2>err; code=$?
+set -e
+[ $code = 2 ] && grep -q "wide: a tree of more than 10000 directories" err || fail "a wide tree: exit $code, $(cat err)"
 echo ok

@@ -555,7 +555,25 @@ int rm_tail_tfevents(struct rm_store *st, const struct rm_import_opts *opts, con
 struct tree {
 	char **dirs; /* directories holding event files, relative to the root ("" for it) */
 	size_t n, cap, seen;
+	int cut; /* directories past TREE_DIRS or below TREE_DEPTH were left unread */
 };
+
+/* Does dir hold a directory (one TREE_DEPTH leaves unread)? */
+static int has_subdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+	while (d && !found && (e = readdir(d))) {
+		struct stat sb;
+		char *path = rm_xasprintf("%s/%s", dir, e->d_name);
+		found = e->d_name[0] != '.' && !lstat(path, &sb) && S_ISDIR(sb.st_mode);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
 
 static void walk(struct tree *tr, const char *root, const char *rel, int depth)
 {
@@ -571,13 +589,20 @@ static void walk(struct tree *tr, const char *root, const char *rel, int depth)
 		tr->dirs[tr->n++] = rm_xstrdup(rel);
 	}
 	DIR *d = depth < TREE_DEPTH ? opendir(dir) : NULL;
+	if (depth >= TREE_DEPTH && !tr->cut)
+		tr->cut = has_subdir(dir);
 	struct dirent *e;
 	char **subs = NULL;
 	size_t nsubs = 0, cap = 0;
-	while (d && (e = readdir(d)) && tr->seen < TREE_DIRS) {
+	while (d && (e = readdir(d))) {
 		struct stat sb;
 		char *path = rm_xasprintf("%s/%s", dir, e->d_name);
 		/* lstat: a link to a directory above would loop */
+		if (e->d_name[0] != '.' && !lstat(path, &sb) && S_ISDIR(sb.st_mode) && tr->seen >= TREE_DIRS) {
+			tr->cut = 1;
+			free(path);
+			break;
+		}
 		if (e->d_name[0] != '.' && !lstat(path, &sb) && S_ISDIR(sb.st_mode)) {
 			if (nsubs == cap) {
 				cap = cap ? cap * 2 : 8;
@@ -625,7 +650,7 @@ int rm_tfevents_tree(const char *dir)
 	struct tree tr = {0};
 	walk(&tr, dir, "", 0);
 	free_list(tr.dirs, tr.n);
-	return tr.n > 0;
+	return tr.n > 0 || tr.cut; /* a tree too big is one: its reading says so */
 }
 
 int rm_read_tfevents_tree(struct rm_store *st, const struct rm_import_opts *opts, const char *root,
@@ -634,6 +659,11 @@ int rm_read_tfevents_tree(struct rm_store *st, const struct rm_import_opts *opts
 	struct tree tr = {0};
 	int rc = RM_OK;
 	walk(&tr, root, "", 0);
+	if (tr.cut) /* a part of a tree, taken for the whole, would be wrong without a word */
+		rc = rm_err_set(err, RM_E_INPUT,
+		                "%s: a tree of more than %d directories, or deeper than %d levels: none of it was read;"
+		                " import the directory of the runs you want, or their event files by name",
+		                root, TREE_DIRS, TREE_DEPTH);
 	for (size_t i = 0; i < tr.n && !rc; i++) {
 		char *dir = *tr.dirs[i] ? rm_xasprintf("%s/%s", root, tr.dirs[i]) : rm_xstrdup(root);
 		char *name = tree_run_name(opts, root, tr.dirs[i], tr.n);
