@@ -299,6 +299,7 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 		                          "--buckets wants 2 to 33 increasing lengths, like 0,770,1216,8192 (got '%s')",
 		                          o.buckets);
 	wt->imp.bounds = bounds;
+	wt->imp.skip_bad = wt->skip_bad; /* the followed files' bad lines and damaged records too */
 	wt->log_imp = wt->imp;
 	wt->log_imp.format = RM_FMT_WANDB_LOG;
 	if (o.wandb_dir)

@@ -173,6 +173,18 @@ tb --append s401.jsonl "$live"
 "$runmon" --db w.db watch --once --offline --batches "lv=$live" lv >/dev/null 2>err || [ $? = 1 ] || fail "watch 4: $(cat err)"
 [ "$(q w.db "SELECT COUNT(*) FROM steps WHERE step >= 400")" = 2 ] || fail "tick 4: $(q w.db 'SELECT MAX(step) FROM steps')"
 
+# A followed event file with a damaged record (issue 67.2): the records
+# before it are stored and the position waits before it; --skip-bad passes
+# it. dmg.tfevents holds 200 steps of 2 records each after its header.
+mkdir -p dm
+cp dmg.tfevents dm/events.out.tfevents.1.host.1.0
+"$runmon" --db dm.db watch --once --offline --batches "dm=$tmp/dm/events.out.tfevents.1.host.1.0" dm >/dev/null 2>err || true
+grep -q "record 50: the record's checksum does not match" err || fail "watch, a damaged record: $(cat err)"
+before=$(q dm.db "SELECT COUNT(*) FROM steps")
+[ "$before" -gt 0 ] && [ "$before" -lt 200 ] || fail "watch, a damaged record: $before steps stored before it"
+"$runmon" --db dm.db watch --once --offline --skip-bad --batches "dm=$tmp/dm/events.out.tfevents.1.host.1.0" dm >/dev/null 2>err || true
+[ "$(q dm.db "SELECT COUNT(*) FROM steps")" -gt "$before" ] || fail "watch --skip-bad: still stuck at $before: $(cat err)"
+
 # A tree too big to read whole is refused, never read in part (issue 67.3):
 # an event file below the depth limit, and more directories than the limit.
 mkdir -p deep/1/2/3/4/5/6/7/8/9

@@ -332,6 +332,8 @@ static int read_file(struct tb_read *t, const char *path, uint64_t *offset, int 
 		uint64_t start = r.pos;
 		if (t->infer && t->inferred >= INFER_GROUPS)
 			break;
+		if (t->opts->tail_stop && t->recno + 1 >= t->opts->tail_stop)
+			break; /* a followed file's damaged record: the records before it are kept */
 		if ((rc = rm_tfrec_next(&r, &p, &n, err)) != 1)
 			break;
 		t->recno++;
