@@ -610,6 +610,10 @@ int rm_import_tail(struct rm_store *st, const struct rm_import_opts *opts, const
 		}
 		return log_and_commit(st, rep, 1, err); /* not written yet */
 	}
+	if (!S_ISREG(sb.st_mode)) { /* a FIFO would block the tick, and open again after a signal */
+		rc = rm_err_set(err, RM_E_INPUT, "%s: not a regular file: watch follows files as they grow", path);
+		goto fail;
+	}
 	if (found && ((uint64_t)sb.st_dev != pos->dev || (uint64_t)sb.st_ino != pos->ino)) {
 		/* Rotated: logrotate renames the old file to PATH.1. */
 		char *old = rm_xasprintf("%s.1", path);

@@ -185,6 +185,11 @@ before=$(q dm.db "SELECT COUNT(*) FROM steps")
 "$runmon" --db dm.db watch --once --offline --skip-bad --batches "dm=$tmp/dm/events.out.tfevents.1.host.1.0" dm >/dev/null 2>err || true
 [ "$(q dm.db "SELECT COUNT(*) FROM steps")" -gt "$before" ] || fail "watch --skip-bad: still stuck at $before: $(cat err)"
 
+# A FIFO named like an event file never blocks a tick (issue 67.6).
+mkfifo fifo.tfevents
+timeout 20 "$runmon" --db ff.db watch --once --offline --batches "ff=$tmp/fifo.tfevents" ff >/dev/null 2>err || true
+grep -q "fifo.tfevents: not a regular file: watch follows files as they grow" err || fail "a FIFO: $(cat err)"
+
 # A tree too big to read whole is refused, never read in part (issue 67.3):
 # an event file below the depth limit, and more directories than the limit.
 mkdir -p deep/1/2/3/4/5/6/7/8/9
