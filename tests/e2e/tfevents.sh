@@ -107,7 +107,7 @@ tb --text empty.jsonl tb/exp2/version_9/events.out.tfevents.1000.host.1.0
 [ "$(q t.db "SELECT name || ':' || (SELECT COUNT(*) FROM steps WHERE run_id = runs.id) FROM runs ORDER BY name" | tr '\n' ' ')" = \
 	"exp1-version_0:400 exp1-version_1:400 exp2-version_0:200 " ] || fail "tree runs: $(q t.db 'SELECT name FROM runs')"
 "$runmon" --db t1.db import tb/exp1/version_1 >out || fail "dir: $(cat out)"
-grep -q "run 'version_1': .* 400 steps" out || fail "dir: $(cat out)"
+grep -q "run 'exp1-version_1': .* 400 steps" out || fail "dir (a version_N goes with its experiment, as in the tree): $(cat out)"
 [ "$(q t1.db "SELECT step, loss, n FROM steps JOIN batches USING (run_id, step) ORDER BY step" | md5sum)" = "$want" ] ||
 	fail "two files of one run differ from one"
 "$runmon" --db t2.db import --run mine tb/exp1/version_1 >/dev/null && [ "$(q t2.db "SELECT name FROM runs")" = mine ] ||
@@ -189,6 +189,18 @@ before=$(q dm.db "SELECT COUNT(*) FROM steps")
 mkfifo fifo.tfevents
 timeout 20 "$runmon" --db ff.db watch --once --offline --batches "ff=$tmp/fifo.tfevents" ff >/dev/null 2>err || true
 grep -q "fifo.tfevents: not a regular file: watch follows files as they grow" err || fail "a FIFO: $(cat err)"
+
+# Two experiments' lightning_logs/version_0 are two runs (issue 67): each
+# named with its experiment, whatever path reaches it.
+mkdir -p e1/lightning_logs/version_0 e2/lightning_logs/version_0
+tb short.jsonl e1/lightning_logs/version_0/events.out.tfevents.1.h.1.0
+tb short.jsonl e2/lightning_logs/version_0/events.out.tfevents.1.h.1.0
+"$runmon" --db lv.db import e1/lightning_logs/version_0 >out || fail "e1's version_0"
+"$runmon" --db lv.db import e2/lightning_logs/version_0 >out || fail "e2's version_0: $(cat out)"
+[ "$(q lv.db "SELECT group_concat(name, ' ') FROM (SELECT name FROM runs ORDER BY name)")" = "e1-version_0 e2-version_0" ] \
+	|| fail "version_0 runs: $(q lv.db 'SELECT name FROM runs')"
+(cd e1/lightning_logs/version_0 && "$runmon" --db "$tmp/lv2.db" import ./events.out.tfevents.1.h.1.0 >"$tmp/out") || fail "from ."
+grep -q "run 'e1-version_0'" out || fail "a file in .: $(cat out)"
 
 # A tree too big to read whole is refused, never read in part (issue 67.3):
 # an event file below the depth limit, and more directories than the limit.

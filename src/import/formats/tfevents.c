@@ -468,6 +468,30 @@ static int is_event_file(const char *name)
 
 /* A run's name: --run, else the event file's directory ("version_0",
  * "May19_15-55-37_host"), or a renamed file's own name. */
+/* A run directory's name from its resolved path: its own name, but a
+ * Lightning "version_N" (which every experiment has) goes with its
+ * experiment: exp1/lightning_logs/version_0 is exp1-version_0, so that two
+ * experiments' version_0 stay two runs. NULL for the root. */
+static char *dir_name(const char *real)
+{
+	const char *base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (!*base)
+		return NULL;
+	if (strncmp(base, "version_", 8) || !base[8] || strspn(base + 8, "0123456789") != strlen(base + 8) ||
+	    base - real < 2)
+		return rm_xstrdup(base);
+	const char *up = base - 1, *p = up; /* the parent's name ends at up */
+	while (p > real && p[-1] != '/')
+		p--;
+	if ((size_t)(up - p) == 14 && !strncmp(p, "lightning_logs", 14) && p - real >= 2) {
+		up = p - 1;
+		for (p = up; p > real && p[-1] != '/';)
+			p--;
+	}
+	return up > p ? rm_xasprintf("%.*s-%s", (int)(up - p), p, base) : rm_xstrdup(base);
+}
+
 static char *run_name(const struct rm_import_opts *opts, const char *path)
 {
 	if (opts->run_name)
@@ -480,13 +504,13 @@ static char *run_name(const struct rm_import_opts *opts, const char *path)
 			*ext = '\0';
 		return name;
 	}
-	if (!slash)
-		return rm_xstrdup("tensorboard");
-	const char *dir = slash;
-	while (dir > path && dir[-1] != '/')
-		dir--;
-	return dir == slash || (slash - dir == 1 && *dir == '.') ? rm_xstrdup("tensorboard")
-	                                                         : rm_xstrndup(dir, (size_t)(slash - dir));
+	/* the directory as it is (".", "..", a link say nothing of it) */
+	char *where = slash ? rm_xstrndup(path, (size_t)(slash - path)) : rm_xstrdup("."),
+	     *real = realpath(where, NULL);
+	free(where);
+	char *name = real ? dir_name(real) : NULL;
+	free(real);
+	return name ? name : rm_xstrdup("tensorboard");
 }
 
 static int by_name(const void *a, const void *b)
