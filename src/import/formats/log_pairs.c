@@ -518,6 +518,16 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 		char c = s[i], buf[48];
 		size_t end, bl;
 		if (c == '[' && numeric_group(s, i, n, &end, buf, &bl)) {
+			size_t e3, bl3;
+			char b3[48];
+			if (end + 1 < n && s[end] == '/' && s[end + 1] == '[' && !memchr(buf, '/', bl) &&
+			    numeric_group(s, end + 1, n, &e3, b3, &bl3) && !memchr(b3, '/', bl3) &&
+			    bl + 1 + bl3 < sizeof(buf)) {
+				buf[bl++] = '/'; /* "Batch [0019]/[0149]" (GluonCV): a count and its total */
+				memcpy(buf + bl, b3, bl3);
+				bl += bl3;
+				end = e3;
+			}
 			/* a second group counts within the first ("Epoch [1][50/300]",
 			 * "Epoch: 0 [100/2000]"); two groups opening the line with no
 			 * word, "[0/25][10/469] Loss_D: ..." (PyTorch's dcgan), are the
