@@ -142,7 +142,7 @@ static int loss_score(const char *k, size_t n)
 	    "fn",    "func",     "factor", "clip",    "best",   "min",     "max",    "std",        "var",
 	    "time",  "sec",      "secs",   "seconds", "ms",     "rate",    "speed",  "lr",         "elapsed",
 	    "eta",   "duration", "count",  "num",     "tokens", "samples", "per",    "throughput", NULL};
-	static const char *const xent[] = {"nll", "xent", "ce", "crossentropy", "cross_entropy", NULL};
+	static const char *const xent[] = {"nll", "xent", "ce", "crossentropy", "cross_entropy", "cross-entropy", NULL};
 	char w[MAX_WORDS][24];
 	const char *last;
 	size_t lastlen;

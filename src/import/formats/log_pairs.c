@@ -130,6 +130,15 @@ static size_t next_token(const char *s, size_t i, size_t n, const char **t)
 	return i - st;
 }
 
+static int time_word(const char *w, size_t n)
+{
+	static const char *const words[] = {"time", "wall", "elapsed", "eta", "speed", "throughput"};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i]) == n && !strncasecmp(w, words[i], n))
+			return 1;
+	return 0;
+}
+
 static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,
                         int *ncarry, int later)
 {
@@ -181,9 +190,16 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			size_t vl = tl - at - 1;
 			while (vl && (val[vl - 1] == ',' || val[vl - 1] == ';'))
 				vl--;
-			const char *kw[1] = {t};
-			size_t kl[1] = {at};
-			if ((key = rm_log_make_key(ll, kw, kl, 1, &klen))) {
+			/* "Time cost=2.771" (MXNet's epoch line): the word of time
+			 * before a glued pair names it, so a time is never a cost */
+			const char *kw[2] = {t, t};
+			size_t kl[2] = {at, at};
+			int nk = 1;
+			if (nw && time_word(w[nw - 1], wl[nw - 1])) {
+				kw[0] = w[nw - 1], kl[0] = wl[nw - 1];
+				nk = 2;
+			}
+			if ((key = rm_log_make_key(ll, kw, kl, nk, &klen))) {
 				if (rm_log_number(val, vl, &v))
 					rm_log_add_pair(ll, key, klen, val, vl, v);
 				else
@@ -391,6 +407,11 @@ static int numeric_group(const char *s, size_t i, size_t n, size_t *end, char *b
 			*end = (size_t)(close - s) + 2;
 			*bl = k;
 			return 1;
+		}
+		if (c == '-' && digits && !slash && k && isdigit((unsigned char)buf[k - 1]) && i + 1 < n &&
+		    isdigit((unsigned char)s[i + 1])) {
+			k = 0; /* "[0-200]" (MXNet's Speedometer): the batches up to 200, the last the record's */
+			continue;
 		}
 		if (c == '/' && digits && !slash && buf[k - 1] != '/')
 			slash = 1;
