@@ -5,6 +5,7 @@
  * number); bracketed counters and a value's second reading in parentheses
  * made plain first; a Python dict rewritten as JSON. See log.c.
  */
+#define _GNU_SOURCE /* memmem */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,11 +214,19 @@ static void field_pairs(struct log_line *ll, const char *s, size_t n, const char
 			if (nw && ul && rate_unit(u, ul))
 				nw = 0; /* "Speed: 76.66 samples/sec": the number is the unit's */
 			if (nw && (key = rm_log_make_key(ll, w, wl, nw, &klen))) {
+				double v2;
 				if (klen == 3 && !memcmp(key, "bsz", 3) && rm_log_triple(t, tl, mean)) {
 					/* OpenNMT-py 3.x's "bsz: 1772/1813/63": a batch's mean
 					 * source tokens, target tokens and sentences */
 					rm_log_add_pair(ll, key, klen, t, tl, mean[2]);
 					rm_log_add_pair(ll, "bsz_tgt_tokens", 14, t, tl, mean[1]);
+				} else if (ul && memmem(key, klen, "loss", 4) && strspn(t, "0123456789") == tl &&
+				           memchr(u, '.', ul) && rm_log_number(u, ul, &v2)) {
+					/* "Train loss 0 1.462118" (NVIDIA's Tacotron2): a
+					 * loss named, then the iteration, then its value */
+					rm_log_add_pair(ll, "counter", 7, t, tl, v);
+					rm_log_add_pair(ll, key, klen, u, ul, v2);
+					i = (size_t)(u - s) + ul;
 				} else {
 					rm_log_add_pair(ll, key, klen, t, tl, v);
 				}
