@@ -111,8 +111,10 @@ static size_t skip_tags(struct log_line *ll, const char *line, size_t len, int64
 			size_t end;
 			if (!close || memchr(line + i + 1, '[', (size_t)(close - line) - i - 1))
 				break; /* "[  7 Epoch:[ 0/25]": a counter left open */
-			if (rm_log_word_group(line, i, len, &end))
-				break; /* "[Epoch 1/10][Batch 0/300]": fields, not a tag */
+			char cbuf[48];
+			size_t cl;
+			if (rm_log_word_group(line, i, len, &end) || rm_log_counter_time(line, i, len, &end, cbuf, &cl))
+				break; /* "[Epoch 1/10][Batch 0/300]", "[15 | 6.02]": fields, not a tag */
 			size_t tl = (size_t)(close - line) - i - 1;
 			if (tl && tl <= 7 && strspn(line + i + 1, "0123456789") == tl && *tag < 0) {
 				int64_t v = 0;

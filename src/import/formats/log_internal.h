@@ -101,6 +101,10 @@ void rm_log_add_pair(struct log_line *ll, const char *key, size_t klen, const ch
 void rm_log_add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen);
 /* Adds the pair key = v, its text kept in the line. */
 void rm_log_add_number(struct log_line *ll, const char *key, int64_t v);
+/* "[15 | 6.02]" at s[i] (nshepperd's gpt-2: a counter and the seconds since
+ * the start): into buf (48 bytes) as " counter 15 elapsed 6.02 ", *end past
+ * the ']'. */
+int rm_log_counter_time(const char *s, size_t i, size_t n, size_t *end, char *buf, size_t *bl);
 /* Splits s into fields at " | ", "|", ", " and " : " and reads their pairs. */
 void rm_log_pairs(struct log_line *ll, const char *s, size_t n);
 /* s with counters in brackets made plain ("Epoch [1][50/300]" is "Epoch 1

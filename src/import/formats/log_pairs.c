@@ -433,6 +433,34 @@ static int numeric_group(const char *s, size_t i, size_t n, size_t *end, char *b
 	return 0;
 }
 
+/* "[15 | 6.02]": a counter and the seconds since the start, as the GPT-2
+ * fine-tuning scripts print them; into buf as " counter 15 elapsed 6.02 ". */
+int rm_log_counter_time(const char *s, size_t i, size_t n, size_t *end, char *buf, size_t *bl)
+{
+	size_t j = i + 1, d0, d1, t0, t1;
+	while (j < n && s[j] == ' ')
+		j++;
+	for (d0 = j; j < n && isdigit((unsigned char)s[j]);)
+		j++;
+	d1 = j;
+	while (j < n && s[j] == ' ')
+		j++;
+	if (d1 == d0 || d1 - d0 > 15 || j >= n || s[j] != '|')
+		return 0;
+	for (j++; j < n && s[j] == ' ';)
+		j++;
+	for (t0 = j; j < n && (isdigit((unsigned char)s[j]) || s[j] == '.');)
+		j++;
+	t1 = j;
+	while (j < n && s[j] == ' ')
+		j++;
+	if (t1 == t0 || t1 - t0 > 20 || j >= n || s[j] != ']')
+		return 0;
+	*bl = (size_t)snprintf(buf, 48, " counter %.*s elapsed %.*s ", (int)(d1 - d0), s + d0, (int)(t1 - t0), s + t0);
+	*end = j + 1;
+	return 1;
+}
+
 /* Does the text before out[o] end in a number ("0.52 ", "5.26s ")? */
 static int after_number(const char *out, size_t o)
 {
@@ -547,6 +575,11 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 	while (i < n) {
 		char c = s[i], buf[48];
 		size_t end, bl;
+		if (c == '[' && rm_log_counter_time(s, i, n, &end, buf, &bl)) {
+			put(out, &o, buf, bl); /* "[15 | 6.02] loss=2.81" (nshepperd's gpt-2) */
+			i = end, prev_group = 0, changed = 1;
+			continue;
+		}
 		if (c == '[' && numeric_group(s, i, n, &end, buf, &bl)) {
 			size_t e3, bl3;
 			char b3[48];
