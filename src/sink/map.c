@@ -64,7 +64,7 @@ static const char *const log_step[] = {
 static const char *const log_loss[] = {
     "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
-static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", NULL};
+static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", "train_epoch", "training_epoch", NULL};
 static const char *const log_grad[] = {"grad_norm", "gnorm", "train/grad_norm", NULL};
 static const char *const log_runtime[] = {"_runtime", "runtime", "wall", NULL};
 static const char *const log_ts[] = {"_timestamp", "timestamp", NULL};
