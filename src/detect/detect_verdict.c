@@ -605,6 +605,11 @@ static void choose_reading(const struct rm_series *s, const struct rm_detect_opt
 	}
 	if (!isfinite(rf->r2[rf->best]))
 		return; /* nothing to fit (too few points, one bucket): the mean */
+	/* A stamp is most often right: a shifted reading must fit clearly
+	 * better (in a chunked order a batch's neighbours share its bucket, and
+	 * a step either side fits as well) */
+	if (rf->best >= 2 && isfinite(rf->r2[1]) && rf->r2[1] >= rf->r2[rf->best] - 0.01)
+		rf->best = 1;
 	rf->reading = out->reading = cand[rf->best].reading;
 	rf->shift = out->stamp_shift = cand[rf->best].shift;
 }
