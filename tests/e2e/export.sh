@@ -67,6 +67,24 @@ head -1 "$tmp/r4.csv" | grep -q '^step,loss,bucket_adjusted,length_adjusted,batc
 
 # Refusals: nothing written, the exit code of the cause.
 set +e
+# CSV doubles a quote inside a quoted cell, a label's included; -o FILE.json
+# writes JSON lines, as .jsonl does (issue 67: both edits left every test green)
+python3 - "$tmp" <<'PY'
+import json, sys
+with open(sys.argv[1] + "/q.jsonl", "w") as f, open(sys.argv[1] + "/qb.jsonl", "w") as g:
+    for i in range(60):
+        f.write(json.dumps({"step": i, "loss": 2.0 - i * 0.01}) + "\n")
+        g.write(json.dumps({"step": i, "bucket": 'say "hi", %d' % (i % 2), "n": 4, "max_len": 100}) + "\n")
+PY
+"$runmon" --db "$db" import --run quoted "$tmp/q.jsonl" "$tmp/qb.jsonl" >/dev/null || fail "import quoted labels"
+"$runmon" --db "$db" export quoted -o "$tmp/quoted.csv" || fail "export quoted"
+"$runmon" --db "$db" export quoted -o "$tmp/quoted.json" || fail "export -o FILE.json"
+head -1 "$tmp/quoted.csv" | grep -qF ',"share_say ""hi"", 0","share_say ""hi"", 1"' || fail "CSV quoting: $(head -1 "$tmp/quoted.csv")"
+sed -n 2p "$tmp/quoted.csv" | grep -qF ',"say ""hi"", 0",' || fail "CSV quoting of a cell: $(sed -n 2p "$tmp/quoted.csv")"
+python3 -c 'import csv, sys; r = list(csv.reader(open(sys.argv[1]))); assert r[1][6] == "say \"hi\", 0", r[1]' "$tmp/quoted.csv" \
+	|| fail "CSV does not read back"
+python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 60 and r[0]["bucket"] == "say \"hi\", 0", r[0]' \
+	"$tmp/quoted.json" || fail "-o FILE.json is no JSON lines: $(head -c 200 "$tmp/quoted.json")"
 "$runmon" --db "$db" export nosuch -o "$tmp/none.csv" 2>"$tmp/err"; rc=$?
 set -e
 [ $rc = 2 ] && grep -q "no run 'nosuch'" "$tmp/err" && [ ! -e "$tmp/none.csv" ] || fail "unknown run: exit $rc $(cat "$tmp/err")"

@@ -169,6 +169,21 @@ grep -q "warning: the lines carry no step, no progress bar counts them and no co
 grep -q "steps 10..30" "$tmp/out" && grep -q "steps are the record count x --log-every$" "$tmp/out" \
 	|| fail "--log-every: $(cat "$tmp/out")"
 
+# Names by meaning (issue 67's unchosen mutants): a dynamic loss scale is no
+# loss; of two loss-named keys alike, the one in more rows is the loss; a
+# generic file name reached through ".." does not name its run "..".
+printf '{"step": %d, "loss_scale": %d, "nll": 2.%d}\n' 1 65536 5 2 32768 4 3 65536 3 >"$tmp/scale.jsonl"
+"$runmon" --db "$tmp/names.db" import "$tmp/scale.jsonl" >"$tmp/out" || fail "loss scale: $(cat "$tmp/out")"
+grep -q "loss key 'nll'" "$tmp/out" || fail "a loss scale taken for the loss: $(cat "$tmp/out")"
+printf '{"step": 1, "g_loss": 1.1, "d_loss": 2.0}\n{"step": 2, "d_loss": 1.9}\n{"step": 3, "d_loss": 1.8}\n{"step": 4, "g_loss": 1.0, "d_loss": 1.7}\n' \
+	>"$tmp/tie.jsonl"
+"$runmon" --db "$tmp/names.db" import "$tmp/tie.jsonl" >"$tmp/out" || fail "tie: $(cat "$tmp/out")"
+grep -q "loss key 'd_loss'" "$tmp/out" || fail "a tie of loss names went to the rarer: $(cat "$tmp/out")"
+mkdir -p "$tmp/up/sub"
+cp "$data/wandb-history.jsonl" "$tmp/up/wandb-history.jsonl"
+(cd "$tmp/up/sub" && "$runmon" --db "$tmp/names.db" import ../wandb-history.jsonl >"$tmp/out") || fail "import from ..: $(cat "$tmp/out")"
+if grep -q "run '\.\.'" "$tmp/out"; then fail "a run named ..: $(cat "$tmp/out")"; fi
+
 # An interrupted --explain leaves no scratch directory (issue 67).
 mkdir "$tmp/scratch"
 python3 -c 'import sys; sys.stdout.write("".join("step %d loss 2.5\n" % i for i in range(600000)))' >"$tmp/long.log"
