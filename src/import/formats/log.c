@@ -158,9 +158,8 @@ static int eval_opening(const char *s, size_t n)
 	size_t st = i;
 	while (i < n && isalpha((unsigned char)s[i]))
 		i++;
-	for (int k = 0; words[k]; k++)
-		if (strlen(words[k]) == i - st && !strncasecmp(s + st, words[k], i - st))
-			return 1;
+	if (rm_log_word_in(s + st, i - st, words))
+		return 1;
 	return rm_log_has_word(s, n, "(val)") || rm_log_has_word(s, n, "(eval)") || rm_log_has_word(s, n, "(test)");
 }
 
@@ -366,11 +365,8 @@ static unsigned drop_words(struct log_line *ll, unsigned set)
 /* The word that marks an evaluation is no metric's name. */
 static int eval_word(const char *key, size_t klen)
 {
-	static const char *const words[] = {"val", "valid", "validation", "eval", "evaluation", "test"};
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strlen(words[i]) == klen && !strncasecmp(key, words[i], klen))
-			return 1;
-	return 0;
+	static const char *const words[] = {"val", "valid", "validation", "eval", "evaluation", "test", NULL};
+	return rm_log_word_in(key, klen, words);
 }
 
 /* "loss: 2.0 - val_loss: 2.1" (Keras's epoch line): a bare loss beside its
@@ -379,15 +375,11 @@ static int eval_word(const char *key, size_t klen)
  * not "loss"): an estimate over evaluation batches. */
 static int has_eval_twin(const struct log_line *ll, const struct rm_field *f)
 {
-	static const char *const prefixes[] = {"val_", "valid_", "eval_", "validation_", "test_"};
 	for (size_t i = 0; i < ll->row.n; i++) {
 		const struct rm_field *e = &ll->row.f[i];
-		for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
-			size_t pl = strlen(prefixes[p]);
-			if (e->klen == pl + f->klen && !strncasecmp(e->key, prefixes[p], pl) &&
-			    !memcmp(e->key + pl, f->key, f->klen))
-				return 1;
-		}
+		size_t pl = rm_log_eval_prefix(e->key, e->klen);
+		if (pl && e->klen == pl + f->klen && !memcmp(e->key + pl, f->key, f->klen))
+			return 1;
 	}
 	return 0;
 }

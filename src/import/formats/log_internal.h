@@ -101,6 +101,11 @@ void rm_log_add_pair(struct log_line *ll, const char *key, size_t klen, const ch
 void rm_log_add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen);
 /* Adds the pair key = v, its text kept in the line. */
 void rm_log_add_number(struct log_line *ll, const char *key, int64_t v);
+/* Is w[0..n) one of list's words (NULL-terminated), case aside? */
+int rm_log_word_in(const char *w, size_t n, const char *const *list);
+/* The length of the evaluation prefix key opens with ("val_", "valid_",
+ * "eval_", "validation_", "test_"; case aside), 0 when none. */
+size_t rm_log_eval_prefix(const char *key, size_t klen);
 /* "[15 | 6.02]" at s[i] (nshepperd's gpt-2: a counter and the seconds since
  * the start): into buf (48 bytes) as " counter 15 elapsed 6.02 ", *end past
  * the ']'. */

@@ -133,11 +133,8 @@ static size_t next_token(const char *s, size_t i, size_t n, const char **t)
 
 static int time_word(const char *w, size_t n)
 {
-	static const char *const words[] = {"time", "wall", "elapsed", "eta", "speed", "throughput"};
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strlen(words[i]) == n && !strncasecmp(w, words[i], n))
-			return 1;
-	return 0;
+	static const char *const words[] = {"time", "wall", "elapsed", "eta", "speed", "throughput", NULL};
+	return rm_log_word_in(w, n, words);
 }
 
 static void field_pairs(struct log_line *ll, const char *s, size_t n, const char **carry_w, size_t *carry_l,

@@ -24,15 +24,13 @@
  * "[10/73]" are one template. Returns the count of words kept. */
 static int line_template(const char *s, size_t n, uint32_t *w)
 {
-	static const char *const not_words[] = {"nan", "inf", "infinity", "none", "null", "true", "false"};
+	static const char *const not_words[] = {"nan", "inf", "infinity", "none", "null", "true", "false", NULL};
 	int nw = 0;
 	for (size_t i = 0; i < n && nw < LOG_TPL_WORDS;) {
 		size_t j = i;
 		while (j < n && (isalpha((unsigned char)s[j]) || s[j] == '_'))
 			j++;
-		int word = j - i >= 2;
-		for (size_t k = 0; word && k < sizeof(not_words) / sizeof(not_words[0]); k++)
-			word = !(strlen(not_words[k]) == j - i && !strncasecmp(s + i, not_words[k], j - i));
+		int word = j - i >= 2 && !rm_log_word_in(s + i, j - i, not_words);
 		if (word) {
 			uint32_t h = 2166136261u;
 			for (size_t k = i; k < j; k++)
@@ -119,13 +117,10 @@ static uint64_t eval_values(const struct log_line *ll)
 
 void rm_log_roles_count(struct log_roles *r, const struct log_line *ll, const char *line, size_t len)
 {
-	static const char *const prefixes[] = {"val_", "valid_", "eval_", "validation_", "test_"};
 	int loss = 0, eval = 0;
 	for (size_t i = 0; i < ll->row.n; i++) {
 		const struct rm_field *f = &ll->row.f[i];
-		int pre = 0;
-		for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++)
-			pre |= f->klen > strlen(prefixes[p]) && !strncasecmp(f->key, prefixes[p], strlen(prefixes[p]));
+		int pre = rm_log_eval_prefix(f->key, f->klen) != 0;
 		eval |= pre;
 		loss |= !pre && memmem(f->key, f->klen, "loss", 4) != NULL;
 	}

@@ -118,6 +118,25 @@ size_t rm_log_next_sep(const char *s, size_t i, size_t n)
 }
 
 /* A log level ("INFO", "WARNING:") is no key word. */
+int rm_log_word_in(const char *w, size_t n, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strlen(list[i]) == n && !strncasecmp(w, list[i], n))
+			return 1;
+	return 0;
+}
+
+size_t rm_log_eval_prefix(const char *key, size_t klen)
+{
+	static const char *const prefixes[] = {"val_", "valid_", "eval_", "validation_", "test_", NULL};
+	for (size_t p = 0; prefixes[p]; p++) {
+		size_t pl = strlen(prefixes[p]);
+		if (klen > pl && !strncasecmp(key, prefixes[p], pl))
+			return pl;
+	}
+	return 0;
+}
+
 int rm_log_is_level(const char *t, size_t n)
 {
 	static const struct {
