@@ -18,7 +18,22 @@ writes the loss, averaged over the ranks, as W&B history rows. Ranks talk
 over torch.distributed's gloo backend, through a file in the output
 directory (no network port).
 
-    python3 examples/torch/train.py OUTDIR [--steps 200] [--orders sorted,stride,random]
+Rank 0 also logs the same losses the ways common trainers do, every
+--log-every steps (the join runmon must get right, issue 64):
+
+  hf.log        the Hugging Face Trainer's console: a banner, tqdm frames
+                and a dict of the interval's mean loss, no step in it
+                (the step is the frame before it, 1-based)
+  nanogpt.log   nanoGPT's "iter N: loss X": one step's loss, 0-based
+  metrics.csv   Lightning's CSVLogger: train_loss_step of the step whose
+                index is logged (every k-th, 0-based)
+  megatron.log  Megatron's "iteration N/ M | ... lm loss: X |": the mean
+                of the interval, 1-based
+  print.log     a hand-written loop's print(f"step {step + 1}/{steps} |
+                loss ..."): one step's loss, 1-based over the 0-based
+                recorder
+
+    python3 examples/torch/train.py OUTDIR [--steps 1000] [--log-every 5] [--orders sorted,stride,random]
 
 then OUTDIR/ORDER/history.jsonl and OUTDIR/ORDER/batches-rank*.jsonl are
 one run each: runmon import --run torch-ORDER OUTDIR/ORDER/*.jsonl
@@ -136,6 +151,59 @@ def collate(docs):
     return x[:, :-1], x[:, 1:]
 
 
+class TrainerLogs:
+    """One step's loss (the mean over the ranks) written as W&B history rows
+    and as five trainers' logs of it, each every k steps in that trainer's
+    own convention (the module docstring lists them)."""
+
+    def __init__(self, out, steps, k, per_epoch):
+        self.steps, self.k, self.window, self.per_epoch = steps, k, [], per_epoch
+        self.history = open(os.path.join(out, "history.jsonl"), "w")
+        self.hf = open(os.path.join(out, "hf.log"), "w")
+        self.nanogpt = open(os.path.join(out, "nanogpt.log"), "w")
+        self.csv = open(os.path.join(out, "metrics.csv"), "w")
+        self.megatron = open(os.path.join(out, "megatron.log"), "w")
+        self.print = open(os.path.join(out, "print.log"), "w")
+        # transformers/trainer.py's banner, the total with a thousands comma
+        self.hf.write("***** Running training *****\n"
+                      f"  Num examples = {per_epoch * BATCH * WORLD:,.0f}\n  Num Epochs = {steps / per_epoch:.0f}\n"
+                      f"  Instantaneous batch size per device = {BATCH}\n"
+                      f"  Gradient Accumulation steps = 1\n  Total optimization steps = {steps:,}\n")
+        self.csv.write("epoch,step,train_loss_step\n")
+
+    def bar(self, done):
+        filled = done * 10 // self.steps
+        return (f"\r{done * 100 // self.steps:3d}%|{'#' * filled}{' ' * (10 - filled)}| {done}/{self.steps} "
+                f"[00:{done // 60:02d}<00:10, 9.85it/s]")
+
+    def step(self, step, loss):
+        self.history.write(json.dumps({"_step": step, "train/loss": loss, "train/lr": 3e-3}) + "\n")
+        self.window.append(loss)
+        done = step + 1  # the Trainer's global_step, counted after the update
+        self.hf.write(self.bar(done))
+        if step % self.k == 0:  # nanoGPT: iter_num % log_interval, before the increment
+            self.nanogpt.write(f"iter {step}: loss {loss:.4f}, time 41.20ms, mfu -100.00%\n")
+        if done % self.k == 0:
+            mean = sum(self.window) / len(self.window)
+            self.window = []
+            # tqdm.write clears the bar, prints the dict and draws the bar again
+            self.hf.write("\r" + " " * 60 + "\r" + str({"loss": round(mean, 4), "grad_norm": 0.5,
+                                                        "learning_rate": 3e-3, "epoch": round(done / self.per_epoch, 2)}) + "\n")
+            self.hf.write(self.bar(done))
+            # Lightning logs when (batch index + 1) % log_every_n_steps == 0, at the index
+            self.csv.write(f"0,{step},{loss}\n")
+            self.print.write(f"step {done}/{self.steps} | loss {loss:.4f} | lr 3.0e-03\n")
+            self.megatron.write(f" iteration {done:8d}/{self.steps:8d} | consumed samples: {done * BATCH * WORLD:12d} |"
+                                f" elapsed time per iteration (ms): 41.2 | learning rate: 3.000E-03 |"
+                                f" global batch size: {BATCH * WORLD:5d} | lm loss: {mean:.6E} | loss scale: 1.0 |"
+                                " grad norm: 0.500 | number of skipped iterations:   0 | number of nan iterations:   0 |\n")
+
+    def close(self):
+        self.hf.write("\n")
+        for f in (self.history, self.hf, self.nanogpt, self.csv, self.megatron, self.print):
+            f.close()
+
+
 def train(rank, args, order, docs):
     out = os.path.join(args.outdir, order)
     dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "rendezvous"), rank=rank,
@@ -147,7 +215,7 @@ def train(rank, args, order, docs):
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)  # the mean over real tokens
     lengths = [len(d) for d in docs]
     rec = BatchRecorder(os.path.join(out, "batches-rank{rank}.jsonl"), rank=rank)
-    history = open(os.path.join(out, "history.jsonl"), "w") if rank == 0 else None
+    styles = TrainerLogs(out, args.steps, args.log_every, len(docs) / (BATCH * WORLD)) if rank == 0 else None
     batches = batches_of(order, lengths, rank)
     for step in range(args.steps):
         idx = next(batches)
@@ -159,19 +227,20 @@ def train(rank, args, order, docs):
         opt.step()
         mean = loss.detach().clone()
         dist.all_reduce(mean)
-        if history:
-            history.write(json.dumps({"_step": step, "train/loss": mean.item() / WORLD, "train/lr": 3e-3}) + "\n")
-    if history:
-        history.close()
+        if styles:
+            styles.step(step, mean.item() / WORLD)
+    if styles:
+        styles.close()
     dist.destroy_process_group()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--steps", type=int, default=200, help="optimizer steps per order (default 200)")
+    ap.add_argument("--steps", type=int, default=1000, help="optimizer steps per order (default 1000)")
     ap.add_argument("--docs", type=int, default=6000, help="paragraphs of text to train on (default 6000)")
     ap.add_argument("--orders", default="sorted,stride,random")
+    ap.add_argument("--log-every", type=int, default=5, help="the console logs' interval (default 5)")
     args = ap.parse_args()
     docs = corpus(args.docs)
     for order in args.orders.split(","):

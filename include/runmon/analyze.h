@@ -50,6 +50,11 @@ int rm_analyze_common_bounds(struct rm_store *st, const int64_t *run, const int6
 int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_diagnosis *d,
                    struct rm_run_info *info, struct rm_err *err);
 
+/* What a diagnosis would say of run_id's join alone (import's summary):
+ * how its loss points meet its batches, and what each point is read as. */
+int rm_analyze_join(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_join *j,
+                    struct rm_reading_fit *rf, struct rm_err *err);
+
 /* The first integer among keys in a run config (plain, or W&B's
  * {"key": {"value": V}}), searched at the top level and one level down.
  * Returns 1 when found. */

@@ -78,6 +78,7 @@ struct rm_series {
 	 * 0-based sidecar). */
 	int reading;
 	int stamp_shift;
+	int reading_hint; /* the loss key's convention (rm_loss_key_reading): RM_READ_AUTO when none */
 };
 
 /* What a logged loss point is (issue 64.2). */
@@ -408,12 +409,38 @@ struct rm_join {
  * the user named it; sparse: points fewer than batches, else the readings
  * are one). */
 #define RM_READINGS 4
+/* Why the reading is what it is. */
+enum rm_reading_basis {
+	RM_BASIS_DENSE,      /* a point every step: the readings are one */
+	RM_BASIS_GIVEN,      /* --loss-is */
+	RM_BASIS_AGREES,     /* the composition fits the starting point best */
+	RM_BASIS_FIT,        /* another reading's composition explains what the starting point's cannot */
+	RM_BASIS_CONVENTION, /* the fit does not decide: the loss key's convention stays */
+	RM_BASIS_ASSUMED,    /* the fit does not decide (or cannot be made): the mean is assumed */
+};
 struct rm_reading_fit {
 	int reading, shift, given, sparse;
+	int basis;              /* enum rm_reading_basis */
+	int convention;         /* the loss key's reading (RM_READ_AUTO: none known) */
 	double steps_per_point; /* batches a point's interval spans, on average */
 	double r2[RM_READINGS];
-	int best; /* index into r2 */
+	double p_fit[RM_READINGS]; /* the F-test of each reading's split (NaN: not fitted) */
+	int best;                  /* index into r2 of the reading taken */
+	int start;                 /* index of the starting point: given, convention or the mean */
+	int challenger;            /* index of the better fit tested against it; -1 none */
+	/* The encompassing test: p that the challenger's shares add nothing
+	 * beyond the starting point's, and that the starting point's add
+	 * nothing beyond the challenger's (NaN: not run). Both small: each
+	 * holds something (a real loss also follows the batches just trained
+	 * on); the challenger still wins on its own fit. */
+	double p_gain, p_back;
 };
+/* The reading a loss key's name implies (Lightning's "<name>_step" is one
+ * step's value), RM_READ_AUTO when it implies none. */
+int rm_loss_key_reading(const char *key);
+/* The reading and the join alone, as rm_detect_all decides them. */
+void rm_detect_join(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_join *j,
+                    struct rm_reading_fit *rf);
 
 struct rm_diagnosis {
 	size_t points, finite, nonfinite, batches;

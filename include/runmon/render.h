@@ -90,6 +90,8 @@ int rm_explain_join(const struct rm_join *j, char *buf, size_t n);
 /* What a logged point was read as, and how well each reading fitted, into
  * buf: 0 (and "") where points are as dense as the batches. */
 int rm_explain_reading(const struct rm_reading_fit *r, char *buf, size_t n);
+/* The JSON word for enum rm_reading_basis. */
+const char *rm_reading_basis_name(int basis);
 /* One sentence naming the verdict and its main numbers, into buf. */
 void rm_explain_verdict(const struct rm_diagnosis *d, char *buf, size_t n);
 /* Room for a verdict that names every cause at warn or above. */

@@ -151,6 +151,42 @@ int rm_analyze_common_bounds(struct rm_store *st, const int64_t *run, const int6
 	return RM_OK;
 }
 
+/* The detectors' view of a loaded series (its arrays are borrowed). */
+static struct rm_series series_of(const struct rm_store_series *ss, const struct rm_analyze_opts *o,
+                                  const struct rm_run_info *info)
+{
+	struct rm_series s = {
+	    .n = ss->n,
+	    .step = ss->step,
+	    .loss = ss->loss,
+	    .nonfinite = ss->nonfinite,
+	    .lr = ss->lr,
+	    .epoch = ss->epoch,
+	    .nb = ss->nb,
+	    .bstep = ss->bstep,
+	    .brank = ss->brank,
+	    .nranks = ss->nranks,
+	    .bucket = ss->bucket,
+	    .max_len = ss->max_len,
+	    .checkpoint_every = o->checkpoint_every,
+	    .steps_per_epoch = o->steps_per_epoch,
+	    .labels = ss->map.label,
+	    .nlabels = ss->map.k,
+	    .labels_seen = ss->map.labels,
+	    .tokens_only = ss->tokens_only,
+	    .mix = ss->mix.n ? &ss->mix : NULL,
+	    .derived_bounds = ss->map.derived ? ss->map.bound : NULL,
+	    .nderived_bounds = ss->map.derived ? ss->map.nbound : 0,
+	    .derived_cut_points = ss->map.derived && ss->map.cut_points,
+	    .nrl = ss->nrl,
+	    .rl_step = ss->rl_step,
+	    .rl_rank = ss->rl_rank,
+	    .rl_loss = ss->rl_loss,
+	    .reading_hint = rm_loss_key_reading(info->loss_key),
+	};
+	return s;
+}
+
 struct detect_job {
 	const struct rm_series *s;
 	const struct rm_detect_opts *o;
@@ -162,6 +198,24 @@ static void *detect_thread(void *arg)
 	struct detect_job *j = arg;
 	rm_detect_all(j->s, j->o, j->d);
 	return NULL;
+}
+
+int rm_analyze_join(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_join *j,
+                    struct rm_reading_fit *rf, struct rm_err *err)
+{
+	struct rm_run_info info;
+	struct rm_store_series ss;
+	int rc = rm_store_get_run_brief(st, run_id, &info, err);
+	if (rc)
+		return rc;
+	struct rm_derive derive = {rm_bucket_map_derive, o->derive_bounds, o->nderive_bounds};
+	if (!(rc = rm_store_load_series(st, run_id, o->since, &derive, &ss, err))) {
+		struct rm_series s = series_of(&ss, o, &info);
+		rm_detect_join(&s, &o->detect, j, rf);
+		rm_store_series_release(&ss);
+	}
+	rm_run_info_release(&info);
+	return rc;
 }
 
 int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_opts *o, struct rm_diagnosis *d,
@@ -185,34 +239,7 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		info->steps = (int64_t)ss.n;
 		info->batch_steps = rm_batch_steps_covered(ss.step, ss.n, ss.bstep, ss.nb);
 	}
-	struct rm_series s = {
-	    .n = ss.n,
-	    .step = ss.step,
-	    .loss = ss.loss,
-	    .nonfinite = ss.nonfinite,
-	    .lr = ss.lr,
-	    .epoch = ss.epoch,
-	    .nb = ss.nb,
-	    .bstep = ss.bstep,
-	    .brank = ss.brank,
-	    .nranks = ss.nranks,
-	    .bucket = ss.bucket,
-	    .max_len = ss.max_len,
-	    .checkpoint_every = o->checkpoint_every,
-	    .steps_per_epoch = o->steps_per_epoch,
-	    .labels = ss.map.label,
-	    .nlabels = ss.map.k,
-	    .labels_seen = ss.map.labels,
-	    .tokens_only = ss.tokens_only,
-	    .mix = ss.mix.n ? &ss.mix : NULL,
-	    .derived_bounds = ss.map.derived ? ss.map.bound : NULL,
-	    .nderived_bounds = ss.map.derived ? ss.map.nbound : 0,
-	    .derived_cut_points = ss.map.derived && ss.map.cut_points,
-	    .nrl = ss.nrl,
-	    .rl_step = ss.rl_step,
-	    .rl_rank = ss.rl_rank,
-	    .rl_loss = ss.rl_loss,
-	};
+	struct rm_series s = series_of(&ss, o, info);
 	struct rm_mix cut_mix;
 	if (o->until > 0)
 		series_until(&s, &cut_mix, o->until);

@@ -45,7 +45,8 @@ static const struct rm_opt options[] = {
     {"lengths-column", 'C', "NAME", RM_ARG_TEXT, "its column of lengths", "as `buckets`", NULL, 0},
     {"loss-is", 'I', "WHAT", RM_ARG_CHOICE,
      "what a logged loss point is: step (one step's loss, joined to its own batch) or mean (of the steps since the "
-     "previous point); auto fits both on the batch composition and keeps the better",
+     "previous point); auto starts from the loss key's convention, else the mean, and moves only where the batch "
+     "composition decides",
      "auto", "auto step mean", 0},
     {0},
 };

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "cmd/cli.h"
+#include "runmon/analyze.h"
 #include "runmon/common.h"
 #include "runmon/import.h"
+#include "runmon/render.h"
 
 static const char about[] =
     "Imports per-step losses and batch composition into the database. The readers\n"
@@ -198,6 +200,31 @@ static void print_result(const struct rm_import_result *r)
 		       (unsigned long long)r->over_bounds);
 }
 
+/* Each run the import touched that now holds losses and batches: how
+ * they meet, and what each point will be read as (issue 64.3), the lines
+ * diagnose prints. */
+static void print_joins(struct rm_store *st, const struct rm_import_report *rep)
+{
+	struct rm_analyze_opts o;
+	rm_analyze_opts_default(&o);
+	for (size_t i = 0; i < rep->n; i++) {
+		int seen = 0;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = rep->r[k].run_id == rep->r[i].run_id;
+		struct rm_join j;
+		struct rm_reading_fit rf;
+		struct rm_err err;
+		char line[512];
+		if (seen || rm_analyze_join(st, rep->r[i].run_id, &o, &j, &rf, &err) || !j.batches || !j.points)
+			continue;
+		printf("run '%s':\n", rm_tx(rep->r[i].run_name));
+		if (rm_explain_join(&j, line, sizeof(line)))
+			printf("  %s\n", line);
+		if (rm_explain_reading(&rf, line, sizeof(line)))
+			printf("  %s\n", line);
+	}
+}
+
 /* import --explain's scratch directory and its files, for the handler
  * below to remove (unlink and rmdir are async-signal-safe). */
 static char scratch_files[5][4200];
@@ -366,6 +393,7 @@ static int run_import(int argc, char **argv, struct rm_ctx *ctx)
 		fputs("\nwhat an import would store (nothing was written):\n", stdout);
 	for (size_t i = 0; i < rep.n; i++)
 		print_result(&rep.r[i]);
+	print_joins(st, &rep);
 	rm_import_report_release(&rep);
 	code = RM_EXIT_OK;
 out:

@@ -122,6 +122,12 @@ void rm_mixture_shape(struct rm_mixture_result *r);
 void rm_detect_mixture(const struct rm_prepared *p, const struct rank_total *per_rank, const struct rm_detect_opts *o,
                        struct rm_mixture_result *r);
 void rm_detect_verdict(const struct rm_detect_opts *o, struct rm_diagnosis *d);
+/* What a logged point is: the reading given, or decided by the evidence
+ * (detect_reading.c); out is s read so. */
+/* How p's loss points meet its batches. */
+void rm_join_measure(const struct rm_prepared *p, struct rm_join *j);
+void rm_choose_reading(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_series *out,
+                       struct rm_reading_fit *rf);
 /* Infers a period of the spikes (spike[j] per point) into r's period_*. */
 void rm_detect_period(const struct rm_prepared *p, const char *spike, struct rm_resets_result *r);
 /* The period's events fill enough of its cycles for a periodic cause. */

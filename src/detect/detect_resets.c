@@ -22,7 +22,9 @@
  * steps and so a shorter part of the reset); the reset then lasts while
  * the excess stays above half the threshold, and must recover within
  * MAX_EVENT points with its peak in its first third (a jump that decays,
- * not a level shift or a ramp).
+ * not a level shift or a ramp). Logged every step, a reset lasts two
+ * points at least: one point alone, however high, is a spike (heavy-tailed
+ * noise: a batch of a few short samples averages few tokens), not a reset.
  *
  * Clustering by bucket: onsets x bucket, each onset counted by the bucket
  * shares of the point where it begins (Pearson's chi-square, k-1 df,
@@ -47,6 +49,8 @@
 #define MAX_EVENT     64   /* points a reset may take to recover */
 #define MIN_PER_SCALE 200  /* points of a bucket for a scale of its own */
 #define EXPLAINED_P   1e-3 /* an event this clearly near the onsets explains those near it */
+#define MIN_EXPECTED  5    /* onsets a chi-square cell must expect (Cochran's rule) */
+#define MIN_ENRICH    1    /* onsets a bucket must expect to be called enriched alone */
 
 /* Steps a point averages: the spacing of the loss rows (median of the
  * first gaps; a trainer logs every K steps). */
@@ -223,7 +227,7 @@ static void onset_add(struct onsets *o, struct onset x)
  * measured where levels do not switch. Marks mark[at] (may be NULL) and
  * returns how many, adding them to ev (may be NULL). */
 static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w, const double *own, double k, double K,
-                          int per_bucket, struct work *ws, char *mark, struct onsets *ev)
+                          size_t min_len, int per_bucket, struct work *ws, char *mark, struct onsets *ev)
 {
 	size_t n = p->n, count = 0;
 	double *med = ws->med, *x = ws->x, sc[RM_MAX_BUCKETS + 1];
@@ -269,7 +273,7 @@ static size_t find_onsets(const struct rm_prepared *p, const double *e, size_t w
 			}
 			decays = tail <= 0.7 * head;
 		}
-		if (recovered && decays) {
+		if (recovered && decays && len >= min_len) {
 			double area = 0;
 			for (size_t i = j; i < end; i++)
 				area += (exp(fmax(0, x[i])) - 1) * K;
@@ -298,7 +302,7 @@ static size_t global_onsets(const struct rm_prepared *p, const double *y, double
 		positive = y[j] > 0;
 	for (size_t j = 0; j < p->n; j++)
 		ws->e[j] = positive ? log(y[j]) : y[j];
-	return find_onsets(p, ws->e, GLOBAL_W, NULL, k, K, 0, ws, NULL, NULL);
+	return find_onsets(p, ws->e, GLOBAL_W, NULL, k, K, 1, 0, ws, NULL, NULL);
 }
 
 /* Rayleigh test of uniformity for phases of steps modulo period. */
@@ -354,6 +358,11 @@ static void onset_counts(const struct rm_prepared *p, const struct onset *ev, si
 	}
 }
 
+static double chi2_cell(double observed, double expected)
+{
+	return expected > 0 ? (observed - expected) * (observed - expected) / expected : 0;
+}
+
 static void onsets_by_bucket(const struct rm_prepared *p, const struct onset *ev, size_t ne, struct rm_resets_result *r)
 {
 	double npts[RM_MAX_BUCKETS] = {0}, tot = 0, cnt[RM_MAX_BUCKETS];
@@ -372,22 +381,37 @@ static void onsets_by_bucket(const struct rm_prepared *p, const struct onset *ev
 	}
 	if (p->k < 2 || S < 1 || tot <= 0)
 		return;
-	double chi2 = 0;
+	/* Buckets where fewer than MIN_EXPECTED onsets are expected are pooled
+	 * into one chi-square cell (its approximation fails below it). The
+	 * exact binomial test of a bucket needs no such floor, but a bucket
+	 * expecting less than one onset (3 batches in 20,000) turns any two
+	 * near it into a huge "enrichment": it is never called enriched alone.
+	 * A floor of 5 there would miss the simulator's bucket resets (15 of
+	 * 15 in a bucket of a sixth of the steps: 2.5 expected, p 1e-9). */
+	double chi2 = 0, pool_o = 0, pool_n = 0, pool_share = 0;
+	int cells = 0;
 	for (int b = 0; b < p->k; b++) {
-		double share = npts[b] / tot, es = S * share, en = (tot - S) * share;
+		double share = npts[b] / tot, es = S * share;
 		double os = cnt[b], on = npts[b] - os;
-		if (es > 0)
-			chi2 += (os - es) * (os - es) / es;
-		if (en > 0)
-			chi2 += (on - en) * (on - en) / en;
 		r->enrichment[b] = share > 0 ? (os / S) / share : 0;
+		r->enrich_p[b] = es >= MIN_ENRICH ? rm_binom_sf(cnt[b], S, share) : 1;
+		if (es < MIN_EXPECTED) {
+			pool_o += os;
+			pool_n += on;
+			pool_share += share;
+			continue;
+		}
+		chi2 += chi2_cell(os, es) + chi2_cell(on, (tot - S) * share);
+		cells++;
+	}
+	if (S * pool_share >= MIN_EXPECTED) {
+		chi2 += chi2_cell(pool_o, S * pool_share) + chi2_cell(pool_n, (tot - S) * pool_share);
+		cells++;
 	}
 	r->chi2 = chi2;
-	r->chi2_df = p->k - 1;
-	r->chi2_p = rm_chi2_sf(chi2, r->chi2_df);
+	r->chi2_df = cells > 1 ? cells - 1 : 0;
+	r->chi2_p = cells > 1 ? rm_chi2_sf(chi2, r->chi2_df) : 1;
 	r->cramers_v = sqrt(chi2 / tot);
-	for (int b = 0; b < p->k; b++)
-		r->enrich_p[b] = rm_binom_sf(cnt[b], S, npts[b] / tot);
 }
 
 /* Do the onsets fall on longer (or shorter) batches than the points do?
@@ -571,12 +595,14 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	size_t n = p->n;
 	double K = spacing(p);
 	r->interval = K;
+	/* steps a point averages: its spacing, unless each is one step's loss */
+	double A = s->reading == RM_READ_STEP ? 1 : K;
 	struct work ws = {rm_xmalloc(n * sizeof(double)), rm_xmalloc(n * sizeof(double)),
 	                  rm_xmalloc(n * sizeof(double)), NULL};
 	/* What a framework's spike detector sees, raw and adjusted. */
-	r->spikes_global = global_onsets(p, p->y, o->hampel_k, K, &ws);
+	r->spikes_global = global_onsets(p, p->y, o->hampel_k, A, &ws);
 	if (sp->adjusted || len_adj)
-		r->spikes_adjusted = global_onsets(p, len_adj ? len_adj : sp->adjusted, o->hampel_k, K, &ws);
+		r->spikes_adjusted = global_onsets(p, len_adj ? len_adj : sp->adjusted, o->hampel_k, A, &ws);
 	r->vanish_share = r->spikes_global && r->spikes_adjusted < r->spikes_global
 	                      ? 1 - (double)r->spikes_adjusted / (double)r->spikes_global
 	                      : 0;
@@ -586,8 +612,8 @@ void rm_detect_resets(const struct rm_prepared *p, const struct rm_split_result 
 	struct onsets found = {0};
 	double *own;
 	excess(p, sp, len_adj, &ws, &own);
-	size_t ne =
-	    find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, K, 1, &ws, mark, &found);
+	size_t ne = find_onsets(p, e, LOCAL_W < n / 2 ? LOCAL_W : (n / 2) | 1, own, o->hampel_k, A, K > 1 ? 1 : 2, 1,
+	                        &ws, mark, &found);
 	struct onset *ev = found.v;
 	free(own);
 	r->spikes = ne;

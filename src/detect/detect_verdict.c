@@ -549,78 +549,13 @@ static void use_rank_fits(const struct rm_series *s, struct rm_diagnosis *d)
 	}
 }
 
-static void join(const struct rm_prepared *p, struct rm_join *j)
-{
-	memset(j, 0, sizeof(*j));
-	j->points = p->n;
-	j->with_batches = (size_t)p->with_batches;
-	j->batches = p->nb;
-	for (size_t i = 0; i < p->n; i++)
-		j->covered += rm_pt_to(p, i) - rm_pt_from(p, i);
-	j->loss_lo = p->n ? p->step[0] : -1;
-	j->loss_hi = p->n ? p->step[p->n - 1] : -1;
-	j->batch_lo = p->nb ? p->bstep[0] : -1;
-	j->batch_hi = p->nb ? p->bstep[p->nb - 1] : -1;
-	j->none = p->nb > 0 && p->n > 0 && p->with_batches == 0;
-}
-
-/* What a logged point is (issue 64.2): the one given, or where points are
- * sparser than batches, the reading whose composition explains the loss
- * best (the split's R^2 on the batches each reading joins to a point):
- * the mean of the interval, or one step's loss stamped 0, -1 or +1 steps
- * off its batch. Logged every step, the readings are one. */
-static void choose_reading(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_series *out,
-                           struct rm_reading_fit *rf)
-{
-	static const struct {
-		int reading, shift;
-	} cand[RM_READINGS] = {{RM_READ_MEAN, 0}, {RM_READ_STEP, 0}, {RM_READ_STEP, -1}, {RM_READ_STEP, 1}};
-	memset(rf, 0, sizeof(*rf));
-	for (int i = 0; i < RM_READINGS; i++)
-		rf->r2[i] = NAN;
-	*out = *s;
-	int64_t span = s->n > 1 ? s->step[s->n - 1] - s->step[0] : 0;
-	rf->steps_per_point = s->n > 1 ? (double)span / (double)(s->n - 1) : 1;
-	rf->sparse = s->nb > 0 && rf->steps_per_point > 1.5;
-	rf->given = o->reading != RM_READ_AUTO;
-	rf->reading = o->reading != RM_READ_AUTO ? o->reading : RM_READ_MEAN;
-	out->reading = rf->reading;
-	out->stamp_shift = 0;
-	if (rf->given || !rf->sparse)
-		return;
-	for (int i = 0; i < RM_READINGS; i++) {
-		struct rm_series t = *s;
-		struct rm_prepared p;
-		struct rm_split_result sp;
-		t.reading = cand[i].reading;
-		t.stamp_shift = cand[i].shift;
-		rm_prepare(&t, &p);
-		rm_detect_split(&p, &sp);
-		rf->r2[i] = sp.ok ? sp.eta2 : NAN;
-		free(sp.trend);
-		free(sp.adjusted);
-		rm_prepared_release(&p);
-		if (isfinite(rf->r2[i]) && (!isfinite(rf->r2[rf->best]) || rf->r2[i] > rf->r2[rf->best]))
-			rf->best = i;
-	}
-	if (!isfinite(rf->r2[rf->best]))
-		return; /* nothing to fit (too few points, one bucket): the mean */
-	/* A stamp is most often right: a shifted reading must fit clearly
-	 * better (in a chunked order a batch's neighbours share its bucket, and
-	 * a step either side fits as well) */
-	if (rf->best >= 2 && isfinite(rf->r2[1]) && rf->r2[1] >= rf->r2[rf->best] - 0.01)
-		rf->best = 1;
-	rf->reading = out->reading = cand[rf->best].reading;
-	rf->shift = out->stamp_shift = cand[rf->best].shift;
-}
-
 void rm_detect_all(const struct rm_series *whole_given, const struct rm_detect_opts *o, struct rm_diagnosis *d)
 {
 	struct rm_prepared p;
 	struct rm_series chosen;
 	const struct rm_series *whole = &chosen;
 	memset(d, 0, sizeof(*d));
-	choose_reading(whole_given, o, &chosen, &d->reading);
+	rm_choose_reading(whole_given, o, &chosen, &d->reading);
 	/* A diverged tail is a cause of its own; every other detector reads the
 	 * run before it. */
 	rm_detect_divergence(whole, &d->divergence);
@@ -634,7 +569,7 @@ void rm_detect_all(const struct rm_series *whole_given, const struct rm_detect_o
 	d->nonfinite = s->n - p.n;
 	d->batches = p.nb;
 	d->has_buckets = p.k >= 2;
-	join(&p, &d->join);
+	rm_join_measure(&p, &d->join);
 	/* The batch order (runs, mixture) needs no loss fit: it runs beside the
 	 * split. The ladder's permutation test, the longest detector, runs on
 	 * the second core while this one does the length coupling and the

@@ -9,14 +9,45 @@
 #include "runmon/render.h"
 #include "report_internal.h"
 
-/* The bucket with the highest spike enrichment. */
+/* The bucket with the highest spike enrichment, among those expecting
+ * enough onsets to be tested alone (enrich_p below 1) when any does. */
 static int top_enriched(const struct rm_resets_result *re)
 {
 	int best = -1;
-	for (int b = 0; b < re->k; b++)
-		if (re->bucket_spikes[b] && (best < 0 || re->enrichment[b] > re->enrichment[best]))
+	for (int b = 0; b < re->k; b++) {
+		if (!re->bucket_spikes[b])
+			continue;
+		int tested = re->enrich_p[b] < 1, best_tested = best >= 0 && re->enrich_p[best] < 1;
+		if (best < 0 || tested > best_tested ||
+		    (tested == best_tested && re->enrichment[b] > re->enrichment[best]))
 			best = b;
+	}
 	return best;
+}
+
+/* Where bucket id sits by the lengths of its batches: "the shortest
+ * sequences, 12 to 40 long", "the longest ...", or its lengths alone; ""
+ * when its lengths are not known (never a guess from its id). */
+static void bucket_place(const struct rm_diagnosis *d, int id, char *buf, size_t n)
+{
+	const struct rm_curves *c = &d->curves;
+	int at = -1, lower = 0, higher = 0;
+	for (int j = 0; j < c->k; j++)
+		if (c->bucket[j] == id)
+			at = j;
+	buf[0] = 0;
+	if (at < 0 || !isfinite(c->len_hi[at]))
+		return;
+	for (int j = 0; j < c->k; j++)
+		if (j != at && isfinite(c->len_hi[j])) {
+			lower += c->len_hi[j] < c->len_hi[at];
+			higher += c->len_hi[j] > c->len_hi[at];
+		}
+	snprintf(buf, n, "%s%.0f to %.0f long",
+	         !lower    ? "the shortest sequences, "
+	         : !higher ? "the longest sequences, "
+	                   : "",
+	         c->len_lo[at], c->len_hi[at]);
 }
 
 /* Each rank streaks (or the mixture drifts) while the steps mix buckets:
@@ -111,10 +142,10 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 	case RM_H_BUCKET_RESETS: {
 		int b = top_enriched(re);
 		snprintf(buf, n,
-		         "loss resets cluster in bucket %s (%.1fx its share of steps, chi2 q = %.2g) while the"
+		         "loss resets cluster in bucket %s (%.1fx its share of steps, q = %.2g) while the"
 		         " batching order is healthy%s",
 		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?", b >= 0 ? re->enrichment[b] : 0,
-		         re->chi2_q,
+		         b >= 0 ? re->enrich_q[b] : 1,
 		         re->period_alias ? " (they also recur with the order's own period, which the bucket explains)"
 		                          : "");
 		break;
@@ -157,6 +188,12 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 	}
 }
 
+const char *rm_reading_basis_name(int basis)
+{
+	static const char *const names[] = {"dense", "given", "agrees", "fit", "convention", "assumed"};
+	return basis >= 0 && basis < (int)(sizeof(names) / sizeof(names[0])) ? names[basis] : "?";
+}
+
 int rm_explain_reading(const struct rm_reading_fit *r, char *buf, size_t n)
 {
 	static const char *const what[RM_READINGS] = {
@@ -165,26 +202,47 @@ int rm_explain_reading(const struct rm_reading_fit *r, char *buf, size_t n)
 	buf[0] = 0;
 	if (!r->sparse)
 		return 0;
-	int i = r->reading == RM_READ_MEAN ? 0 : r->shift == 0 ? 1 : r->shift == -1 ? 2 : 3;
-	int w = snprintf(buf, n, "each point is %s (a point every %.0f steps", what[i], r->steps_per_point);
+	int w = snprintf(buf, n, "each point is %s (a point every %.0f steps", what[r->best], r->steps_per_point);
 	if (w < 0 || (size_t)w >= n)
 		return 1;
-	if (r->given) {
-		snprintf(buf + w, n - (size_t)w, "; given with --loss-is)");
-		return 1;
+	char *at = buf + w;
+	size_t left = n - (size_t)w;
+	const char *conv = "the loss key is a step's value (Lightning's <name>_step)";
+	switch (r->basis) {
+	case RM_BASIS_GIVEN: snprintf(at, left, "; given with --loss-is)"); break;
+	case RM_BASIS_AGREES: {
+		int second = -1; /* the runner-up, for the margin */
+		for (int k = 0; k < RM_READINGS; k++)
+			if (k != r->best && isfinite(r->r2[k]) && (second < 0 || r->r2[k] > r->r2[second]))
+				second = k;
+		w = snprintf(at, left, "; %s%sits composition fits the loss best, R^2 %.2f",
+		             r->convention == RM_READ_STEP ? conv : "", r->convention == RM_READ_STEP ? ", and " : "",
+		             r->r2[r->best]);
+		if (w >= 0 && (size_t)w < left)
+			snprintf(at + w, left - (size_t)w, second >= 0 ? ", %.2f as %s)" : ")",
+			         second >= 0 ? r->r2[second] : 0, second >= 0 ? what[second] : "");
+		break;
 	}
-	/* the runner-up: the best fit among the other readings */
-	int second = -1;
-	for (int k = 0; k < RM_READINGS; k++)
-		if (k != r->best && isfinite(r->r2[k]) && (second < 0 || r->r2[k] > r->r2[second]))
-			second = k;
-	if (!isfinite(r->r2[r->best]))
-		snprintf(buf + w, n - (size_t)w, "; too little composition to fit the readings: the mean is assumed)");
-	else if (second < 0)
-		snprintf(buf + w, n - (size_t)w, "; R^2 %.2f)", r->r2[r->best]);
-	else
-		snprintf(buf + w, n - (size_t)w, "; the composition explains R^2 %.2f of the loss so, %.2f as %s)",
-		         r->r2[r->best], r->r2[second], what[second]);
+	case RM_BASIS_FIT:
+		snprintf(at, left,
+		         "; its composition explains the loss where %s's cannot: R^2 %.2f against %.2f, p %.1g)",
+		         r->start ? "one step" : "the mean", r->r2[r->best], r->r2[r->start], r->p_gain);
+		break;
+	case RM_BASIS_CONVENTION:
+	case RM_BASIS_ASSUMED:
+		if (r->challenger < 0)
+			snprintf(at, left, "; %s: too little composition to test the readings%s)",
+			         r->basis == RM_BASIS_CONVENTION ? conv : "assumed",
+			         r->basis == RM_BASIS_CONVENTION ? "" : ": --loss-is step if each point is one step's");
+		else
+			snprintf(at, left,
+			         "; %s: the batches' composition cannot tell it from %s, R^2 %.2f against %.2f%s)",
+			         r->basis == RM_BASIS_CONVENTION ? conv : "assumed", what[r->challenger],
+			         r->r2[r->start], r->r2[r->challenger],
+			         r->basis == RM_BASIS_CONVENTION ? "" : "; --loss-is step if each point is one step's");
+		break;
+	default: snprintf(at, left, ")");
+	}
 	return 1;
 }
 
@@ -351,10 +409,12 @@ static void cause_fixes(const struct rm_diagnosis *d, enum rm_hypothesis h, cons
 	case RM_H_BUCKET_RESETS: {
 		const struct rm_resets_result *re = &d->resets;
 		int b = top_enriched(re);
+		char place[128];
+		bucket_place(d, b >= 0 ? re->bucket[b] : -1, place, sizeof(place));
 		snprintf(enrich, sizeof(enrich),
-		         "inspect the samples of bucket %s (the longest sequences, truncation, corrupt data) and"
+		         "inspect the samples of bucket %s (%s%struncation, corrupt data) and"
 		         " consider gradient clipping; the batching order itself is fine",
-		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?");
+		         b >= 0 ? rm_bucket_label_short(d, re->bucket[b]) : "?", place, *place ? ": " : "");
 		ADD(enrich);
 		break;
 	}

@@ -350,10 +350,16 @@ json_t *rm_render_json(const struct rm_diagnosis *d, const struct rm_render_ctx 
 	for (int i = 0; i < RM_READINGS; i++)
 		json_object_set_new(r2, names[i], rm_json_num(rf->r2[i]));
 	json_object_set_new(o, "reading",
-	                    json_pack("{s:s, s:i, s:b, s:b, s:f, s:o}", "is",
+	                    json_pack("{s:s, s:i, s:b, s:b, s:f, s:o, s:s, s:s, s:{s:o, s:o, s:o}}", "is",
 	                              rf->reading == RM_READ_STEP ? "step" : "mean", "stamp_shift", rf->shift, "given",
-	                              rf->given, "sparse", rf->sparse, "steps_per_point", rf->steps_per_point, "r2",
-	                              r2));
+	                              rf->given, "sparse", rf->sparse, "steps_per_point", rf->steps_per_point, "r2", r2,
+	                              "basis", rm_reading_basis_name(rf->basis), "convention",
+	                              rf->convention == RM_READ_STEP   ? "step"
+	                              : rf->convention == RM_READ_MEAN ? "mean"
+	                                                               : "none",
+	                              "test", "challenger",
+	                              rf->challenger >= 0 ? json_string(names[rf->challenger]) : json_null(), "p_gain",
+	                              rm_json_num(rf->p_gain), "p_back", rm_json_num(rf->p_back)));
 	const struct rm_join *jn = &d->join;
 	json_object_set_new(o, "join",
 	                    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "points", (json_int_t)jn->points,

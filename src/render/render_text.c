@@ -457,7 +457,9 @@ static void resets_section(FILE *fp, const struct rm_diagnosis *d)
 	                                             : "the trend";
 	fprintf(fp, "  %zu reset%s beginning above %s (%zu large: a doubled loss's worth of a step or more)", r->spikes,
 	        r->spikes == 1 ? "" : "s", expects, r->spikes_2x);
-	if (r->interval > 1)
+	if (r->interval > 1 && d->reading.reading == RM_READ_STEP)
+		fprintf(fp, "; a point every %.0f steps, each one step's loss", r->interval);
+	else if (r->interval > 1)
 		fprintf(fp, "; a point averages %.0f steps", r->interval);
 	fputc('\n', fp);
 	/* two counts of two curves, and the share of the first that the

@@ -13,8 +13,9 @@
  * name runmon does not know), gap (A-B: no rows for
  * steps A..B-1, so whole windows are empty), grow (G: the run starts half
  * visible and G more steps appear with each history request; it is
- * "running" until complete), resets (R: from step R on, the first batch of
- * every bucket-5 streak spikes to four times its loss), state, display.
+ * "running" until complete), resets (R: from step R on, the loss jumps to
+ * four times its level at the start of every bucket-5 streak and decays
+ * over the next steps), state, display.
  * Fault kinds (each applies to the first COUNT HistoryPage requests): 429,
  * ratelimit (429 with RateLimit-Reset only), 500, 502, 503, slow, truncate
  * (the body is cut short), badjson, gqlerror (a GraphQL errors array),
@@ -143,8 +144,8 @@ static int row_json(const struct run *r, long t, char *buf, size_t n)
 	int bucket = (int)((t / 50) % 6);
 	double loss =
 	    (0.5 + 0.3 * bucket) * (1 + 2 * exp(-(double)(t - r->start) / 2000.0)) * (0.95 + 0.1 * hash01(t, 1));
-	if (r->resets && t >= r->resets && bucket == 5 && t % 50 == 0)
-		loss *= 4;
+	if (r->resets && t >= r->resets && bucket == 5 && t % 50 < 12) /* a reset: 4x, decaying */
+		loss *= 1 + 3 * exp(-(double)(t % 50) / 3);
 	int max_len = 100 + bucket * 1300 + (int)(hash01(t, 2) * 1000);
 	char lossbuf[64];
 	if (r->nan && t % r->nan == r->nan - 1)
