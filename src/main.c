@@ -156,7 +156,11 @@ int main(int argc, char **argv)
 						near = commands[c]->name;
 						break;
 					}
-			if (near)
+			if (!strcmp(argv[i], "--man")) /* help's own option, asked of runmon itself */
+				fprintf(stderr,
+				        "runmon: error: unknown option '--man': the manual is 'runmon help --man'"
+				        " (or man runmon)\n");
+			else if (near)
 				fprintf(stderr,
 				        "runmon: error: '%s' before the command: a command's options go after it"
 				        " (runmon %s %s, say)\n",

@@ -82,7 +82,8 @@ struct rm_watch {
 };
 
 /* Watches the runs specs name (W&B run paths, local run names) until none
- * is left, or for one tick with once, or until SIGINT/SIGTERM. */
+ * is left, or for one tick with once, or until SIGINT/SIGTERM. Returns
+ * RM_E_NOTFOUND when, with once, a named run was not in the store. */
 int rm_watch_run(struct rm_watch *wt, char *const *specs, int nspecs);
 
 #endif

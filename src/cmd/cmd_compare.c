@@ -26,7 +26,7 @@ static const struct rm_opt options[] = {
 };
 
 static const char *const examples[] = {
-    "runmon compare demo-homogeneous demo-stride",
+    "runmon compare demo-homogeneous demo-interleaved",
     "runmon compare my-run --at 12000",
     "runmon compare acme/llm/ab12cd34 acme/llm/ef56gh78 --json",
     NULL,

@@ -305,10 +305,8 @@ static int run_watch(int argc, char **argv, struct rm_ctx *ctx)
 	if (o.wandb_dir)
 		wt->wandb_dir = wandb_dir = rm_path_absolute(o.wandb_dir);
 	code = open_watch(&o, argc, argv, ctx);
-	if (code < 0) {
-		rm_watch_run(wt, argv + o.first_run, argc - o.first_run);
-		code = RM_EXIT_OK;
-	}
+	if (code < 0)
+		code = rm_exit_code((enum rm_status)rm_watch_run(wt, argv + o.first_run, argc - o.first_run));
 	free(wandb_dir);
 	free(bounds);
 	for (int i = 0; i < wt->nside; i++)

@@ -300,6 +300,10 @@ static void roff_prose(FILE *fp, const char *s)
 			char *line = rm_xstrndup(s, n);
 			roff(fp, line);
 			free(line);
+			/* a word hyphenated at the line's end ("length-" then
+			 * "adjusted") joins the next line without a space */
+			if (s[n - 1] == '-' && s[n] == '\n' && s[n + 1] && s[n + 1] != '\n' && s[n + 1] != ' ')
+				fputs("\\c", fp);
 			fputc('\n', fp);
 		}
 		s += n + (s[n] == '\n');

@@ -162,6 +162,10 @@ static const double *spark_curve(const struct rm_diagnosis *d, double *lo, doubl
 {
 	const double *v = d->curves.adjusted;
 	int any = 0;
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	if (!d->points) /* no loss: no curve (its bins are not filled) */
+		return v;
 	for (int i = 0; i < d->curves.bins; i++)
 		any |= isfinite(v[i]);
 	if (!any)
@@ -311,8 +315,11 @@ void rm_report_head_html(FILE *fp, const struct rm_report *r)
 		rm_html_esc(fp, line);
 		fputs("</td><td>", fp);
 		sparkline_svg(fp, d);
-		fprintf(fp, "</td><td>%lld</td><td>%.0f%%</td></tr>\n", (long long)run->info->last_step,
-		        100 * rm_run_batch_share(run->info));
+		if (d->points)
+			fprintf(fp, "</td><td>%lld", (long long)run->info->last_step);
+		else
+			fputs("</td><td>-", fp); /* no loss step logged */
+		fprintf(fp, "</td><td>%.0f%%</td></tr>\n", 100 * rm_run_batch_share(run->info));
 	}
 	if (r->n)
 		fputs("</table>\n", fp);
@@ -414,7 +421,10 @@ void rm_report_head_md(FILE *fp, const struct rm_report *r)
 		rm_md_esc(fp, w);
 		fputs(" | ", fp);
 		sparkline_md(fp, d);
-		fprintf(fp, " | %lld |\n", (long long)run->info->last_step);
+		if (d->points)
+			fprintf(fp, " | %lld |\n", (long long)run->info->last_step);
+		else
+			fputs(" | - |\n", fp); /* no loss step logged */
 	}
 }
 

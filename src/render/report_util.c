@@ -71,6 +71,10 @@ void rm_iso_time(double t, char *buf, size_t n)
 
 const char *rm_verdict_name(const struct rm_diagnosis *d)
 {
+	if (!d->points) /* batches recorded, no loss yet: nothing judged */
+		return d->batches ? "batches, no loss logged" : "nothing logged";
+	if (rm_diagnosis_too_short(d) && d->severity < RM_SEV_WARN)
+		return "too few points to judge";
 	if (d->join.none && d->rank[0].severity < RM_SEV_WARN)
 		return "batches meet no loss step";
 	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";

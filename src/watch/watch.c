@@ -27,6 +27,7 @@ struct rm_watched {
 	struct rm_run_path path; /* set when spec is a W&B run path */
 	int is_wandb;
 	int done;
+	int unknown;             /* not in the store at the last tick (a typo, or a run still to come) */
 	int diagnosed;           /* at least once in this process */
 	int64_t diag_steps;      /* points in the last full diagnosis */
 	int64_t pending;         /* rows arrived since the last pass (steps synced, sidecar lines) */
@@ -255,8 +256,9 @@ static void tick_run(struct rm_watch *wt, struct rm_watched *r)
 		o.store_findings = 0;
 	}
 	run_id = r->run_id;
-	if ((!run_id && rm_store_find_run(wt->st, spec, &run_id, &err)) ||
-	    rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
+	int found = run_id || !rm_store_find_run(wt->st, spec, &run_id, &err);
+	r->unknown = !found && err.code == RM_E_NOTFOUND;
+	if (!found || rm_analyze_run(wt->st, run_id, &o, &d, &info, &err)) {
 		rm_say(&wt->voice, RM_SAY_WARNING, "%s", err.msg);
 		return;
 	}
@@ -403,10 +405,14 @@ int rm_watch_run(struct rm_watch *wt, char *const *specs, int nspecs)
 	if (wt->stats)
 		print_stats(wt, cpu, nticks);
 	free(cpu);
+	/* --once is one look: a run it could not find is a usage error (a typo
+	 * in a cron line), where a long watch waits for the run to appear. */
+	int unknown = 0;
 	for (int i = 0; i < nruns; i++) {
+		unknown |= wt->once && runs[i].unknown;
 		rm_run_path_release(&runs[i].path);
 		free(runs[i].log);
 	}
 	free(runs);
-	return RM_OK;
+	return unknown ? RM_E_NOTFOUND : RM_OK;
 }

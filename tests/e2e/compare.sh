@@ -57,6 +57,17 @@ assert c["resets"]["count"] == d["resets"]["spikes"], (c["resets"], d["resets"][
 PY
 done
 
+# The help's examples run as written on the demo's runs (issue 66: one
+# named a run the demo does not make).
+"$runmon" compare --help | sed -n 's/^  \(runmon compare .*demo-.*\)$/\1/p' >"$tmp/examples"
+[ -s "$tmp/examples" ] || fail "compare --help shows no example on the demo's runs"
+while read -r line; do
+	set -- $line
+	shift
+	code=$(rc "$runmon" --db "$db" "$@")
+	[ "$code" != 2 ] || fail "compare --help's example '$line': $(cat "$tmp/err")"
+done <"$tmp/examples"
+
 # --at: one run before and after a step; no steps in common.
 [ "$(rc "$runmon" --db "$db" compare demo-homogeneous --at 1500 --json)" = 0 ] || fail "--at: $(cat "$tmp/err")"
 cp "$tmp/out" "$tmp/at.json"

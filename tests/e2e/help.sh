@@ -8,6 +8,7 @@ set -eu
 runmon=$1
 build=$2
 . "$(dirname "$0")/common.sh"
+rc() { "$@" >"$tmp/out" 2>"$tmp/err" && echo 0 || echo $?; }
 command -v groff >/dev/null || fail "groff is missing (Debian's groff-base; .ci/run installs it)"
 pages=0
 for page in "$build"/man/*.1; do
@@ -18,13 +19,22 @@ for page in "$build"/man/*.1; do
 	cmp -s "$page" "$tmp/page.1" || fail "$page is not what 'runmon help --man $cmd' writes: rebuild"
 	groff -man -Tutf8 -ww -z "$page" 2>"$tmp/warn" || fail "groff failed on $page"
 	[ ! -s "$tmp/warn" ] || fail "groff warns on $page: $(head -3 "$tmp/warn")"
-	groff -man -Tutf8 "$page" 2>/dev/null | sed 's/.\x08//g' | grep -q "EXIT STATUS" || fail "$page has no exit status"
+	groff -man -Tutf8 "$page" 2>/dev/null | sed 's/.\x08//g' >"$tmp/page.txt"
+	grep -q "EXIT STATUS" "$tmp/page.txt" || fail "$page has no exit status"
+	# a word the source text hyphenates at a line's end stays one word
+	# ("length-adjusted", never "length- adjusted", issue 66)
+	! grep -n "[a-z]- [a-z]" "$tmp/page.txt" >"$tmp/split" || fail "$page splits a word: $(head -2 "$tmp/split")"
 	pages=$((pages + 1))
 done
 ncmd=$("$runmon" help --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
 [ "$pages" = $((ncmd + 1)) ] || fail "$pages man pages for $ncmd commands"
 groff -man -Tutf8 "$build/man/runmon-diagnose.1" 2>/dev/null | sed 's/.\x08//g' | grep -q "runmon diagnose demo-homogeneous" \
 	|| fail "runmon-diagnose(1) without its examples"
+
+# --man asked of runmon itself, not of help: the error names the way
+# (issue 66).
+[ "$(rc "$runmon" --man)" = 2 ] && grep -q "the manual is 'runmon help --man'" "$tmp/err" \
+	|| fail "runmon --man: $(cat "$tmp/err")"
 
 # help --man on a terminal: the page as man shows it, not its roff (issue
 # 50); redirected, the roff (checked above).
@@ -80,6 +90,9 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null || fail "cmake --inst
 [ -x "$tmp/prefix/bin/runmon" ] || fail "no bin/runmon installed"
 [ -f "$tmp/prefix/share/man/man1/runmon-report.1" ] || fail "no man page installed"
 [ -f "$tmp/prefix/share/bash-completion/completions/runmon" ] || fail "no completion installed"
+# the recorder's package with its in-tree build backend (pyproject.toml
+# names _build; without it pip install fails, issue 66)
+[ -f "$tmp/prefix/share/runmon/python/_build/runmon_build.py" ] || fail "no _build backend installed beside pyproject.toml"
 MANPATH="$tmp/prefix/share/man" man -P cat runmon-report 2>/dev/null | sed 's/.\x08//g' | grep -q "fail-on-new" \
 	|| fail "man does not find the installed runmon-report(1)"
 echo "help: $pages man pages render without warnings, completion completes, install places both"

@@ -21,6 +21,7 @@ for f in ./usr/bin/runmon ./usr/share/man/man1/runmon.1 ./usr/share/man/man1/run
 	./usr/share/bash-completion/completions/runmon ./usr/share/zsh/vendor-completions/_runmon \
 	./usr/share/fish/vendor_completions.d/runmon.fish ./usr/share/runmon/dashboards/runmon.json \
 	./usr/share/runmon/dashboards/runmon-alerts.yml ./usr/share/runmon/python/runmon_record.py ./usr/share/runmon/python/runmon_sampler.py \
+	./usr/share/runmon/python/pyproject.toml ./usr/share/runmon/python/_build/runmon_build.py \
 	./usr/lib/systemd/system/runmon-watch.service ./usr/share/doc/runmon/docs/formats.md; do
 	grep -qx "$f" "$tmp/files" || fail "the .deb lacks $f"
 done
@@ -58,6 +59,13 @@ for py in $(which -a python3 /usr/bin/python3 | xargs -n1 readlink -f | sort -u)
 	cmp -s "$where" "$src/contrib/python/runmon_sampler.py" || fail "$py: the installed sampler differs from the source"
 	"$v/bin/python" -m pip uninstall -y -q runmon-record >/dev/null 2>&1 || fail "$py: pip uninstall"
 	[ ! -e "$where" ] || fail "$py: pip uninstall left $where (RECORD)"
+	# the same from what the .deb installs (a copy: pip builds in place)
+	cp -r "$tmp/root/usr/share/runmon/python" "$tmp/deb-python"
+	PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_NO_CACHE_DIR=1 "$v/bin/python" -m pip install -q "$tmp/deb-python" \
+		>"$tmp/pip.log" 2>&1 || fail "$py: pip install /usr/share/runmon/python offline: $(tail -5 "$tmp/pip.log")"
+	(cd "$tmp" && "$v/bin/python" -c 'import runmon_record, runmon_sampler') || fail "$py: the .deb's recorder does not import"
+	"$v/bin/python" -m pip uninstall -y -q runmon-record >/dev/null 2>&1 || fail "$py: pip uninstall"
+	rm -rf "$tmp/deb-python"
 done
 # (the Python tests' own __pycache__ aside: they import the modules from there)
 [ -z "$(cd "$src/contrib/python" && ls -A | grep -v -x -e _build -e pyproject.toml -e runmon_record.py -e runmon_sampler.py -e __pycache__)" ] \

@@ -207,4 +207,11 @@ assert rows, "no row of the run"
 cells = re.split(r"(?<!\\)\|", rows[0].strip())[1:-1]
 assert len(cells) == 6 and cells[0].strip() == "a\\|b", cells
 PY
+# A run with batches and no loss yet (a sidecar imported first) is not
+# judged: its row says so, with no last step and no curve (issue 66).
+python3 -c "import json; print('\n'.join(json.dumps({'step': s, 'bucket': s % 3}) for s in range(300)))" >"$tmp/side.jsonl"
+"$runmon" --db "$tmp/noloss.db" import --run noloss "$tmp/side.jsonl" >/dev/null || fail "import a sidecar alone"
+"$runmon" --db "$tmp/noloss.db" report --all --format md -o "$tmp/noloss.md" >/dev/null || fail "report of a run without loss: exit $?"
+grep -q "^| noloss | batches, no loss logged | ok | new | - | - |$" "$tmp/noloss.md" \
+	|| fail "a run without loss: $(grep '^| noloss' "$tmp/noloss.md")"
 echo "e2e report: all checks passed"

@@ -59,6 +59,13 @@ printf '  %s  \n' "$hook" >"$tmp/slack.url"
 receiver slacke 0
 RUNMON_SLACK_WEBHOOK=$hook "$runmon" --db "$db" watch --once --offline homog3 >/dev/null || fail "RUNMON_SLACK_WEBHOOK"
 [ "$(wc -l <"$tmp/slacke.log")" = 1 ] || fail "RUNMON_SLACK_WEBHOOK: no post"
+# --once is one look: a run it cannot find is exit 2, as the help says (a
+# typo in a cron line must not pass as "watched") (issue 66).
+set +e
+"$runmon" --db "$db" watch --once --offline homog nosuch >"$tmp/typo.out" 2>"$tmp/err"
+code=$?
+set -e
+[ $code = 2 ] && grep -q "no run 'nosuch'" "$tmp/err" || fail "watch --once of an unknown run: exit $code, $(cat "$tmp/err")"
 set +e
 "$runmon" --db "$db" watch --once --offline --slack-webhook-file "$tmp/no-such.url" homog >/dev/null 2>"$tmp/err"
 code=$?
