@@ -75,12 +75,13 @@ struct rm_guess {
 	char *epoch;               /* NULL: a known name, or none; else the counter step counts within */
 	char *also[RM_GUESS_ALSO]; /* the other loss-named series that vary */
 	size_t nalso;
-	int loss_log;          /* the loss is a perplexity: its logarithm is stored */
-	int has_step;          /* the loss rows carry a step (known or inferred) */
-	int bar_records;       /* only progress bars carry a loss: their frames are the records */
-	int64_t bar_total;     /* bars of several totals: the training loop's; the others evaluate */
-	int keyed_train;       /* lines whose only sign of evaluation is a val_ key beside a loss are training's */
-	int64_t logging_steps; /* the logging interval a config dump or banner said (logging_steps=50), 0 none */
+	int loss_log;            /* the loss is a perplexity: its logarithm is stored */
+	int has_step;            /* the loss rows carry a step (known or inferred) */
+	int bar_records;         /* only progress bars carry a loss: their frames are the records */
+	int64_t bar_total;       /* bars of several totals: the training loop's; the others evaluate */
+	int keyed_train;         /* lines whose only sign of evaluation is a val_ key beside a loss are training's */
+	int64_t logging_steps;   /* the logging interval a config dump or banner said (logging_steps=50), 0 none */
+	int interval_from_total; /* logging_steps is the banner's total steps over the file's records */
 	uint64_t summary[RM_GUESS_SUMMARIES]; /* templates of lines that restate the loss (a log's epoch summaries) */
 	int nsummary;
 	char why[768]; /* for import --explain and the report */
@@ -104,22 +105,23 @@ struct rm_import_result {
 	char *inferred;    /* what the file's rows implied of keys no known name said (infer.c), or NULL */
 	enum rm_format format;
 	int64_t run_id;
-	uint64_t lines;        /* lines (or entries) read */
-	uint64_t steps;        /* step rows written */
-	uint64_t batches;      /* batch rows written */
-	uint64_t evals;        /* eval rows written */
-	uint64_t ignored;      /* rows with neither loss, eval nor batch values */
-	uint64_t replaced;     /* rows replacing an earlier row of the same step */
-	uint64_t restarts;     /* times the step counter went backwards */
-	uint64_t back_steps;   /* steps those restarts went back, summed */
-	uint64_t step_rows;    /* rows whose step was tracked (step rows, or batch rows alone) */
-	int writers;           /* > 1: the file interleaves that many writers of every step (not restarts) */
-	uint64_t skipped;      /* malformed lines skipped (skip_bad) */
-	uint64_t over_bounds;  /* batches longer than the last bucket boundary */
-	int64_t new_steps;     /* steps the run did not have before */
-	uint64_t empty_series; /* runs of a chart export with no value, left out (on the file's first result) */
-	uint64_t not_records;  /* console logs: lines that hold no record (banners, config, tracebacks) */
-	int synthetic_steps;   /* console logs without a step: 1 records numbered (x log_every), 2 steps from the bar */
+	uint64_t lines;          /* lines (or entries) read */
+	uint64_t steps;          /* step rows written */
+	uint64_t batches;        /* batch rows written */
+	uint64_t evals;          /* eval rows written */
+	uint64_t ignored;        /* rows with neither loss, eval nor batch values */
+	uint64_t replaced;       /* rows replacing an earlier row of the same step */
+	uint64_t restarts;       /* times the step counter went backwards */
+	uint64_t back_steps;     /* steps those restarts went back, summed */
+	uint64_t step_rows;      /* rows whose step was tracked (step rows, or batch rows alone) */
+	int writers;             /* > 1: the file interleaves that many writers of every step (not restarts) */
+	uint64_t skipped;        /* malformed lines skipped (skip_bad) */
+	uint64_t over_bounds;    /* batches longer than the last bucket boundary */
+	int64_t new_steps;       /* steps the run did not have before */
+	uint64_t empty_series;   /* runs of a chart export with no value, left out (on the file's first result) */
+	uint64_t not_records;    /* console logs: lines that hold no record (banners, config, tracebacks) */
+	int synthetic_steps;     /* console logs without a step: 1 records numbered, 2 steps from the bar, 3 x the
+	                            config's logging_steps, 4 x --log-every, 5 x the banner's total over the records */
 	uint64_t epoch_restarts; /* epochs whose step counter started over: steps composed from epoch and counter */
 	uint64_t rank_losses;    /* losses of a named rank written (the step's loss is their mean) */
 	double running_mean;     /* < 0: the loss averages the epoch so far, the slope of log|change| in log n */

@@ -190,6 +190,11 @@ static void print_result(const struct rm_import_result *r)
 	else if (r->synthetic_steps == 3)
 		printf("  the lines carry no step: steps are the record count x the logging_steps the file's config"
 		       " says (--log-every N numbers them otherwise)\n");
+	else if (r->synthetic_steps == 5)
+		printf("  the lines carry no step: steps are the record count x %lld, the interval the banner's total"
+		       " optimization steps over the file's records gives (--log-every N numbers them otherwise)\n",
+		       (long long)(r->steps > 1 ? (r->last_step - r->first_step) / (int64_t)(r->steps - 1)
+		                                : r->first_step));
 	else if (r->synthetic_steps == 4)
 		printf("  the lines carry no step: steps are the record count x --log-every\n");
 	else if (r->synthetic_steps == 2)

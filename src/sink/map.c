@@ -333,8 +333,12 @@ static void compose_epoch(struct rm_mapper *m, struct rm_record *rec, int eval_o
 	int64_t raw = rec->step;
 	/* An evaluation whose counter falls back within the epoch counts its
 	 * own batches ("Validation | Steps: 31" after "Training | Steps:
-	 * 3533"): it takes the epoch's offset and moves nothing. */
-	if (has && eval_only && m->ep_seen && e == (double)m->ep_last && raw < m->ep_raw_last)
+	 * 3533"): it takes the epoch's offset and moves nothing. Nor does one
+	 * at the last record's step in a later epoch (the HF Trainer's eval
+	 * dict at epoch 4.0 carries the step of the dict before it, a record
+	 * every 1.5 epochs): no counter of its own fell back. */
+	if (has && eval_only && m->ep_seen &&
+	    ((e == (double)m->ep_last && raw < m->ep_raw_last) || (e > (double)m->ep_last && raw == m->ep_raw_last)))
 		has = 0;
 	if (has && e == floor(e) && e >= 0 && e < 1e12) {
 		int64_t ep = (int64_t)e;

@@ -44,7 +44,12 @@ struct log_reader {
 	struct log_line ll;
 	struct pattern pattern;
 	int has_pattern;
-	int64_t records;        /* loss records so far, for lines without a step */
+	int64_t records; /* loss records so far, for lines without a step */
+	/* The head's scan (log_infer): training records without a step, and
+	 * the fractional epoch the latest carried (the HF Trainer's dicts)
+	 * with its count, 0 none. */
+	int64_t stepless, rec_epoch_at;
+	double rec_epoch;
 	struct log_roles roles; /* the loops of the bars, the head's lines by role */
 	/* The training bar's counter the records took for their step. */
 	int64_t bar_taken, bar_steps;
@@ -774,6 +779,7 @@ static int log_infer(const struct rm_import_opts *opts, const char *path, struct
 	size_t cap = 1u << 20, have = 0, total = 0;
 	char *buf = rm_xmalloc(cap + 1);
 	uint64_t rows = 0;
+	int whole = 0; /* every line of the file was scanned */
 	for (;;) {
 		size_t got = fread(buf + have, 1, cap - have, fp);
 		have += got;
@@ -782,6 +788,7 @@ static int log_infer(const struct rm_import_opts *opts, const char *path, struct
 		if (eof && have && buf[have - 1] != '\n')
 			buf[have++] = '\n'; /* the last line, unended */
 		size_t used = scan_text(&r, buf, have, in, SCAN_ROWS, &rows);
+		whole = eof && used == have && rows < SCAN_ROWS;
 		if (eof || rows >= SCAN_ROWS || total >= SCAN_BYTES)
 			break;
 		if (!used && have == cap) /* a line longer than the buffer */
@@ -792,7 +799,7 @@ static int log_infer(const struct rm_import_opts *opts, const char *path, struct
 	fclose(fp);
 	free(buf);
 	rm_infer_decide(in, g);
-	rm_log_roles_decide(&r.roles, g);
+	rm_log_roles_decide(&r.roles, whole, g);
 	log_reader_release(&r);
 	rm_infer_free(in);
 	return RM_OK;
@@ -824,7 +831,7 @@ static int log_read(struct rm_store *st, const struct rm_import_opts *opts, cons
 	for (size_t i = first; !rc && i < rep->n; i++)
 		rep->r[i].synthetic_steps |= r.records        ? (opts->log_every > 0 ? 4 : 1)
 		                             : r.bar_steps    ? 2
-		                             : r.conf_records ? 3
+		                             : r.conf_records ? (g.interval_from_total ? 5 : 3)
 		                                              : 0;
 	log_reader_release(&r);
 	rm_guess_release(&g);

@@ -209,9 +209,14 @@ struct log_roles {
 	} tpl[LOG_TEMPLATES];
 	int ntpl;
 	/* What a banner or a config dump said: the logging interval
-	 * (logging_steps) and the run's optimizer steps (the HF Trainer's
-	 * "Total optimization steps"), 0 unsaid. */
-	int64_t logging_steps, total_steps;
+	 * (logging_steps), the run's optimizer steps (the HF Trainer's
+	 * "Total optimization steps") and its epochs ("Num Epochs"), 0
+	 * unsaid. */
+	int64_t logging_steps, total_steps, num_epochs;
+	/* Training records without a step, and the fractional epoch the
+	 * latest carried (the HF Trainer's dicts) with its count, 0 none. */
+	int64_t stepless, rec_epoch_at;
+	double rec_epoch;
 };
 /* The loop of a bar's frame: the passes it made before (an epoch no line
  * names), -1 for a bar without a total, -2 for another loop than the
@@ -220,8 +225,13 @@ int64_t rm_log_bar_loop(struct log_roles *r, const struct log_bar *b, const stru
 /* The head's scan: a record ll of line's text. */
 void rm_log_roles_count(struct log_roles *r, const struct log_line *ll, const char *line, size_t len);
 /* After the head's scan: the training bar's total, whether keyed lines
- * train, and the summaries' templates, into g. */
-void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g);
+ * train, the summaries' templates and, where the head is the whole file
+ * (whole), the interval its banner's total steps give, into g. */
+void rm_log_roles_decide(const struct log_roles *r, int whole, struct rm_guess *g);
+/* The logging interval the banner's total steps over the stepless records
+ * gives, checked against their epochs (log_roles.c); 0 when they do not
+ * say one. For a head read whole. */
+int64_t rm_log_roles_interval(const struct log_roles *r);
 /* The head's scan: any line's text, for what a banner says. */
 void rm_log_roles_banner(struct log_roles *r, const char *s, size_t n);
 /* Is line of a template g holds for a summary? */

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -115,8 +116,36 @@ static uint64_t eval_values(const struct log_line *ll)
 	return h;
 }
 
+/* A training record of the head without a step, and its epoch: the
+ * head's scan reads names only (the mapper decides later), so this is the
+ * shape of the HF Trainer's dicts, a "loss" with no step name beside it. */
+static void count_stepless(struct log_roles *r, const struct log_line *ll)
+{
+	static const char *const steps[] = {"step", "steps", "global_step", "_step", "iter", "iteration", NULL};
+	double epoch = NAN, v;
+	int loss = 0;
+	if (ll->eval || ll->bar)
+		return;
+	for (size_t i = 0; i < ll->row.n; i++) {
+		const struct rm_field *f = &ll->row.f[i];
+		if (rm_log_word_in(f->key, f->klen, steps))
+			return;
+		loss |= f->klen == 4 && !memcmp(f->key, "loss", 4);
+		if (f->klen == 5 && !memcmp(f->key, "epoch", 5) && rm_field_num(f, &v) == 1 && v > 0 && v < 1e9)
+			epoch = v;
+	}
+	if (!loss)
+		return;
+	r->stepless++;
+	if (isfinite(epoch)) {
+		r->rec_epoch = epoch;
+		r->rec_epoch_at = r->stepless;
+	}
+}
+
 void rm_log_roles_count(struct log_roles *r, const struct log_line *ll, const char *line, size_t len)
 {
+	count_stepless(r, ll);
 	int loss = 0, eval = 0;
 	for (size_t i = 0; i < ll->row.n; i++) {
 		const struct rm_field *f = &ll->row.f[i];
@@ -192,7 +221,7 @@ static int64_t training_total(const struct log_roles *r)
 	return r->nloops > 1 ? r->loop[best].total : 0;
 }
 
-void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g)
+void rm_log_roles_decide(const struct log_roles *r, int whole, struct rm_guess *g)
 {
 	g->bar_total = training_total(r);
 	/* Loss lines beside a val_ key whose value most of them repeat from
@@ -204,6 +233,10 @@ void rm_log_roles_decide(const struct log_roles *r, struct rm_guess *g)
 	 * evaluation batches. */
 	g->keyed_train = r->keyed_lines >= 2 && r->carried * 2 >= r->keyed_lines;
 	g->logging_steps = r->logging_steps;
+	/* a head read whole may say the interval by its banner's total (the
+	 * reader's bar and --log-every still come first) */
+	if (!g->logging_steps && whole && (g->logging_steps = rm_log_roles_interval(r)) > 0)
+		g->interval_from_total = 1;
 	find_summaries(r, g);
 }
 
@@ -236,4 +269,37 @@ void rm_log_roles_banner(struct log_roles *r, const char *s, size_t n)
 		r->logging_steps = v;
 	if (!r->total_steps && (v = number_after(s, n, "Total optimization steps")) > 0)
 		r->total_steps = v;
+	if (!r->num_epochs && (v = number_after(s, n, "Num Epochs")) > 0)
+		r->num_epochs = v;
+}
+
+/* Lines without a step, no bar and no config interval, read whole: the
+ * HF Trainer logs at every multiple of logging_steps k up to its banner's
+ * "Total optimization steps" T, so R records say floor(T / k) = R, true of
+ * the k in (T / (R + 1), T / R]. One k there is the interval; several are
+ * told apart by the last record's fractional epoch against the banner's
+ * "Num Epochs" E (k ~ epoch x T / (E x R), the epoch rounded to 2
+ * places), which must agree with the k taken when it is logged. 0: the
+ * file does not say. */
+int64_t rm_log_roles_interval(const struct log_roles *r)
+{
+	int64_t T = r->total_steps, R = r->stepless;
+	if (T <= 0 || R <= 0 || R > T)
+		return 0;
+	int64_t lo = T / (R + 1) + 1, hi = T / R;
+	if (lo > hi)
+		return 0;
+	int64_t k = lo == hi ? lo : 0;
+	if (r->rec_epoch_at > 0 && r->num_epochs > 0) {
+		double per_epoch = (double)T / (double)r->num_epochs;
+		double est = r->rec_epoch * per_epoch / (double)r->rec_epoch_at;
+		double slack = 0.5 + 0.005 * per_epoch / (double)r->rec_epoch_at;
+		if (!k) {
+			k = (int64_t)llround(est);
+			k = k < lo ? lo : k > hi ? hi : k;
+		}
+		if (fabs((double)k - est) > slack)
+			return 0; /* the epochs say another interval, or the banner another run */
+	}
+	return k;
 }
