@@ -211,7 +211,11 @@ struct rm_resets_result {
 	struct rm_spike list[RM_MAX_LIST];
 	size_t bucket_tested;    /* onsets tested by bucket: those no save, epoch or schedule change clearly explains */
 	size_t with_composition; /* onsets at points whose batches were recorded */
-	double length_z;         /* the tested onsets' mean log batch length against all points', in SEs */
+	/* The points' compositions could not show a bucket: even onsets all at
+	 * the points richest in one bucket would not be enriched there (each
+	 * point averages steps holding every bucket in proportion). */
+	int bucket_blind;
+	double length_z; /* the tested onsets' mean log batch length against all points', in SEs */
 	int k;
 	int bucket[RM_MAX_BUCKETS];
 	size_t bucket_spikes[RM_MAX_BUCKETS];

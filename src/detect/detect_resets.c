@@ -358,6 +358,26 @@ static void onset_counts(const struct rm_prepared *p, const struct onset *ev, si
 	}
 }
 
+/* Could S onsets show bucket b at all? The most they could hold of it is
+ * the sum of the S largest shares of b among the points (a histogram of
+ * the shares, in hundredths, summed from the top); that count's binomial
+ * tail against b's share of the points says whether any placement could
+ * be significant. */
+static int bucket_visible(const struct rm_prepared *p, int b, double S, double share)
+{
+	size_t hist[101] = {0};
+	for (size_t j = 0; j < p->n; j++)
+		if (p->dom[j] >= 0)
+			hist[(int)lround(100 * rm_prepared_share(p, j, b))]++;
+	double left = S, most = 0;
+	for (int h = 100; h >= 0 && left > 0; h--) {
+		double take = fmin(left, (double)hist[h]);
+		most += take * h / 100.0;
+		left -= take;
+	}
+	return rm_binom_sf(most, S, share) < EXPLAINED_P;
+}
+
 static double chi2_cell(double observed, double expected)
 {
 	return expected > 0 ? (observed - expected) * (observed - expected) / expected : 0;
@@ -408,6 +428,10 @@ static void onsets_by_bucket(const struct rm_prepared *p, const struct onset *ev
 		chi2 += chi2_cell(pool_o, S * pool_share) + chi2_cell(pool_n, (tot - S) * pool_share);
 		cells++;
 	}
+	int visible = 0;
+	for (int b = 0; b < p->k && !visible; b++)
+		visible = npts[b] > 0 && bucket_visible(p, b, S, npts[b] / tot);
+	r->bucket_blind = !visible;
 	r->chi2 = chi2;
 	r->chi2_df = cells > 1 ? cells - 1 : 0;
 	r->chi2_p = cells > 1 ? rm_chi2_sf(chi2, r->chi2_df) : 1;

@@ -179,10 +179,19 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 		break;
 	}
 	case RM_H_INSTABILITY:
-		snprintf(buf, n,
-		         "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
-		         " epoch or schedule change: genuine instability",
-		         re->spikes, re->spikes_2x);
+		if (d->has_buckets && re->bucket_blind)
+			snprintf(
+			    buf, n,
+			    "%zu loss resets (%zu of them at least twice their baseline) follow no checkpoint, epoch"
+			    " or schedule change; whether they begin in one bucket cannot be told: each point"
+			    " averages %.0f steps that hold every bucket alike (log the loss every step to tell)",
+			    re->spikes, re->spikes_2x, re->interval);
+		else
+			snprintf(
+			    buf, n,
+			    "%zu loss resets (%zu of them at least twice their baseline) follow no bucket, checkpoint,"
+			    " epoch or schedule change: genuine instability",
+			    re->spikes, re->spikes_2x);
 		break;
 	default: snprintf(buf, n, "%s", rm_hypothesis_name(h));
 	}
@@ -441,6 +450,9 @@ static void cause_fixes(const struct rm_diagnosis *d, enum rm_hypothesis h, cons
 			    " epoch (long, truncated or mislabelled ones)");
 		break;
 	case RM_H_INSTABILITY:
+		if (d->has_buckets && d->resets.bucket_blind)
+			ADD("log the loss every step (or lengths with it) so the resets can be placed in a bucket or"
+			    " ruled out of all: each logged point now averages every bucket alike");
 		ADD("lower the learning rate or its peak, clip gradients, and look for bad samples at the"
 		    " spike steps");
 		break;
