@@ -131,13 +131,22 @@ static void cause_summary(const struct rm_diagnosis *d, enum rm_hypothesis h, ch
 			         "length ramps: max_len falls in %.0f%% of consecutive batches with a period of %d"
 			         " batches (group_by_length megabatches), and the loss saw-tooths with it",
 			         100 * d->ladder.ramp_desc_share, d->ladder.ramp_period);
-		else
+		else {
+			/* "lockstep" only when the ranks nearly always share a bucket;
+			 * else the share they do (issue 65.4) */
+			char ranks[96] = "";
+			if (mx->shape == RM_MIX_LOCKSTEP && mx->concordance >= 0.9)
+				snprintf(ranks, sizeof(ranks), ", ranks in lockstep on one bucket");
+			else if (mx->shape == RM_MIX_LOCKSTEP)
+				snprintf(ranks, sizeof(ranks), ", the ranks on one bucket together on %.0f%% of steps",
+				         100 * mx->concordance);
 			snprintf(buf, n,
 			         "homogeneous batching%s: %.0f same-bucket streaks where random order gives %.0f"
 			         " (z = %.1f: fewer, longer streaks than random)%s%s",
-			         mx->shape == RM_MIX_LOCKSTEP ? ", ranks in lockstep on one bucket" : "", ru->runs,
-			         ru->expected, ru->z, d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
+			         ranks, ru->runs, ru->expected, ru->z,
+			         d->ladder.flagged ? "; the reported loss climbs in ladders" : "",
 			         re->cluster_by_bucket ? "; loss resets cluster by bucket" : "");
+		}
 		break;
 	case RM_H_BUCKET_RESETS: {
 		int b = top_enriched(re);

@@ -175,7 +175,10 @@ if run == "ranks4":
     assert "tokens (max_len)" in legend and "max_len in" not in legend, legend
     rows = re.findall(r"<g class='rank' data-rank='\d'>(.*?)</g>", ranks)
     assert len(rows) == 4 and all(r.count("<rect") >= 200 for r in rows), "no row per rank"
-    assert "ranks in lockstep" in h, "the verdict's ranks"
+    # megabatches on 4 ranks share a bucket on about two steps in three:
+    # the verdict says that share, "lockstep" only when nearly always
+    # (issue 65.4; the rank chart's caption explains lockstep anyway)
+    assert re.search(r"the ranks on one bucket together on \d+% of steps", h), "the verdict's ranks"
     assert len(outlines) == 8 and max(outlines) - min(outlines) > 300, ("run outlines piled up", outlines)
 else:
     assert not ranks, "a ranks chart for one rank"
