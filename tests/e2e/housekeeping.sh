@@ -51,6 +51,11 @@ grep -q "there is a run 'acme/llm/c2' already" "$tmp/err" || fail "mv taken: $(c
 if "$runmon" --db "$db" mv d bad/name 2>"$tmp/err"; then fail "mv to a two-part name exited 0"; fi
 grep -q "'bad/name' is not a run name" "$tmp/err" || fail "mv bad: $(cat "$tmp/err")"
 if "$runmon" --db "$db" mv d 2>/dev/null; then fail "mv with one name exited 0"; fi
+# an empty part of a W&B path is no name (issue 67's mutant took 'acme//x')
+for bad in 'acme//x' '/llm/x' 'acme/llm/'; do
+	if "$runmon" --db "$db" mv d "$bad" 2>"$tmp/err"; then fail "mv to '$bad' exited 0"; fi
+	grep -q "'$bad' is not a run name" "$tmp/err" || fail "mv '$bad': $(cat "$tmp/err")"
+done
 [ "$(count runs)" = 2 ] || fail "a refused mv changed the runs"
 
 # demo without --db: its own file beside the default database, said so.

@@ -313,4 +313,24 @@ grep -q "6 steps replaced the rows .*a.log gave this run (--replace)" "$tmp/out"
 grep -q "continues the run past its last step (100, from " "$tmp/out" || fail "continuation: $(cat "$tmp/out")"
 [ "$(sqlite3 "$odb" "SELECT COUNT(*) FROM steps")" = 14 ] || fail "continuation: steps"
 
+# One frame after a carriage return is a line, not a redrawn bar: two
+# lines alike are two records (issue 67: the mutant that took a lone \r
+# frame for a redraw dropped the second).
+printf '\rtrain loss: 0.5000\n\rtrain loss: 0.5000\n\rtrain loss: 0.4000\n' >"$tmp/cr1.log"
+"$runmon" --db "$tmp/cr1.db" import --run cr1 --log-every 10 "$tmp/cr1.log" >/dev/null || fail "lone CR frames: import"
+[ "$(sqlite3 "$tmp/cr1.db" "SELECT group_concat(step || ':' || loss, ' ') FROM (SELECT * FROM steps ORDER BY step)")" = "10:0.5 20:0.5 30:0.4" ] \
+	|| fail "lone CR frames: $(sqlite3 "$tmp/cr1.db" "SELECT step, loss FROM steps")"
+
+# A run replaced by a simulation loses every row of its old source: rank
+# losses and the other losses too (issue 67: a clear that kept rank_losses
+# left another run's losses under the new one).
+cdb=$tmp/clear.db
+"$runmon" --db "$cdb" import --run cl "$data/logs/icefall.log" "$data/logs/fairseq-hydra.log" >/dev/null || fail "clear: import"
+[ "$(sqlite3 "$cdb" "SELECT (SELECT COUNT(*) FROM rank_losses) > 0 AND (SELECT COUNT(*) FROM other_losses) > 0")" = 1 ] \
+	|| fail "clear: the fixtures hold no rank or other losses"
+"$runmon" --db "$cdb" simulate --steps 500 --run cl --replace >/dev/null || fail "clear: simulate --replace"
+for t in rank_losses other_losses; do
+	[ "$(sqlite3 "$cdb" "SELECT COUNT(*) FROM $t")" = 0 ] || fail "clear: $t keeps rows of the replaced run"
+done
+[ "$(sqlite3 "$cdb" "SELECT COUNT(*) FROM steps")" = 500 ] || fail "clear: the simulation's own steps"
 echo "e2e import: all checks passed"

@@ -53,6 +53,11 @@ d=$tmp/independent/one.json
 [ "$(j "$d" 'd["verdict"]["hypothesis"]')" = "homogeneous batching" ] || fail "independent: hypothesis"
 [ "$(j "$d" 'd["severity"]')" = warn ] || fail "independent: severity $(j "$d" 'd["severity"]')"
 j "$d" 'd["verdict"]["summary"]' | grep -q "^each rank streaks, the global step mixes them" || fail "independent: summary"
+# the drift says how far (its total variation against a random order's)
+# and how long (issue 67: a mutant that dropped either kept every test green)
+j "$d" 'd["verdict"]["summary"]' |
+	grep -q "the composition drifts: windows of [0-9]* steps stray from the run's proportions by a total variation of [0-9.]* where a random order of the steps gives [0-9.]*, for ~[0-9]* steps at a time" ||
+	fail "independent: drift words: $(j "$d" 'd["verdict"]["summary"]')"
 j "$d" '" ".join(d["verdict"]["fix"])' | grep -q "interleave per rank" || fail "independent: fix"
 [ "$(j "$d" 'd["mixture"]["ranks"], d["mixture"]["ranks_streaking"], d["runs_test"]["sequences"]')" = "(4, 4, 4)" ] ||
 	fail "independent: ranks"

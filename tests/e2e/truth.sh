@@ -71,8 +71,18 @@ PY
 grep -q "ALERT critical nan RunmonDivergence: the loss diverges at step 19000" "$tmp/w" || fail "no divergence alert"
 sim --strategy interleaved --steps 20000 --diverge explode --run boom
 [ "$(rc "$runmon" --db "$db" diagnose boom)" = 1 ] || fail "exploding run: exit"
-grep -q "^VERDICT  critical: the loss diverges at step 190[0-9][0-9]: it explodes" "$tmp/out" \
+grep -q "^VERDICT  critical: the loss diverges at step 190[0-9][0-9]: it explodes to [0-9.e+]*, [0-9]*x the median loss before" "$tmp/out" \
 	|| fail "exploding run: $(grep VERDICT "$tmp/out")"
+# its peak is the largest loss of the tail, never NaN (issue 67's mutant)
+rc "$runmon" --db "$db" diagnose boom --json >/dev/null
+python3 - "$tmp/out" "$db" <<'PY' || fail "exploding run's peak: $(grep -o '"divergence": {[^}]*}' "$tmp/out")"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))["divergence"]
+top = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT MAX(loss) FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = 'boom') AND step >= ?",
+    (d["first_step"],)).fetchone()[0]
+assert d["peak"] is not None and abs(d["peak"] - top) <= 1e-9 * top, (d["peak"], top)
+PY
 
 # 5. Lengths without bucket ids: the sampler's own boundaries, and two runs
 # compared by one bucketing.

@@ -1187,6 +1187,44 @@ static void compare_levels_both_ways(void **state)
 	assert_true(c.worse);
 }
 
+/* The adjusted loss is worse only beyond its noise (issue 67's mutant
+ * called a change within it worse): a rise of 1.5% whose ten segments
+ * scatter by +-6% is within two standard errors and not worse; the same
+ * rise held steadily is, and so is 3%; a steady 0.5% is below the 1%
+ * floor. */
+static void adjusted_worse_beyond_noise(void **state)
+{
+	(void)state;
+	static const struct {
+		double rise, scatter;
+		int worse;
+	} cases[] = {{0.015, 0.06, 0}, {0.015, 0, 1}, {0.03, 0.005, 1}, {0.005, 0, 0}, {-0.03, 0, 0}};
+	struct rm_diagnosis a, b;
+	struct rm_comparison c;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		verdict_only(&a, RM_H_CHECKPOINT, RM_SEV_NONE, 1000);
+		verdict_only(&b, RM_H_CHECKPOINT, RM_SEV_NONE, 1000);
+		struct rm_diagnosis *d[2] = {&a, &b};
+		for (int r = 0; r < 2; r++) {
+			d[r]->points = 1000;
+			d[r]->first_step = d[r]->curves.first_step = 0;
+			d[r]->last_step = d[r]->curves.last_step = 999;
+			d[r]->curves.bins = RM_CURVE_BINS;
+			for (int k = 0; k < RM_CURVE_BINS; k++) {
+				d[r]->curves.adjusted[k] = 2.0;
+				d[r]->curves.length_adjusted[k] = NAN;
+			}
+		}
+		for (int k = 0; k < RM_CURVE_BINS; k++) /* 4 bins a segment; segments alternate up and down */
+			b.curves.adjusted[k] = 2.0 * (1 + cases[i].rise + ((k / 4) % 2 ? 1 : -1) * cases[i].scatter);
+		rm_compare(&a, &b, &c);
+		assert_true(c.adjusted_judged);
+		if (c.adjusted_worse != cases[i].worse || c.worse != cases[i].worse)
+			fail_msg("rise %.3f scatter %.3f: change %.4f (se %.4f), worse %d, want %d", cases[i].rise,
+			         cases[i].scatter, c.adjusted_change, c.adjusted_se, c.adjusted_worse, cases[i].worse);
+	}
+}
+
 /* What the charts draw holds every point (issue 48): each bucket that has
  * a loss point has a band somewhere, every reset and ladder is in its
  * column whatever the count, and each strip cell's shares add up to one;
@@ -2024,6 +2062,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(runs_of_a_known_sequence),
 	    cmocka_unit_test(split_recovers_levels),
 	    cmocka_unit_test(reading_joins_each_point),
+	    cmocka_unit_test(adjusted_worse_beyond_noise),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
 	    cmocka_unit_test(split_on_each_ranks_loss),
 	    cmocka_unit_test(fixed_order_across_epochs),
