@@ -856,6 +856,33 @@ static void no_batch_composition(void **state)
 	simrun_free(&r);
 }
 
+/* Two level shifts are no braid (issue 67's mutant read them as one): the
+ * loss alone at 1.0, then 1.4 for 800 steps (shorter than the trend's
+ * window, so the residual keeps it), then 1.0 again, visits its levels in 3
+ * runs, fewer than a level must recur in (5); a chunked order's blocks
+ * recur far more often and stay suspected (no_batch_composition above). */
+static void two_level_shifts_are_no_braid(void **state)
+{
+	(void)state;
+	enum { N = 6000 };
+	static int64_t step[N];
+	static double loss[N];
+	struct rm_rng rng = {5};
+	for (size_t t = 0; t < N; t++) {
+		step[t] = (int64_t)t;
+		loss[t] = (t >= 2600 && t < 3400 ? 1.4 : 1.0) * (1 + 0.03 * rm_rng_normal(&rng));
+	}
+	struct rm_series s = {.n = N, .step = step, .loss = loss};
+	struct rm_detect_opts o;
+	struct rm_diagnosis d;
+	rm_detect_opts_default(&o);
+	rm_detect_all(&s, &o, &d);
+	assert_false(d.suspected);
+	assert_true(d.severity <= RM_SEV_INFO);
+	assert_true(d.split.levels < 2);
+	rm_diagnosis_release(&d);
+}
+
 static void same_seed_same_answer(void **state)
 {
 	struct rm_diagnosis a, b;
@@ -2063,6 +2090,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(split_recovers_levels),
 	    cmocka_unit_test(reading_joins_each_point),
 	    cmocka_unit_test(adjusted_worse_beyond_noise),
+	    cmocka_unit_test(two_level_shifts_are_no_braid),
 	    cmocka_unit_test(split_flags_a_moderate_effect),
 	    cmocka_unit_test(split_on_each_ranks_loss),
 	    cmocka_unit_test(fixed_order_across_epochs),
