@@ -131,6 +131,31 @@ for bad in "demo-random" "demo-random demo-homogeneous --format md" "--all" \
 		grep -q "overlay wants 2 to 4 named runs and an HTML report" "$tmp/err" || fail "report --overlay $bad: $(cat "$tmp/err")"
 done
 
+# Run names of HTML's and Markdown's own characters stay text in the
+# comparison's tables and in the overlay's data-name (issue 67: mutants that
+# stopped escaping either kept every test green).
+for n in 'a<i>'"'"'"&|z' 'b<i>'"'"'"&|z'; do
+	"$runmon" --db "$db" simulate --steps 1000 --seed 3 --run "$n" >/dev/null || fail "simulate '$n'"
+done
+rc "$runmon" --db "$db" report --compare 'a<i>'"'"'"&|z' 'b<i>'"'"'"&|z' -o "$tmp/esc.html" >/dev/null
+rc "$runmon" --db "$db" report --overlay 'a<i>'"'"'"&|z' 'b<i>'"'"'"&|z' -o "$tmp/eso.html" >/dev/null
+rc "$runmon" --db "$db" report --compare 'a<i>'"'"'"&|z' 'b<i>'"'"'"&|z' --format md -o "$tmp/esc.md" >/dev/null
+python3 - "$tmp/esc.html" "$tmp/eso.html" "$tmp/esc.md" <<'PY' || fail "hostile run names in compare and overlay"
+import html, re, sys
+names = ["a<i>'\"&|z", "b<i>'\"&|z"]
+for path in sys.argv[1:3]:
+    text = open(path).read()
+    assert "<i>" not in text, (path, "a raw <i> from a run name")
+    assert "a&lt;i&gt;" in text, (path, "the name, escaped")
+ov = open(sys.argv[2]).read()
+got = [html.unescape(v) for v in re.findall(r"data-name='([^']*)'", ov)]
+assert got[:2] == names, got
+md = open(sys.argv[3]).read()
+row = next(l for l in md.splitlines() if l.startswith("| run |"))
+cells = re.split(r"(?<!\\)\|", row.strip())[1:-1]
+assert len(cells) == 4 and "\\|" in row, row
+PY
+
 rc "$runmon" --db "$db" report --compare demo-homogeneous demo-interleaved --format md -o "$tmp/r.md" >/dev/null
 grep -q "^## Compared: before and after" "$tmp/r.md" || fail "report --compare md"
 grep -q "^| loss resets | [0-9]*\(, clustered by bucket\)\{0,1\} | 0 |" "$tmp/r.md" || fail "md table: $(grep resets "$tmp/r.md")"
