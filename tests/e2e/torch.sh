@@ -56,6 +56,9 @@ for order in sorted stride; do
 		[ "$(field "$tmp/out" join.points)" = 200 ] && [ "$(field "$tmp/out" join.with_batches)" = 200 ] \
 			&& [ "$(field "$tmp/out" join.loss_first_step)" = "$first" ] \
 			&& [ "$(field "$tmp/out" join.loss_last_step)" = "$last" ] || fail "$run: join $(field "$tmp/out" join)"
+		# each point at its own step: first, first + 5, ..., last
+		[ "$(sqlite3 "$db" "SELECT COUNT(DISTINCT s.step) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = '$run' AND (s.step - $first) % 5 = 0")" = 200 ] \
+			|| fail "$run: points off the every-5 grid from $first"
 		# a reading the evidence decides is the true one; where it cannot
 		# decide, the starting point (a _step key's convention, else the
 		# mean) is said as such
