@@ -145,6 +145,20 @@ tb --cut 9 short.jsonl cut.tfevents
 "$runmon" --db c.db import --run f cut.tfevents >out || fail "cut: $(cat out)"
 grep -q "the last [0-9]* bytes are an incomplete record" out || fail "cut: $(cat out)"
 [ "$(q c.db "SELECT COUNT(*) FROM steps")" -ge 399 ] || fail "cut lost steps"
+# Cut one byte into the data's checksum: that record is the incomplete
+# tail, never framed past the file's end (issue 67's mutant over-read the
+# heap, which ASan reports).
+tb --cut 3 short.jsonl crc.tfevents
+"$runmon" --db crc.db import --run f crc.tfevents >out || fail "cut into the CRC: $(cat out)"
+grep -q "the last [0-9]* bytes are an incomplete record" out || fail "cut into the CRC: $(cat out)"
+[ "$(q crc.db "SELECT COUNT(*) FROM steps")" = 400 ] || [ "$(q crc.db "SELECT COUNT(*) FROM steps")" = 399 ] ||
+	fail "cut into the CRC: $(q crc.db "SELECT COUNT(*) FROM steps") steps"
+# A tensor of two values is no scalar: the loss is never its first value
+# (issue 67's mutant took it as one).
+tb --vector train/loss short.jsonl vec.tfevents
+"$runmon" --db vec.db import --run v vec.tfevents >out 2>&1 || true
+[ "$(q vec.db "SELECT COUNT(*) FROM steps WHERE loss IS NOT NULL" 2>/dev/null || echo 0)" = 0 ] ||
+	fail "a [2] tensor read as the loss: $(q vec.db "SELECT step, loss FROM steps LIMIT 3")"
 # A stream is spooled and read like a file (binary, yet not refused).
 "$runmon" --db st.db import --run piped - <simple.tfevents >out || fail "stdin: $(cat out)"
 [ "$(q st.db "SELECT COUNT(*) FROM steps")" = 400 ] || fail "stdin"

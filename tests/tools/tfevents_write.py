@@ -22,6 +22,8 @@ Usage: tfevents_write.py [options] IN.jsonl OUT
   --hparams            Lightning's metadata-only hparams values first
   --histogram          a histogram value at the first step (not a scalar)
   --repeat TAG         write TAG twice at each step it has (Lightning's epoch)
+  --vector TAG         write TAG as a tensor of two floats (shape [2]: the
+                       value and twice it), which is no scalar
   --damage N           flip a byte in record N's data (its checksum fails)
   --damage-length N    flip a byte in record N's length
   --cut BYTES          leave off the last BYTES bytes (a writer killed)
@@ -103,6 +105,13 @@ def tensor(form, v):
     raise SystemExit("unknown --form " + form)
 
 
+def vector_value(tag, v):
+    # TensorShapeProto dim 2 {size 1: 2}: a tensor of two floats, packed
+    shape = f_bytes(2, f_bytes(2, f_varint(1, 2)))
+    t = f_varint(1, DT_FLOAT) + shape + f_bytes(5, struct.pack("<ff", v, 2 * v))
+    return f_bytes(1, tag.encode()) + f_bytes(8, t)
+
+
 def scalar_metadata():
     # SummaryMetadata: plugin_data 1 {plugin_name 1}, data_class 4 = SCALAR (1)
     return f_bytes(9, f_bytes(1, f_bytes(1, b"scalars")) + f_varint(4, 1))
@@ -146,7 +155,8 @@ def frame(data):
 
 
 def main(argv):
-    opts = {"form": "simple", "repeat": None, "damage": None, "damage_length": None, "cut": 0, "wall": "1.7e9"}
+    opts = {"form": "simple", "repeat": None, "vector": None, "damage": None, "damage_length": None, "cut": 0,
+            "wall": "1.7e9"}
     flags = set()
     args = []
     i = 0
@@ -181,7 +191,9 @@ def main(argv):
                 continue
             times = 2 if tag == opts["repeat"] else 1
             for _ in range(times):
-                records.append(event(wall + n * 0.5, step, [value(tag, float(v), opts["form"], tag not in seen)]))
+                val = vector_value(tag, float(v)) if tag == opts["vector"] else value(tag, float(v), opts["form"],
+                                                                                       tag not in seen)
+                records.append(event(wall + n * 0.5, step, [val]))
                 seen.add(tag)
     blob = bytearray()
     offsets = []
