@@ -112,6 +112,14 @@ grep -q "run 'exp1-version_1': .* 400 steps" out || fail "dir (a version_N goes 
 	fail "two files of one run differ from one"
 "$runmon" --db t2.db import --run mine tb/exp1/version_1 >/dev/null && [ "$(q t2.db "SELECT name FROM runs")" = mine ] ||
 	fail "--run on a directory"
+# --run on a tree prefixes each run's own name (issue 67's mutant appended
+# it), and a file named from its own directory ("./events...") takes the
+# directory's name, never "." (another mutant).
+"$runmon" --db t3.db import --run mine tb >/dev/null || fail "--run on a tree"
+[ "$(q t3.db "SELECT group_concat(name, ' ') FROM (SELECT name FROM runs ORDER BY name)")" = "mine-exp1-version_0 mine-exp1-version_1 mine-exp2-version_0" ] ||
+	fail "--run on a tree: $(q t3.db 'SELECT name FROM runs')"
+(cd tb/exp2/version_0 && "$runmon" --db "$PWD/../../../t4.db" import ./events.out.tfevents.1000.host.1.0 >/dev/null) || fail "./events"
+[ "$(q t4.db "SELECT name FROM runs")" = exp2-version_0 ] || fail "./events named: $(q t4.db 'SELECT name FROM runs')"
 # diagnose reads an event directory (or file) first; a tree of several runs
 # is stored and its runs named.
 "$runmon" --db dg.db diagnose runs/sick >out 2>&1 || [ $? = 1 ] || fail "diagnose DIR: $(cat out)"
@@ -133,7 +141,7 @@ tb --damage 50 short.jsonl dmg.tfevents
 grep -q "dmg.tfevents: record 50: the record's checksum does not match" err || fail "damaged data: $(cat err)"
 [ "$(q x.db "SELECT COUNT(*) FROM runs")" = 0 ] || fail "a damaged import left a run"
 "$runmon" --db x.db import --skip-bad --run f dmg.tfevents >out || fail "--skip-bad: $(cat out)"
-grep -q "skipped 1 bad record" out || fail "--skip-bad: $(cat out)"
+grep -q "skipped 1 bad record (50); first: the record.s checksum does not match" out || fail "--skip-bad names the record: $(cat out)"
 "$runmon" --db x.db import --run g simple.tfevents >/dev/null
 tb --damage-length 60 short.jsonl dmglen.tfevents
 "$runmon" --db x.db import --run f dmglen.tfevents >out 2>err && fail "damaged length accepted"
