@@ -171,12 +171,18 @@ static int lite_open_at(struct rm_db *db, int max_version, unsigned flags, struc
 	 * retried as long as the busy timeout would have waited. */
 	double give_up = rm_monotonic() + 10;
 	int rc;
+	/* RUNMON_TEST_OPEN_BUSY=N (tests only): the first N tries answer BUSY,
+	 * as a file another process is turning to WAL does */
+	const char *fake = getenv("RUNMON_TEST_OPEN_BUSY");
+	long fake_busy = fake ? strtol(fake, NULL, 10) : 0;
 	for (int delay = 2;; delay = delay < 64 ? delay * 2 : 64) {
-		rc = configure(db, max_version, err);
+		rc = fake_busy-- > 0 ? OPEN_BUSY : configure(db, max_version, err);
 		if (rc != OPEN_BUSY)
 			break;
 		if (rm_monotonic() > give_up) {
-			rc = RM_E_STORE;
+			rc = rm_err_set(err, RM_E_STORE,
+			                "database '%s' stayed busy for 10 s while opening (another process holds it)",
+			                db->name);
 			break;
 		}
 		sqlite3_sleep(delay);

@@ -269,4 +269,9 @@ for i in 1 2 3 4; do
 done
 [ "$(q four.db "SELECT COUNT(*) FROM steps")" = 8000 ] || fail "four writers: $(q four.db "SELECT COUNT(*) FROM steps") rows"
 
+# Opening a new file that answers BUSY (another process turning it to WAL)
+# is retried, not failed (issue 67's mutant stopped retrying; the race is
+# rare, so RUNMON_TEST_OPEN_BUSY makes the first tries answer BUSY).
+RUNMON_TEST_OPEN_BUSY=3 "$runmon" --db busy.db import --run b four.jsonl >busy.out 2>&1 || fail "a BUSY open not retried: $(cat busy.out)"
+[ "$(q busy.db "SELECT COUNT(*) FROM steps")" = 2000 ] || fail "a BUSY open: rows"
 echo "faults: all checks passed"
