@@ -205,6 +205,11 @@ static void print_result(const struct rm_import_result *r)
 		       (unsigned long long)r->over_bounds);
 }
 
+/* Past this many points imported into a run, the join is left to
+ * diagnose: measuring it loads the run whole, and import's memory stays
+ * flat in the file's length (a 1M-line history with batch keys). */
+#define JOIN_AT_IMPORT_MAX 200000
+
 /* Each run the import touched that now holds losses and batches: how
  * they meet, and what each point will be read as (issue 64.3), the lines
  * diagnose prints. */
@@ -214,13 +219,25 @@ static void print_joins(struct rm_store *st, const struct rm_import_report *rep)
 	rm_analyze_opts_default(&o);
 	for (size_t i = 0; i < rep->n; i++) {
 		int seen = 0;
+		uint64_t steps = 0;
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = rep->r[k].run_id == rep->r[i].run_id;
+		for (size_t k = i; k < rep->n; k++)
+			steps += rep->r[k].run_id == rep->r[i].run_id ? rep->r[k].steps : 0;
 		struct rm_join j;
 		struct rm_reading_fit rf;
 		struct rm_err err;
 		char line[512];
-		if (seen || rm_analyze_join(st, rep->r[i].run_id, &o, &j, &rf, &err) || !j.batches || !j.points)
+		if (seen)
+			continue;
+		if (steps > JOIN_AT_IMPORT_MAX) {
+			printf("run '%s': diagnose measures how its %llu loss points meet its batches (import does not "
+			       "past"
+			       " %d, to keep its memory flat)\n",
+			       rm_tx(rep->r[i].run_name), (unsigned long long)steps, JOIN_AT_IMPORT_MAX);
+			continue;
+		}
+		if (rm_analyze_join(st, rep->r[i].run_id, &o, &j, &rf, &err) || !j.batches || !j.points)
 			continue;
 		printf("run '%s':\n", rm_tx(rep->r[i].run_name));
 		if (rm_explain_join(&j, line, sizeof(line)))
