@@ -446,7 +446,13 @@ rc "$runmon" --db "$db" diagnose read-one --loss-is mean >/dev/null
 grep -q "^each point is the mean of the steps since the previous point (a point every 10 steps; given with --loss-is)" "$tmp/out" \
 	|| fail "--loss-is mean: $(sed -n 3,5p "$tmp/out")"
 rc "$runmon" --db "$db" diagnose read-one --loss-is step --json >/dev/null
-[ "$(field "$tmp/out" reading.given)" = True ] || fail "--loss-is step: $(field "$tmp/out" reading)"
+[ "$(field "$tmp/out" reading.given)" = True ] && [ "$(field "$tmp/out" reading.is)" = step ] &&
+	[ "$(field "$tmp/out" reading.stamp_shift)" = 0 ] && [ "$(field "$tmp/out" reading.basis)" = given ] ||
+	fail "--loss-is step: $(field "$tmp/out" reading)"
+# a stamp as given is the batch's own step: each point meets its one batch
+[ "$(field "$tmp/out" join.with_batches)" = "$(field "$tmp/out" join.points)" ] &&
+	[ "$(field "$tmp/out" join.batches_with_loss)" = "$(field "$tmp/out" join.points)" ] ||
+	fail "--loss-is step joins: $(field "$tmp/out" join)"
 [ "$(rc "$runmon" --db "$db" diagnose read-one --loss-is sometimes)" = 2 ] || fail "--loss-is sometimes accepted"
 # In a chunked order one step's loss cannot be told from the mean of its
 # ten: the evidence does not decide, and diagnose says what it assumed

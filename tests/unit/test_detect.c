@@ -190,6 +190,20 @@ static void reading_joins_each_point(void **state)
 					assert_int_equal(c.bad, 0);
 				assert_int_equal(d.join.with_batches, m);
 				rm_diagnosis_release(&d);
+				if (way != 0 || strat[si] == RM_SIM_CHUNKED)
+					continue;
+				/* the reading given: one step's loss stamped as written,
+				 * each point on its own batch */
+				dopt.reading = RM_READ_STEP;
+				rm_detect_all(&s, &dopt, &d);
+				struct join_check g = {bucket, 0, 1, 1, 0};
+				rm_each_step_row(&s, &d, check_join, &g);
+				assert_true(d.reading.given && d.reading.basis == RM_BASIS_GIVEN);
+				assert_int_equal(g.bad, 0);
+				/* and the detectors read it so: the split the auto reading
+				 * found (R^2 near 0.5 in a mixed order), not a shifted join's */
+				assert_true(d.split.eta2 > 0.3);
+				rm_diagnosis_release(&d);
 			}
 }
 
