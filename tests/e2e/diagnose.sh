@@ -517,7 +517,7 @@ done
 # says the bucket cannot be told, never "genuine instability" (the resets
 # begin in bucket 5), with ids and with lengths only alike.
 for nb in "" --no-bucket; do
-	"$runmon" --db "$db" simulate --strategy interleaved --steps 20000 --seed 1 --spikes bucket $nb --log-every 10 \
+	"$runmon" --db "$db" simulate --strategy interleaved --steps 10000 --seed 1 --spikes bucket $nb --log-every 10 \
 		--run "blind$nb" >/dev/null || fail "simulate blind$nb"
 	rc "$runmon" --db "$db" diagnose "blind$nb" >/dev/null
 	grep -q "^VERDICT  warn: [0-9]* loss resets .*whether they begin in one bucket cannot be told: each point averages 10 steps" "$tmp/out" \
