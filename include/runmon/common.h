@@ -52,7 +52,8 @@ enum rm_exit {
 	RM_EXIT_FINDINGS = 1, /* findings at or above the failing severity */
 	RM_EXIT_USAGE = 2,    /* usage or input error */
 	RM_EXIT_NET = 3,      /* network or server error */
-	RM_EXIT_STORE = 4     /* database or file system error */
+	RM_EXIT_STORE = 4,    /* database or file system error */
+	RM_EXIT_PRICE = 5     /* compare: no worse in loss, but costlier beyond --max-cost */
 };
 
 /* What import accepts as one batch (a larger value is a bad line): 2^20

@@ -544,7 +544,29 @@ struct rm_hypothesis_change {
 	enum rm_delta change;
 };
 
+/* What a change may cost before compare calls it worse or a price. */
+struct rm_compare_tolerance {
+	double max_loss; /* the adjusted loss may rise this fraction (default 0.01) */
+	double max_cost; /* padding efficiency may fall this many points, tokens per
+	                    second this many percent (default 5) */
+};
+void rm_compare_tolerance_default(struct rm_compare_tolerance *t);
+
+/* The comparison in a word, weighing the loss side and the cost side. */
+enum rm_outcome {
+	RM_OUTCOME_NO_WORSE,       /* nothing resolved, nothing worse, no price */
+	RM_OUTCOME_RESOLVED,       /* a cause resolved or better, at no price beyond the tolerance */
+	RM_OUTCOME_PRICE,          /* nothing resolved, and it costs more */
+	RM_OUTCOME_RESOLVED_PRICE, /* resolved, but padding or throughput got worse beyond --max-cost */
+	RM_OUTCOME_WORSE,          /* a cause new or risen, or the adjusted loss rose beyond --max-loss */
+	RM_OUTCOME_COUNT
+};
+const char *rm_outcome_name(enum rm_outcome o);
+
 struct rm_comparison {
+	struct rm_compare_tolerance tol;
+	enum rm_outcome outcome;
+	int resolved;                                /* the verdict or a cause resolved or better */
 	enum rm_severity before, after;              /* the verdicts' levels */
 	enum rm_delta severity;                      /* and how the level changed */
 	struct rm_hypothesis_change hyp[RM_H_COUNT]; /* by hypothesis */
@@ -567,10 +589,22 @@ struct rm_comparison {
 	double adjusted_change, adjusted_se;
 	int adjusted_judged; /* neither run's buckets come in streaks, which confound the adjustment with the trend */
 	int adjusted_worse;
+	/* The cost side: each run's padding efficiency (percent) and tokens
+	 * per second (NaN unknown), the changes (points; a fraction), and
+	 * whether each fell beyond tol.max_cost. */
+	double efficiency[2], tokens_per_s[2];
+	double efficiency_change, tokens_per_s_change;
+	int cost_judged; /* each side holds RM_COMPARE_MIN_BATCHES batches with lengths */
+	int efficiency_worse, tokens_per_s_worse, cost_worse;
+	int efficiency_better, tokens_per_s_better;
 };
-#define RM_COMPARE_SEGMENTS 10
-/* What changed from a (before) to b (after). */
-void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c);
+#define RM_COMPARE_SEGMENTS    10
+#define RM_COMPARE_MIN_BATCHES 50
+/* What changed from a (before) to b (after), with tol (NULL: the defaults). */
+void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, const struct rm_compare_tolerance *tol,
+                struct rm_comparison *c);
+/* compare's exit status: 1 worse, 5 at a price, else 0. */
+int rm_compare_exit(const struct rm_comparison *c);
 
 /* The runs test alone (used by rm_detect_all and the tests). */
 void rm_detect_runs(const struct rm_series *s, const struct rm_detect_opts *o, struct rm_runs_result *r);

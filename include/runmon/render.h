@@ -181,7 +181,7 @@ struct rm_compare_rows {
 		int better;      /* for the better, by the same yardstick (the report colours both) */
 	} row[RM_COMPARE_ROWS];
 	char price[200];   /* "padding efficiency a% -> b%, ...", or empty when unknown */
-	char summary[512]; /* rm_compare_summary */
+	char summary[768]; /* rm_compare_summary */
 };
 void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparison *c, struct rm_compare_rows *r);
 /* The report's comparison section (nothing without r->compare), left

@@ -51,7 +51,7 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	char side_name[2][512];
 	struct rm_compare_side sides[2];
 	if (spec->compare && n == 2) {
-		rm_compare(&ds[0], &ds[1], &cmp);
+		rm_compare(&ds[0], &ds[1], NULL, &cmp);
 		for (int i = 0; i < 2; i++) {
 			rm_report_run_name(&infos[i], side_name[i], sizeof(side_name[i]));
 			sides[i] = (struct rm_compare_side){side_name[i], &ds[i]};

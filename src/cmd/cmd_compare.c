@@ -16,11 +16,22 @@ static const char about[] = "Diagnoses two stored runs, BEFORE and AFTER (or one
                             "short to test), same-bucket streaks, the loss split\n"
                             "and each bucket's level, ladders, loss resets, the bucket-adjusted loss over\n"
                             "the steps both cover, padding efficiency and tokens per second: what the\n"
-                            "change fixed, and its price. Nothing is stored.";
+                            "change fixed, and its price. The result weighs both sides: \"resolved\"\n"
+                            "when a cause went and nothing got worse, \"resolved at a price\" when\n"
+                            "padding or throughput got worse beyond --max-cost, \"worse\" when a cause\n"
+                            "rose or the adjusted loss rose beyond --max-loss. Nothing is stored.";
 
 static const struct rm_opt options[] = {
     {"at", 'a', "STEP", RM_ARG_STEP, "compare one run's steps before STEP with its steps from STEP on", NULL, NULL, 0},
     {"json", 'j', NULL, RM_ARG_NONE, "print the comparison as JSON (schema runmon.compare/1)", NULL, NULL, 0},
+    {"max-cost", 'c', "POINTS", RM_ARG_NUMBER,
+     "the price AFTER may cost before it counts: padding efficiency falling by more than POINTS points, or "
+     "tokens per second by more than POINTS percent, makes a fix \"resolved at a price\" (exit 5)",
+     "5", NULL, 0},
+    {"max-loss", 'l', "PERCENT", RM_ARG_NUMBER,
+     "the bucket-adjusted loss may rise this many percent (and beyond two standard errors) before AFTER is "
+     "worse; judged only when neither run's buckets come in streaks",
+     "1", NULL, 0},
     {"seed", 'S', "N", RM_ARG_COUNT, "seed of the permutation tests", "fixed", NULL, 0},
     {0},
 };
@@ -81,6 +92,8 @@ static int run_compare(int argc, char **argv, struct rm_ctx *ctx)
 	int c, json = 0, code;
 	int64_t at = 0, seed = -1;
 	struct rm_optparse op;
+	struct rm_compare_tolerance tol;
+	rm_compare_tolerance_default(&tol);
 	rm_optparse_init(&op, &cmd_compare, argc, argv);
 	while ((c = rm_opt_next(&op)) != -1) {
 		switch (c) {
@@ -89,6 +102,18 @@ static int run_compare(int argc, char **argv, struct rm_ctx *ctx)
 				return rm_cmd_usage_error(&cmd_compare, "--at wants a step above 0, not '%s'", op.arg);
 			break;
 		case 'j': json = 1; break;
+		case 'c':
+		case 'l': {
+			double v;
+			if (!rm_parse_double(op.arg, strlen(op.arg), &v) || !(v >= 0) || v > 100)
+				return rm_cmd_usage_error(&cmd_compare, "--%s wants a number from 0 to 100, not '%s'",
+				                          c == 'c' ? "max-cost" : "max-loss", op.arg);
+			if (c == 'c')
+				tol.max_cost = v;
+			else
+				tol.max_loss = v / 100;
+			break;
+		}
 		case 'S':
 			if (rm_parse_int(op.arg, 0, &seed))
 				return rm_cmd_usage_error(&cmd_compare, "--seed wants a non-negative integer, not '%s'",
@@ -124,7 +149,7 @@ static int run_compare(int argc, char **argv, struct rm_ctx *ctx)
 		goto out;
 	}
 	struct rm_comparison cmp;
-	rm_compare(&s[0].d, &s[1].d, &cmp);
+	rm_compare(&s[0].d, &s[1].d, &tol, &cmp);
 	struct rm_compare_side view[2] = {{s[0].name, &s[0].d}, {s[1].name, &s[1].d}};
 	if (json) {
 		json_t *doc = rm_render_compare_json(view, &cmp);
@@ -134,7 +159,7 @@ static int run_compare(int argc, char **argv, struct rm_ctx *ctx)
 	} else {
 		rm_render_compare_text(stdout, view, &cmp);
 	}
-	code = cmp.worse ? RM_EXIT_FINDINGS : RM_EXIT_OK;
+	code = rm_compare_exit(&cmp);
 out:
 	for (int i = 0; i < 2; i++)
 		if (s[i].done) {
@@ -153,8 +178,10 @@ const struct rm_cmd cmd_compare = {
     .opts = options,
     .notes = NULL,
     .examples = examples,
-    .exit_status = "0 AFTER is no worse than BEFORE, 1 something got worse (the verdict rose, or a cause "
-                   "reached warn that was below it), 2 usage error or unknown run, 4 database error.",
+    .exit_status = "0 AFTER is no worse than BEFORE and costs no more, 1 something got worse (the verdict rose, a "
+                   "cause reached warn that was below it, or the adjusted loss rose beyond --max-loss), 2 usage "
+                   "error or unknown run, 4 database error, 5 no worse in loss but costlier beyond --max-cost "
+                   "(\"resolved at a price\" when it fixed a cause).",
     .operands = RM_OPERANDS_RUNS,
     .run = run_compare,
 };

@@ -406,8 +406,8 @@ void rm_man_write(FILE *fp, const struct rm_cmd *cmd, const struct rm_cmd_list *
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-static const char *const kind_names[] = {"flag", "count", "step", "duration", "when",
-                                         "date", "path",  "uri",  "choice",   "text"};
+static const char *const kind_names[] = {"flag", "count", "step",   "duration", "when",  "date",
+                                         "path", "uri",   "choice", "text",     "number"};
 
 static json_t *opts_json(const struct rm_opt *opts)
 {

@@ -24,6 +24,7 @@ enum rm_arg_kind {
 	RM_ARG_URI,      /* an http(s) URL or host:port */
 	RM_ARG_CHOICE,   /* one of .choices */
 	RM_ARG_TEXT,     /* a name, key, list or pattern */
+	RM_ARG_NUMBER,   /* a non-negative real number */
 };
 
 /* What a command's arguments name, so completion offers the right words. */

@@ -7,6 +7,29 @@
 
 #include "runmon/detect.h"
 
+static const char *const outcome_names[RM_OUTCOME_COUNT] = {"no worse", "resolved", "no worse in loss, at a price",
+                                                            "resolved at a price", "worse"};
+
+const char *rm_outcome_name(enum rm_outcome o)
+{
+	return outcome_names[o];
+}
+
+void rm_compare_tolerance_default(struct rm_compare_tolerance *t)
+{
+	t->max_loss = 0.01;
+	t->max_cost = 5;
+}
+
+int rm_compare_exit(const struct rm_comparison *c)
+{
+	if (c->outcome == RM_OUTCOME_WORSE)
+		return RM_EXIT_FINDINGS;
+	if (c->outcome == RM_OUTCOME_PRICE || c->outcome == RM_OUTCOME_RESOLVED_PRICE)
+		return RM_EXIT_PRICE;
+	return RM_EXIT_OK;
+}
+
 static const char *const delta_names[RM_DELTA_COUNT] = {"unchanged", "resolved", "new",
                                                         "better",    "worse",    "not tested"};
 
@@ -92,14 +115,53 @@ static void adjusted_change(const struct rm_diagnosis *a, const struct rm_diagno
 	 * gives them no level intervals for it): such a run's adjusted loss
 	 * is no yardstick. */
 	c->adjusted_judged = !streaky(a) && !streaky(b);
-	c->adjusted_worse = c->adjusted_judged && mean > 0.01 && mean > 2 * c->adjusted_se;
+	c->adjusted_worse = c->adjusted_judged && mean > c->tol.max_loss && mean > 2 * c->adjusted_se;
 	if (c->adjusted_worse)
 		c->worse = 1;
 }
 
-void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c)
+/* The price: padding efficiency in points, throughput in percent, each
+ * worse when it fell beyond tol.max_cost (and better when it rose so). */
+static void cost_change(const struct rm_diagnosis *a, const struct rm_diagnosis *b, struct rm_comparison *c)
+{
+	const struct rm_diagnosis *d[2] = {a, b};
+	for (int i = 0; i < 2; i++) {
+		c->efficiency[i] = d[i]->cost.ok ? 100 * d[i]->cost.efficiency : NAN;
+		c->tokens_per_s[i] = d[i]->cost.ok ? d[i]->cost.tokens_per_s : NAN;
+	}
+	c->efficiency_change = c->efficiency[1] - c->efficiency[0];
+	c->tokens_per_s_change = c->tokens_per_s[0] > 0 ? c->tokens_per_s[1] / c->tokens_per_s[0] - 1 : NAN;
+	/* A side of fewer batches than the detectors need is no measure of
+	 * its price either: one batch's padding is that batch's. */
+	if (!a->cost.ok || !b->cost.ok || a->cost.batches < RM_COMPARE_MIN_BATCHES ||
+	    b->cost.batches < RM_COMPARE_MIN_BATCHES)
+		return;
+	c->cost_judged = 1;
+	double tol = c->tol.max_cost;
+	c->efficiency_worse = c->efficiency_change < -tol;
+	c->efficiency_better = c->efficiency_change > tol;
+	c->tokens_per_s_worse = 100 * c->tokens_per_s_change < -tol;
+	c->tokens_per_s_better = 100 * c->tokens_per_s_change > tol;
+	c->cost_worse = c->efficiency_worse || c->tokens_per_s_worse;
+}
+
+static enum rm_outcome outcome_of(const struct rm_comparison *c)
+{
+	if (c->worse)
+		return RM_OUTCOME_WORSE;
+	if (c->resolved)
+		return c->cost_worse ? RM_OUTCOME_RESOLVED_PRICE : RM_OUTCOME_RESOLVED;
+	return c->cost_worse ? RM_OUTCOME_PRICE : RM_OUTCOME_NO_WORSE;
+}
+
+void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, const struct rm_compare_tolerance *tol,
+                struct rm_comparison *c)
 {
 	memset(c, 0, sizeof(*c));
+	if (tol)
+		c->tol = *tol;
+	else
+		rm_compare_tolerance_default(&c->tol);
 	c->before = a->severity;
 	c->after = b->severity;
 	c->untested = rm_diagnosis_too_short(a) | rm_diagnosis_too_short(b) << 1;
@@ -119,6 +181,8 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 		 * the verdict's level says. */
 		if (x->change == RM_DELTA_NEW || x->change == RM_DELTA_WORSE)
 			c->worse = 1;
+		if (x->change == RM_DELTA_RESOLVED || x->change == RM_DELTA_BETTER)
+			c->resolved = 1;
 	}
 	/* The verdict's level moved by an untested side: not tested, unless
 	 * a divergence (seen at any length) moved it. */
@@ -142,4 +206,6 @@ void rm_compare(const struct rm_diagnosis *a, const struct rm_diagnosis *b, stru
 		}
 		adjusted_change(a, b, c);
 	}
+	cost_change(a, b, c);
+	c->outcome = outcome_of(c);
 }

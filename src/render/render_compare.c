@@ -5,6 +5,7 @@
  * throughput.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,39 +108,68 @@ static double efficiency(const struct rm_diagnosis *d)
 	return d->cost.ok ? 100 * d->cost.efficiency : NAN;
 }
 
-/* The one line that sums the comparison up. */
+/* Appends to buf at *used, as snprintf would, never past n. */
+static void put(char *buf, size_t n, size_t *used, const char *fmt, ...) RM_PRINTF(4, 5);
+static void put(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+	if (*used >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *used, n - *used, fmt, ap);
+	va_end(ap);
+	*used += w > 0 ? (size_t)w : 0;
+}
+
+/* The one line that sums the comparison up: the outcome, then what got
+ * worse, what got better, and the price. */
 void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n)
 {
 	size_t used = 0;
 	const char *sep = "";
-	used += (size_t)snprintf(buf, n, "%s", c->worse ? "worse: " : "no worse: ");
+	put(buf, n, &used, "%s: ", rm_outcome_name(c->outcome));
 	for (int pass = 0; pass < 2; pass++) /* what got worse first, then what got better */
-		for (int h = 0; h < RM_H_COUNT && used < n; h++) {
+		for (int h = 0; h < RM_H_COUNT; h++) {
 			const struct rm_hypothesis_change *x = &c->hyp[h];
 			int bad = x->change == RM_DELTA_NEW || x->change == RM_DELTA_WORSE;
 			if (x->change == RM_DELTA_UNCHANGED || bad != (pass == 0))
 				continue;
-			used += (size_t)snprintf(buf + used, n - used, "%s%s %s", sep, rm_hypothesis_name(x->h),
-			                         rm_delta_name(x->change));
+			put(buf, n, &used, "%s%s %s", sep, rm_hypothesis_name(x->h), rm_delta_name(x->change));
 			sep = ", ";
 		}
-	if (c->adjusted_worse && used < n) {
-		used +=
-		    (size_t)snprintf(buf + used, n - used,
-		                     "%sthe adjusted loss rose %.1f%% (+-%.1f%% over %d segments of the common steps)",
-		                     sep, 100 * c->adjusted_change, 100 * c->adjusted_se, c->segments);
+	if (c->adjusted_worse) {
+		put(buf, n, &used,
+		    "%sthe adjusted loss rose %.1f%% (+-%.1f%% over %d segments of the common steps; --max-loss %g%%)",
+		    sep, 100 * c->adjusted_change, 100 * c->adjusted_se, c->segments, 100 * c->tol.max_loss);
+		sep = ", ";
+	} else if (c->resolved && c->common && !c->adjusted_judged && isfinite(c->adjusted_change)) {
+		put(buf, n, &used, "%sthe adjusted loss moved %+.1f%%, not judged: one run's buckets come in streaks, "
+		                   "which the trend confounds",
+		    sep, 100 * c->adjusted_change);
 		sep = ", ";
 	}
-	if (c->untested && used < n) {
+	if (c->untested) {
 		int side = c->untested & 2 ? 1 : 0;
-		used += (size_t)snprintf(
-		    buf + used, n - used, "%s%s has %zu loss point%s, the detectors need 50: its causes are not tested",
-		    sep, side ? "AFTER" : "BEFORE", c->finite[side], c->finite[side] == 1 ? "" : "s");
+		put(buf, n, &used, "%s%s has %zu loss point%s, the detectors need 50: its causes are not tested", sep,
+		    side ? "AFTER" : "BEFORE", c->finite[side], c->finite[side] == 1 ? "" : "s");
 		sep = ", ";
 	}
-	if (!*sep && used < n)
-		snprintf(buf + used, n - used, "every cause at the level it was (verdict %s)",
-		         rm_verdict_word(c->after));
+	if (!*sep)
+		put(buf, n, &used, "every cause at the level it was (verdict %s)", rm_verdict_word(c->after));
+	if (c->cost_worse) {
+		put(buf, n, &used, "; the price:");
+		if (c->efficiency_worse)
+			put(buf, n, &used, " padding efficiency fell %.1f points (%.1f%% -> %.1f%%)",
+			    -c->efficiency_change, c->efficiency[0], c->efficiency[1]);
+		if (c->tokens_per_s_worse)
+			put(buf, n, &used, "%s tokens per second fell %.0f%% (%.0f -> %.0f)",
+			    c->efficiency_worse ? "," : "", -100 * c->tokens_per_s_change, c->tokens_per_s[0],
+			    c->tokens_per_s[1]);
+		put(buf, n, &used, ", beyond --max-cost %g", c->tol.max_cost);
+	} else if (c->efficiency_better) {
+		put(buf, n, &used, "; cheaper: padding efficiency rose %.1f points (%.1f%% -> %.1f%%)",
+		    c->efficiency_change, c->efficiency[0], c->efficiency[1]);
+	}
 }
 
 static struct rm_compare_row *add(struct rm_compare_rows *r, const char *label, const char *a, const char *b)
@@ -217,7 +247,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 			snprintf(w->change, sizeof(w->change), "%+.1f%% (+-%.1f)%s", 100 * c->adjusted_change,
 			         100 * c->adjusted_se,
 			         c->adjusted_worse     ? ", worse"
-			         : !c->adjusted_judged ? ", not judged: streaks"
+			         : !c->adjusted_judged ? ", not judged (streaks)"
 			                               : "");
 		else
 			change_of(w->change, sizeof(w->change), c->adjusted[0], c->adjusted[1], 1, 0, "");
@@ -238,11 +268,15 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	cell_number(b, sizeof(b), efficiency(y), 1, 0, "%");
 	w = add(r, "padding efficiency", a, b);
 	change_of(w->change, sizeof(w->change), efficiency(x), efficiency(y), 0, 1, " points");
+	w->worse = c->efficiency_worse;
+	w->better = c->efficiency_better;
 	if (isfinite(tps(x)) || isfinite(tps(y))) {
 		cell_number(a, sizeof(a), tps(x), 0, 0, "");
 		cell_number(b, sizeof(b), tps(y), 0, 0, "");
 		w = add(r, "tokens per second", a, b);
 		change_of(w->change, sizeof(w->change), tps(x), tps(y), 1, 0, "");
+		w->worse = c->tokens_per_s_worse;
+		w->better = c->tokens_per_s_better;
 	}
 	r->price[0] = 0;
 	if (isfinite(efficiency(x)) && isfinite(efficiency(y))) {
@@ -327,11 +361,21 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 		              rm_json_num(c->length_adjusted[1]), "adjusted_change", rm_json_num(c->adjusted_change),
 		              "adjusted_change_se", rm_json_num(c->adjusted_se), "segments", c->segments,
 		              "adjusted_judged", c->adjusted_judged, "adjusted_worse", c->adjusted_worse);
-	char sum[512];
+	char sum[768];
 	rm_compare_summary(c, sum, sizeof(sum));
-	return json_pack("{s:s, s:o, s:o, s:s, s:b, s:s, s:o, s:o}", "schema", "runmon.compare/1", "before",
-	                 side_json(&s[0]), "after", side_json(&s[1]), "severity_change", rm_delta_name(c->severity),
-	                 "worse", c->worse, "summary", sum, "hypotheses", hyp, "common_steps", common);
+	json_t *cost = json_pack(
+	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "padding_efficiency_before", rm_json_num(c->efficiency[0]),
+	    "padding_efficiency_after", rm_json_num(c->efficiency[1]), "padding_efficiency_change",
+	    rm_json_num(c->efficiency_change), "tokens_per_s_before", rm_json_num(c->tokens_per_s[0]),
+	    "tokens_per_s_after", rm_json_num(c->tokens_per_s[1]), "tokens_per_s_change",
+	    rm_json_num(c->tokens_per_s_change), "padding_worse", c->efficiency_worse, "tokens_per_s_worse",
+	    c->tokens_per_s_worse, "worse", c->cost_worse);
+	json_object_set_new(cost, "judged", json_boolean(c->cost_judged));
+	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:b, s:b, s:s, s:o, s:o, s:o, s:{s:f, s:f}}", "schema",
+	                 "runmon.compare/1", "before", side_json(&s[0]), "after", side_json(&s[1]), "severity_change",
+	                 rm_delta_name(c->severity), "outcome", rm_outcome_name(c->outcome), "resolved", c->resolved,
+	                 "worse", c->worse, "summary", sum, "hypotheses", hyp, "common_steps", common, "cost", cost,
+	                 "tolerance", "max_loss_percent", 100 * c->tol.max_loss, "max_cost", c->tol.max_cost);
 }
 
 /* The report's section: the table, the causes that changed, the result. */
@@ -342,7 +386,11 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 	const struct rm_comparison *c = r->compare;
 	struct rm_compare_rows *rows = rm_xmalloc(sizeof(*rows));
 	rm_compare_rows(r->compare_side, c, rows);
-	fputs("<section id='compare' class='overlay'><h2>Compared: before and after</h2>\n<p class='summary'>", fp);
+	static const char *const outcome_class[RM_OUTCOME_COUNT] = {"none", "resolved", "price", "price", "worse"};
+	fprintf(fp,
+	        "<section id='compare' class='overlay'><h2>Compared: before and after</h2>\n"
+	        "<p class='summary outcome-%s' data-outcome='%s'>",
+	        outcome_class[c->outcome], rm_outcome_name(c->outcome));
 	rm_html_esc(fp, rows->summary);
 	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
 	for (int i = 0; i < rows->n; i++) {

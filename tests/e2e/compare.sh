@@ -14,7 +14,7 @@ rc() { "$@" >"$tmp/out" 2>"$tmp/err" && echo 0 || echo $?; }
 [ "$(rc "$runmon" --db "$db" demo --steps 2000)" = 0 ] || fail "demo: $(cat "$tmp/err")"
 grep -q "demo-homogeneous *demo-interleaved *demo-random" "$tmp/out" || fail "demo: three runs side by side"
 grep -q "^The fix, compared (runmon compare demo-homogeneous demo-interleaved)" "$tmp/out" || fail "demo: no compare"
-grep -q "^Result: no worse: homogeneous batching resolved" "$tmp/out" || fail "demo: compare result: $(grep Result "$tmp/out")"
+grep -q "^Result: resolved: homogeneous batching resolved" "$tmp/out" || fail "demo: compare result: $(grep Result "$tmp/out")"
 grep -q "^Its price: interleaving keeps bucketing's padding efficiency" "$tmp/out" || fail "demo: no price"
 
 # The fix: resolved, exit 0; every row of the table is there.
@@ -27,6 +27,44 @@ grep -q "^  homogeneous batching *\(critical\|warn\) *-> info *resolved" "$tmp/o
 # The reverse: worse, exit 1, and says why.
 [ "$(rc "$runmon" --db "$db" compare demo-interleaved demo-homogeneous)" = 1 ] || fail "reverse: not exit 1"
 grep -q "^Result: worse: homogeneous batching new" "$tmp/out" || fail "reverse: $(tail -1 "$tmp/out")"
+# Issue 66.1: a fix that costs half the throughput is not passed. Fully
+# random batches resolve the streaks but pad: "resolved at a price", exit
+# 5, the cost rows coloured, and the same judgement in the JSON.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-random)" = 5 ] || fail "random fix: not exit 5: $(tail -1 "$tmp/out")"
+grep -q "^Result: resolved at a price: homogeneous batching resolved.*; the price: padding efficiency fell [0-9.]* points (.*), tokens per second fell [0-9]*% (.*), beyond --max-cost 5$" "$tmp/out" ||
+	fail "random fix: $(tail -1 "$tmp/out")"
+# --max-cost: 50 forgives the padding (about 40 points) but not the throughput (about 52%); 60 forgives both.
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-random --max-cost 50)" = 5 ] || fail "--max-cost 50: $(tail -1 "$tmp/out")"
+grep -q "; the price: tokens per second fell" "$tmp/out" || fail "--max-cost 50: $(tail -1 "$tmp/out")"
+[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-random --max-cost 60)" = 0 ] || fail "--max-cost 60: $(tail -1 "$tmp/out")"
+grep -q "^Result: resolved: homogeneous batching resolved" "$tmp/out" || fail "--max-cost 60: $(tail -1 "$tmp/out")"
+for bad in x -1 101 ""; do
+	[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-random --max-cost "$bad")" = 2 ] || fail "--max-cost '$bad' taken"
+	grep -q "\-\-max-cost wants a number from 0 to 100, not '$bad'" "$tmp/err" || fail "--max-cost '$bad': $(cat "$tmp/err")"
+	[ "$(rc "$runmon" --db "$db" compare demo-homogeneous demo-random --max-loss "$bad")" = 2 ] || fail "--max-loss '$bad' taken"
+done
+rc "$runmon" --db "$db" compare demo-homogeneous demo-random --json >/dev/null
+python3 - "$tmp/out" <<'PY' || fail "random fix: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["outcome"] == "resolved at a price" and d["resolved"] and not d["worse"], d["outcome"]
+c = d["cost"]
+assert c["worse"] and c["padding_worse"] and c["tokens_per_s_worse"], c
+assert abs(c["padding_efficiency_change"] - (c["padding_efficiency_after"] - c["padding_efficiency_before"])) < 1e-9, c
+assert c["padding_efficiency_change"] < -30 and c["tokens_per_s_change"] < -0.3, c
+assert d["tolerance"] == {"max_loss_percent": 1.0, "max_cost": 5.0}, d["tolerance"]
+PY
+# Two healthy orders, interleaved then random: the adjusted loss (judged:
+# no streaks on either side) rose beyond --max-loss 1% -> worse, exit 1;
+# --max-loss 20 forgives it, and the price stays: exit 5.
+[ "$(rc "$runmon" --db "$db" compare demo-interleaved demo-random)" = 1 ] || fail "interleaved to random: not worse: $(tail -1 "$tmp/out")"
+grep -q "^Result: worse: the adjusted loss rose [0-9.]*% (.*--max-loss 1%)" "$tmp/out" || fail "--max-loss 1: $(tail -1 "$tmp/out")"
+[ "$(rc "$runmon" --db "$db" compare demo-interleaved demo-random --max-loss 20)" = 5 ] || fail "--max-loss 20: $(tail -1 "$tmp/out")"
+grep -q "^Result: no worse in loss, at a price: every cause at the level it was" "$tmp/out" || fail "--max-loss 20: $(tail -1 "$tmp/out")"
+# The way back is cheaper, and said so.
+[ "$(rc "$runmon" --db "$db" compare demo-random demo-interleaved)" = 0 ] || fail "random to interleaved: $(tail -1 "$tmp/out")"
+grep -q "; cheaper: padding efficiency rose [0-9.]* points" "$tmp/out" || fail "cheaper: $(tail -1 "$tmp/out")"
+
 # A run against itself: unchanged, exit 0.
 [ "$(rc "$runmon" --db "$db" compare demo-random demo-random)" = 0 ] || fail "same run"
 grep -q "^Result: no worse: every cause at the level it was" "$tmp/out" || fail "same run: $(tail -1 "$tmp/out")"
@@ -103,13 +141,23 @@ python3 - "$tmp/r.html" <<'PY' || fail "report --compare HTML"
 import re, sys
 html = open(sys.argv[1]).read()
 sec = re.search(r"<section id='compare'[^>]*>(.*?)</section>", html, re.S).group(1)
-assert "no worse: homogeneous batching resolved" in sec, sec[:300]
+assert "resolved: homogeneous batching resolved" in sec, sec[:300]
 assert "<td>same-bucket streaks (z&lt;0 long)</td>" in sec
 assert "change-resolved" in sec and "The price: padding efficiency" in sec
 assert html.index("id='compare'") < html.index("id='overview'"), "the comparison opens the report"
 PY
 # The compare section colours its change column: the verdict resolved is better.
 grep -q "<td class='better'>resolved</td>" "$tmp/r.html" || fail "report --compare: the resolved verdict not coloured better"
+grep -q "<p class='summary outcome-resolved' data-outcome='resolved'>" "$tmp/r.html" || fail "report --compare: outcome class"
+# ... and a fix at a price says so in the HTML: the outcome, the cost rows coloured worse.
+rc "$runmon" --db "$db" report --compare demo-homogeneous demo-random -o "$tmp/rp.html" >/dev/null
+python3 - "$tmp/rp.html" <<'PY' || fail "report --compare at a price"
+import re, sys
+sec = re.search(r"<section id='compare'[^>]*>(.*?)</section>", open(sys.argv[1]).read(), re.S).group(1)
+assert "<p class='summary outcome-price' data-outcome='resolved at a price'>resolved at a price:" in sec, sec[:400]
+for label in ("padding efficiency", "tokens per second"):
+    assert re.search(r"<td>%s</td>(<td>[^<]*</td>){2}<td class='worse'>-" % label, sec), label
+PY
 
 # report --overlay: 2 to 4 named runs on one chart, in their order, HTML only
 # (explore.py drives it in a browser).

@@ -39,7 +39,7 @@ VALUES = {
     "every": "2s", "batches": "r1=b.jsonl", "diagnose-every": "30m", "window": "5000",
     "max-per-hour": "10", "wandb-dir": ".", "webhook": "http://127.0.0.1:9/hook",
     "slack-webhook": "http://127.0.0.1:9/slack", "slack-webhook-file": "slack.url", "min-severity": "warn",
-    "strategy": "chunked",
+    "strategy": "chunked", "max-cost": "5", "max-loss": "1.5",
     "steps": "1000", "log-every": "1", "spikes": "bucket", "save-every": "500", "out": "x",
     "k": "4", "max-len": "8192", "tokens-per-batch": "16384", "column": "seq_len",
     "length-key": "seq_len", "count-key": "n_seqs", "pattern": "step:{step} loss:{loss}",
@@ -147,9 +147,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # --buckets no repeated boundary.
     for cmd, table in sorted(TABLES.items()):
         for o in table.get("options", []):
-            if o.get("kind") not in ("count", "step"):
+            if o.get("kind") not in ("count", "step", "number"):
                 continue
-            for v in ("10x", "1.5", "-3", ""):
+            for v in ("10x", "-3", "", "nan") + (("1.5",) if o["kind"] != "number" else ()):
                 r = run(["--db", db, cmd, f"--{o['name']}", v, "--help"])
                 if r.returncode != 2 or f"--{o['name']}" not in r.stderr:
                     failures.append(f"{cmd} --{o['name']} '{v}' was not refused with a message naming it")

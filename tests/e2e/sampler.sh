@@ -48,6 +48,6 @@ for order in stride-sorted stride; do
 	"$runmon" --db "$tmp/both.db" import --run "$order" "$d/history.jsonl" "$d"/batches*.jsonl >/dev/null
 done
 "$runmon" --db "$tmp/both.db" compare stride-sorted stride >"$tmp/cmp.txt" || fail "compare: exit $?: $(tail -3 "$tmp/cmp.txt")"
-grep -q "^Result: no worse: homogeneous batching resolved" "$tmp/cmp.txt" || fail "compare: $(tail -1 "$tmp/cmp.txt")"
+grep -q "^Result: resolved: homogeneous batching resolved" "$tmp/cmp.txt" || fail "compare: $(tail -1 "$tmp/cmp.txt")"
 if "$runmon" --db "$tmp/both.db" compare stride stride-sorted >/dev/null; then fail "compare: the reverse is worse"; fi
 echo "sampler: $healthy of 6 stride runs healthy, $flagged of 6 sorted runs flagged; compare names the change"

@@ -31,7 +31,7 @@ for order in sorted stride; do
 		|| fail "$order: derived boundaries $(field "$tmp/out" buckets_derived.boundaries), the sampler's are 0,40,96,160,256"
 done
 [ "$(rc "$runmon" --db "$db" compare torch-sorted torch-stride)" = 0 ] || fail "compare: exit"
-grep -q "^Result: no worse: homogeneous batching resolved" "$tmp/out" || fail "compare: $(tail -1 "$tmp/out")"
+grep -q "^Result: resolved: homogeneous batching resolved" "$tmp/out" || fail "compare: $(tail -1 "$tmp/out")"
 
 # The styles: "style first last reading" (the reading each point is, as
 # the trainer writes it).

@@ -185,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(doc);
 	struct rm_report_run one = {&d, &info, NULL, NULL};
 	struct rm_comparison cmp; /* compare and its report section, against itself */
-	rm_compare(&d, &d, &cmp);
+	rm_compare(&d, &d, NULL, &cmp);
 	struct rm_compare_side sides[2] = {{"before", &d}, {"after", &d}};
 	rm_render_compare_text(devnull, sides, &cmp);
 	json_decref(rm_render_compare_json(sides, &cmp));

@@ -1206,11 +1206,11 @@ static void compare_levels_both_ways(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		verdict_only(&a, RM_H_CHECKPOINT, cases[i].a, 1000);
 		verdict_only(&b, RM_H_CHECKPOINT, cases[i].b, 1000);
-		rm_compare(&a, &b, &c);
+		rm_compare(&a, &b, NULL, &c);
 		assert_int_equal(c.hyp[RM_H_CHECKPOINT].change, cases[i].want);
 		assert_int_equal(c.worse, cases[i].worse);
 		verdict_only(&b, RM_H_CHECKPOINT, cases[i].b, 30); /* too short to test */
-		rm_compare(&a, &b, &c);
+		rm_compare(&a, &b, NULL, &c);
 		assert_int_equal(c.hyp[RM_H_CHECKPOINT].change,
 		                 cases[i].want == RM_DELTA_UNCHANGED ? RM_DELTA_UNCHANGED : RM_DELTA_UNTESTED);
 		assert_false(c.worse);
@@ -1222,7 +1222,7 @@ static void compare_levels_both_ways(void **state)
 	for (int i = 0; i < RM_H_COUNT; i++)
 		if (b.rank[i].h == RM_H_INSTABILITY)
 			b.rank[i].severity = RM_SEV_WARN;
-	rm_compare(&a, &b, &c);
+	rm_compare(&a, &b, NULL, &c);
 	assert_int_equal(c.severity, RM_DELTA_UNCHANGED);
 	assert_int_equal(c.hyp[RM_H_INSTABILITY].change, RM_DELTA_NEW);
 	assert_true(c.worse);
@@ -1258,7 +1258,7 @@ static void adjusted_worse_beyond_noise(void **state)
 		}
 		for (int k = 0; k < RM_CURVE_BINS; k++) /* 4 bins a segment; segments alternate up and down */
 			b.curves.adjusted[k] = 2.0 * (1 + cases[i].rise + ((k / 4) % 2 ? 1 : -1) * cases[i].scatter);
-		rm_compare(&a, &b, &c);
+		rm_compare(&a, &b, NULL, &c);
 		assert_true(c.adjusted_judged);
 		if (c.adjusted_worse != cases[i].worse || c.worse != cases[i].worse)
 			fail_msg("rise %.3f scatter %.3f: change %.4f (se %.4f), worse %d, want %d", cases[i].rise,
@@ -1344,19 +1344,19 @@ static void compare_judges_the_adjusted_loss(void **state)
 	for (size_t i = 0; i < ss.s.n; i++)
 		ss.loss[i] *= 1.05;
 	rm_detect_all(&ss.s, &dopt, &b);
-	rm_compare(&a, &b, &c);
+	rm_compare(&a, &b, NULL, &c);
 	assert_true(c.adjusted_judged && c.segments == RM_COMPARE_SEGMENTS);
 	assert_true(c.adjusted_change > 0.04 && c.adjusted_change < 0.06);
 	assert_true(c.adjusted_worse && c.worse);
-	rm_compare(&b, &a, &c);
+	rm_compare(&b, &a, NULL, &c);
 	assert_false(c.adjusted_worse || c.worse);
-	rm_compare(&a, &a, &c);
+	rm_compare(&a, &a, NULL, &c);
 	assert_false(c.worse);
 	rm_diagnosis_release(&b);
 	rm_sim_series_release(&ss);
 	o.strategy = RM_SIM_CHUNKED;
 	diagnose_opts(&o, &b);
-	rm_compare(&a, &b, &c);
+	rm_compare(&a, &b, NULL, &c);
 	assert_false(c.adjusted_judged);
 	assert_false(c.adjusted_worse);
 	rm_diagnosis_release(&a);
@@ -1427,19 +1427,61 @@ static void compare_names_the_change(void **state)
 	struct rm_comparison c;
 	diagnose(RM_SIM_CHUNKED, 3, 3000, RM_SIM_SPIKES_BUCKET, 1, &homog);
 	diagnose(RM_SIM_STRIDE, 3, 3000, RM_SIM_SPIKES_NONE, 1, &fixed);
-	rm_compare(&homog, &fixed, &c);
+	rm_compare(&homog, &fixed, NULL, &c);
 	assert_int_equal(c.hyp[RM_H_HOMOGENEOUS].change, RM_DELTA_RESOLVED);
 	assert_int_equal(c.severity, RM_DELTA_RESOLVED);
 	assert_false(c.worse);
 	assert_true(c.common && c.common_first == 0 && c.common_last == 2999);
 	assert_true(isfinite(c.adjusted[0]) && isfinite(c.adjusted[1]));
-	rm_compare(&fixed, &homog, &c);
+	rm_compare(&fixed, &homog, NULL, &c);
 	assert_int_equal(c.hyp[RM_H_HOMOGENEOUS].change, RM_DELTA_NEW);
 	assert_true(c.worse);
-	rm_compare(&homog, &homog, &c);
+	rm_compare(&homog, &homog, NULL, &c);
 	assert_false(c.worse);
 	for (int h = 0; h < RM_H_COUNT; h++)
 		assert_int_equal(c.hyp[h].change, RM_DELTA_UNCHANGED);
+	assert_int_equal(c.outcome, RM_OUTCOME_NO_WORSE);
+	/* The price (issue 66.1): the fix resolves, but padding efficiency
+	 * and throughput fell beyond --max-cost: resolved at a price, exit 5;
+	 * a tolerance wider than the fall forgives it; the same price without
+	 * a resolution is its own outcome; a side of too few batches is no
+	 * measure of the price. */
+	struct rm_compare_tolerance tol;
+	rm_compare_tolerance_default(&tol);
+	homog.cost.ok = fixed.cost.ok = 1;
+	homog.cost.batches = fixed.cost.batches = 3000;
+	homog.cost.efficiency = 0.80;
+	fixed.cost.efficiency = 0.74; /* -6 points */
+	homog.cost.tokens_per_s = 1000;
+	fixed.cost.tokens_per_s = 960; /* -4% */
+	rm_compare(&homog, &fixed, &tol, &c);
+	assert_true(c.cost_judged && c.efficiency_worse && !c.tokens_per_s_worse && c.cost_worse);
+	assert_true(fabs(c.efficiency_change + 6) < 1e-9 && fabs(c.tokens_per_s_change + 0.04) < 1e-9);
+	assert_int_equal(c.outcome, RM_OUTCOME_RESOLVED_PRICE);
+	assert_int_equal(rm_compare_exit(&c), RM_EXIT_PRICE);
+	tol.max_cost = 6.5;
+	rm_compare(&homog, &fixed, &tol, &c);
+	assert_int_equal(c.outcome, RM_OUTCOME_RESOLVED);
+	assert_int_equal(rm_compare_exit(&c), RM_EXIT_OK);
+	tol.max_cost = 3;
+	rm_compare(&homog, &fixed, &tol, &c);
+	assert_true(c.efficiency_worse && c.tokens_per_s_worse);
+	rm_compare(&fixed, &fixed, &tol, &c);
+	assert_int_equal(c.outcome, RM_OUTCOME_NO_WORSE);
+	struct rm_diagnosis cheap = fixed;
+	cheap.cost.efficiency = 0.90;
+	rm_compare(&cheap, &fixed, &tol, &c);
+	assert_int_equal(c.outcome, RM_OUTCOME_PRICE);
+	assert_int_equal(rm_compare_exit(&c), RM_EXIT_PRICE);
+	rm_compare(&fixed, &cheap, &tol, &c);
+	assert_true(c.efficiency_better && !c.cost_worse);
+	assert_int_equal(c.outcome, RM_OUTCOME_NO_WORSE);
+	cheap.cost.batches = RM_COMPARE_MIN_BATCHES - 1;
+	rm_compare(&cheap, &fixed, &tol, &c);
+	assert_true(!c.cost_judged && !c.cost_worse);
+	rm_compare(&fixed, &homog, &tol, &c); /* worse outranks any price */
+	assert_int_equal(c.outcome, RM_OUTCOME_WORSE);
+	assert_int_equal(rm_compare_exit(&c), RM_EXIT_FINDINGS);
 	rm_diagnosis_release(&homog);
 	rm_diagnosis_release(&fixed);
 	int worse = 0;
@@ -1448,7 +1490,7 @@ static void compare_names_the_change(void **state)
 		diagnose(RM_SIM_INTERLEAVED, seed, 3000, RM_SIM_SPIKES_NONE, 1, &a);
 		diagnose(seed % 2 ? RM_SIM_STRIDE : RM_SIM_BUCKETED_RANDOM, seed + 100, 3000, RM_SIM_SPIKES_NONE, 1,
 		         &b);
-		rm_compare(&a, &b, &c);
+		rm_compare(&a, &b, NULL, &c);
 		worse += c.worse;
 		rm_diagnosis_release(&a);
 		rm_diagnosis_release(&b);
