@@ -51,9 +51,13 @@ void rm_buckets_fit_slow(const struct rm_lengths *d, int k, struct rm_bucketing 
 /* Padding of given boundaries (bound[0] < ... < bound[k]; lengths above the
  * last go to the last bucket). */
 void rm_buckets_eval(const struct rm_lengths *d, const int64_t *bound, int k, struct rm_bucketing *out);
+/* The one padding model of runmon (buckets, diagnose, compare): seq[0..n)
+ * taken in order into batches, each closed when one more sequence would
+ * pad it past budget tokens (its count times its longest), each padded to
+ * its own longest; adds the real and the padding tokens to *tok, *pad. */
+void rm_pack_greedy(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad);
 /* Padding efficiency when each bucket's sequences, shuffled (seeded), are
- * cut into batches of tokens_per_batch / (the bucket's longest length)
- * sequences, each padded to its own longest. */
+ * packed by rm_pack_greedy at tokens_per_batch. */
 double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k, int64_t tokens_per_batch,
                          uint64_t seed);
 /* Equal-width and equal-count (quantile) boundaries for comparison. */
@@ -82,8 +86,13 @@ struct rm_padding_input {
 	const int64_t *bounds; /* the run's bucket boundaries, or NULL */
 	int nbounds;
 	uint64_t seed;
-	const int64_t *lengths; /* the dataset's lengths to re-pack, or NULL: rebuilt from the batches */
+	const int64_t *lengths; /* the dataset's lengths to re-pack, or NULL: from the batches */
 	size_t nlengths;
+	/* Each batch's recorded lengths, lens_n[t] of them from lens[lens_at[t]]
+	 * (0: not recorded: rebuilt from n, min, max and tokens); may be NULL. */
+	const int64_t *lens;
+	const size_t *lens_at;
+	const uint32_t *lens_n;
 };
 
 enum rm_strategy {
@@ -109,7 +118,9 @@ struct rm_padding_result {
 	double strategy_eff[RM_PACK_COUNT];
 	int64_t fitted[RM_PAD_MAX + 1]; /* fitted boundaries, fitted_k + 1 of them */
 	int fitted_k;
-	int reconstructed;       /* lengths rebuilt from per-batch n/min/max/tokens */
+	int fit_kept_own;        /* no fit packed better than the run's own boundaries: fitted holds those */
+	int reconstructed;       /* some lengths rebuilt from per-batch n/min/max/tokens */
+	size_t recorded_batches; /* batches whose recorded lengths were re-packed as they are */
 	int64_t dataset_lengths; /* else the dataset's lengths re-packed (a sample of this many) */
 	int64_t stride;          /* 1 in this many steps was read (set by the caller) */
 };

@@ -255,6 +255,11 @@ struct rm_store_cost {
 	 * (NaN on the others and when unknown). One entry per batch: ranks
 	 * and micro-batches are batches of their own, padded each alone. */
 	double *dt, *step_dt;
+	/* The lengths each batch recorded (batches.lens): lens_n[i] of them
+	 * from lens[lens_at[i]]; 0 when not recorded or not n of them. */
+	int64_t *lens;
+	size_t nlens, *lens_at;
+	uint32_t *lens_n;
 };
 int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
                        const struct rm_bucket_map *map, struct rm_store_cost *out, struct rm_err *err);

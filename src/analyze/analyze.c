@@ -276,7 +276,10 @@ int rm_analyze_run(struct rm_store *st, int64_t run_id, const struct rm_analyze_
 		                              derived ? ss.map.nbound : ss.nbounds,
 		                              o->detect.seed,
 		                              o->lengths,
-		                              o->nlengths};
+		                              o->nlengths,
+		                              c.lens,
+		                              c.lens_at,
+		                              c.lens_n};
 		rm_padding_analyze(&pi, &cost);
 		cost.stride = c.stride;
 		rm_store_cost_release(&c);

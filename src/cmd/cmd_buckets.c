@@ -21,8 +21,11 @@ static const char about[] = "Fits K bucket boundaries to a distribution of seque
                             "input_ids, without reading a token. LENGTHS is one integer per line, a batch\n"
                             "sidecar (JSON lines with \"lens\"; rows without are left out), or a CSV file\n"
                             "with a header (--column).\n"
-                            "Padding model: each bucket pads to its longest length; with\n"
-                            "--tokens-per-batch, also the efficiency of real batches of that budget.";
+                            "Padding model: each bucket pads to its longest length; beside it, real\n"
+                            "batches of --tokens-per-batch: each bucket's sequences shuffled and taken\n"
+                            "into a batch until one more would pad it past the budget (the model\n"
+                            "diagnose re-packs a run's lengths by: with the run's K and budget, diagnose\n"
+                            "fits the same boundaries).";
 
 static const struct rm_opt options[] = {
     {"k", 'k', "N", RM_ARG_COUNT, "buckets", "6", NULL, 0},

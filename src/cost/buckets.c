@@ -236,17 +236,40 @@ void rm_buckets_quantile(const struct rm_lengths *d, int k, struct rm_bucketing 
 	rm_buckets_eval(d, bound, k, out);
 }
 
+void rm_pack_greedy(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad)
+{
+	int64_t mx = 0, sum = 0, cnt = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n) {
+			int64_t m = seq[i] > mx ? seq[i] : mx;
+			if (cnt == 0 || (cnt + 1) * m <= budget) {
+				mx = m;
+				sum += seq[i];
+				cnt++;
+				continue;
+			}
+		}
+		if (cnt) {
+			*tok += (double)sum;
+			*pad += (double)(cnt * mx - sum);
+		}
+		if (i < n) {
+			mx = seq[i];
+			sum = seq[i];
+			cnt = 1;
+		}
+	}
+}
+
 double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k, int64_t tokens_per_batch,
                          uint64_t seed)
 {
 	struct rm_rng rng = {seed};
-	int64_t tok = 0, padded = 0;
-	size_t i = 0;
+	double tok = 0, pad = 0;
+	size_t i = 0, cap = 0;
+	int64_t *seq = NULL;
 	for (int b = 0; b < k; b++) {
-		/* The bucket's sequences, in random order, cut into batches of as
-		 * many as fit the budget at the bucket's upper bound. */
-		size_t n = 0, cap = 0;
-		int64_t *seq = NULL, hi = 1;
+		size_t n = 0;
 		while (i < d->n && (d->len[i] <= bound[b + 1] || b == k - 1)) {
 			if (n + (size_t)d->count[i] > cap) {
 				cap = (n + (size_t)d->count[i]) * 2;
@@ -254,7 +277,6 @@ double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k
 			}
 			for (int64_t c = 0; c < d->count[i]; c++)
 				seq[n++] = d->len[i];
-			hi = d->len[i];
 			i++;
 		}
 		for (size_t j = n; j > 1; j--) {
@@ -263,18 +285,8 @@ double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k
 			seq[j - 1] = seq[r];
 			seq[r] = t;
 		}
-		size_t per = (size_t)(tokens_per_batch / hi > 0 ? tokens_per_batch / hi : 1);
-		for (size_t s0 = 0; s0 < n; s0 += per) {
-			size_t e = s0 + per < n ? s0 + per : n;
-			int64_t mx = 0, sum = 0;
-			for (size_t j = s0; j < e; j++) {
-				mx = seq[j] > mx ? seq[j] : mx;
-				sum += seq[j];
-			}
-			tok += sum;
-			padded += mx * (int64_t)(e - s0) - sum;
-		}
-		free(seq);
+		rm_pack_greedy(seq, n, tokens_per_batch, &tok, &pad);
 	}
-	return tok + padded > 0 ? (double)tok / (double)(tok + padded) : 1;
+	free(seq);
+	return tok + pad > 0 ? tok / (tok + pad) : 1;
 }

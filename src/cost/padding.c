@@ -33,32 +33,6 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Greedy packing of seq[0..n) in order; adds to *tok and *pad. */
-static void pack(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad)
-{
-	int64_t mx = 0, sum = 0, cnt = 0;
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n) {
-			int64_t m = seq[i] > mx ? seq[i] : mx;
-			if (cnt == 0 || (cnt + 1) * m <= budget) {
-				mx = m;
-				sum += seq[i];
-				cnt++;
-				continue;
-			}
-		}
-		if (cnt) {
-			*tok += (double)sum;
-			*pad += (double)(cnt * mx - sum);
-		}
-		if (i < n) {
-			mx = seq[i];
-			sum = seq[i];
-			cnt = 1;
-		}
-	}
-}
-
 static void shuffle(struct rm_rng *r, int64_t *a, size_t n)
 {
 	for (size_t i = n; i > 1; i--) {
@@ -69,22 +43,24 @@ static void shuffle(struct rm_rng *r, int64_t *a, size_t n)
 	}
 }
 
-/* Efficiency of bucketing by bound[0..k]: each bucket shuffled, packed. */
-static double bucketed(const int64_t *sorted, size_t n, const int64_t *bound, int k, int64_t budget, uint64_t seed)
+/* The run's own boundaries cur[0..kc] and the fit `runmon buckets --k K`
+ * makes of the same lengths, packed by the same model; the fit is never
+ * worse: the run's own stand for it when they pack at least as well. */
+static void bucketings(const int64_t *seq, size_t ns, const int64_t *cur, int kc, uint64_t seed,
+                       struct rm_padding_result *out)
 {
-	struct rm_rng r = {seed};
-	double tok = 0, pad = 0;
-	int64_t *tmp = rm_xmalloc((n ? n : 1) * sizeof(int64_t));
-	size_t i = 0;
-	for (int b = 0; b < k; b++) {
-		size_t m = 0;
-		while (i < n && (sorted[i] <= bound[b + 1] || b == k - 1))
-			tmp[m++] = sorted[i++];
-		shuffle(&r, tmp, m);
-		pack(tmp, m, budget, &tok, &pad);
-	}
-	free(tmp);
-	return tok + pad > 0 ? tok / (tok + pad) : 1;
+	struct rm_lengths dist;
+	struct rm_bucketing fit;
+	rm_lengths_from(&dist, seq, ns);
+	double own = rm_buckets_packed(&dist, cur, kc, out->budget, seed);
+	rm_buckets_fit(&dist, kc, &fit);
+	double fitted = rm_buckets_packed(&dist, fit.bound, fit.k, out->budget, seed);
+	rm_lengths_release(&dist);
+	out->strategy_eff[RM_PACK_BUCKETED] = own;
+	out->fit_kept_own = !(fitted > own);
+	out->fitted_k = out->fit_kept_own ? kc : fit.k;
+	memcpy(out->fitted, out->fit_kept_own ? cur : fit.bound, (size_t)(out->fitted_k + 1) * sizeof(int64_t));
+	out->strategy_eff[RM_PACK_FITTED] = out->fit_kept_own ? own : fitted;
 }
 
 void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_result *out)
@@ -135,7 +111,11 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 		}
 		if (!(lo >= 0 && lo <= hi))
 			lo = hi;
-		if (cnt == 1) {
+		if (in->lens_n && in->lens_n[t] == cnt) { /* recorded: as they are */
+			memcpy(seq + ns, in->lens + in->lens_at[t], cnt * sizeof(int64_t));
+			ns += cnt;
+			out->recorded_batches++;
+		} else if (cnt == 1) {
 			seq[ns++] = (int64_t)hi;
 		} else {
 			seq[ns++] = (int64_t)lo;
@@ -146,7 +126,7 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 				seq[ns++] = (int64_t)llround(rest);
 		}
 	}
-	out->reconstructed = 1;
+	out->reconstructed = out->recorded_batches < out->batches;
 	if (in->lengths && in->nlengths && ns) { /* the real lengths, an even sample when too many */
 		size_t m = in->nlengths < RM_PAD_MAX_SEQS ? in->nlengths : RM_PAD_MAX_SEQS;
 		seq = rm_xrealloc(seq, m * sizeof(int64_t));
@@ -196,7 +176,7 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 	/* Re-packing under each strategy. */
 	qsort(seq, ns, sizeof(int64_t), cmp_i64);
 	double st = 0, sp = 0;
-	pack(seq, ns, out->budget, &st, &sp);
+	rm_pack_greedy(seq, ns, out->budget, &st, &sp);
 	out->strategy_eff[RM_PACK_SORTED] = st / (st + sp);
 	int64_t cur[RM_PAD_MAX + 1];
 	int kc = 0;
@@ -212,24 +192,15 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 			if (m[d] > cur[kc])
 				cur[++kc] = m[d];
 	}
-	if (kc >= 1) {
-		out->strategy_eff[RM_PACK_BUCKETED] = bucketed(seq, ns, cur, kc, out->budget, in->seed);
-		struct rm_lengths dist;
-		struct rm_bucketing fit;
-		rm_lengths_from(&dist, seq, ns);
-		rm_buckets_fit(&dist, kc, &fit);
-		rm_lengths_release(&dist);
-		out->fitted_k = fit.k;
-		memcpy(out->fitted, fit.bound, (size_t)(fit.k + 1) * sizeof(int64_t));
-		out->strategy_eff[RM_PACK_FITTED] = bucketed(seq, ns, fit.bound, fit.k, out->budget, in->seed);
-	} else {
+	if (kc >= 1)
+		bucketings(seq, ns, cur, kc, in->seed, out);
+	else
 		out->strategy_eff[RM_PACK_BUCKETED] = out->strategy_eff[RM_PACK_FITTED] = NAN;
-	}
 	out->strategy_eff[RM_PACK_INTERLEAVED] = out->strategy_eff[RM_PACK_BUCKETED];
 	struct rm_rng r = {in->seed};
 	shuffle(&r, seq, ns);
 	st = sp = 0;
-	pack(seq, ns, out->budget, &st, &sp);
+	rm_pack_greedy(seq, ns, out->budget, &st, &sp);
 	out->strategy_eff[RM_PACK_RANDOM] = st / (st + sp);
 	free(seq);
 }

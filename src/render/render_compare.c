@@ -143,8 +143,9 @@ void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n)
 		    sep, 100 * c->adjusted_change, 100 * c->adjusted_se, c->segments, 100 * c->tol.max_loss);
 		sep = ", ";
 	} else if (c->resolved && c->common && !c->adjusted_judged && isfinite(c->adjusted_change)) {
-		put(buf, n, &used, "%sthe adjusted loss moved %+.1f%%, not judged: one run's buckets come in streaks, "
-		                   "which the trend confounds",
+		put(buf, n, &used,
+		    "%sthe adjusted loss moved %+.1f%%, not judged: one run's buckets come in streaks, "
+		    "which the trend confounds",
 		    sep, 100 * c->adjusted_change);
 		sep = ", ";
 	}
@@ -363,13 +364,13 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 		              "adjusted_judged", c->adjusted_judged, "adjusted_worse", c->adjusted_worse);
 	char sum[768];
 	rm_compare_summary(c, sum, sizeof(sum));
-	json_t *cost = json_pack(
-	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "padding_efficiency_before", rm_json_num(c->efficiency[0]),
-	    "padding_efficiency_after", rm_json_num(c->efficiency[1]), "padding_efficiency_change",
-	    rm_json_num(c->efficiency_change), "tokens_per_s_before", rm_json_num(c->tokens_per_s[0]),
-	    "tokens_per_s_after", rm_json_num(c->tokens_per_s[1]), "tokens_per_s_change",
-	    rm_json_num(c->tokens_per_s_change), "padding_worse", c->efficiency_worse, "tokens_per_s_worse",
-	    c->tokens_per_s_worse, "worse", c->cost_worse);
+	json_t *cost =
+	    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "padding_efficiency_before",
+	              rm_json_num(c->efficiency[0]), "padding_efficiency_after", rm_json_num(c->efficiency[1]),
+	              "padding_efficiency_change", rm_json_num(c->efficiency_change), "tokens_per_s_before",
+	              rm_json_num(c->tokens_per_s[0]), "tokens_per_s_after", rm_json_num(c->tokens_per_s[1]),
+	              "tokens_per_s_change", rm_json_num(c->tokens_per_s_change), "padding_worse", c->efficiency_worse,
+	              "tokens_per_s_worse", c->tokens_per_s_worse, "worse", c->cost_worse);
 	json_object_set_new(cost, "judged", json_boolean(c->cost_judged));
 	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:b, s:b, s:s, s:o, s:o, s:o, s:{s:f, s:f}}", "schema",
 	                 "runmon.compare/1", "before", side_json(&s[0]), "after", side_json(&s[1]), "severity_change",

@@ -306,6 +306,8 @@ static json_t *cost_json(const struct rm_padding_result *p)
 	json_object_set_new(o, "tokens_per_s", rm_json_num(p->tokens_per_s));
 	json_object_set_new(o, "tokens_per_batch", json_integer(p->budget));
 	json_object_set_new(o, "lengths_reconstructed", json_boolean(p->reconstructed));
+	json_object_set_new(o, "lengths_recorded_batches", json_integer((json_int_t)p->recorded_batches));
+	json_object_set_new(o, "fit_kept_own", json_boolean(p->fit_kept_own));
 	json_object_set_new(o, "dataset_lengths", json_integer(p->dataset_lengths));
 	json_object_set_new(o, "buckets", b);
 	json_object_set_new(o, "strategies", st);

@@ -528,15 +528,29 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 	if (p->dataset_lengths)
 		fprintf(fp, "  the dataset's lengths (%lld sequences) re-packed at %lld tokens a batch:\n",
 		        (long long)p->dataset_lengths, (long long)p->budget);
+	else if (!p->reconstructed)
+		fprintf(fp, "  the same lengths re-packed at %lld tokens a batch (the lengths as recorded):\n",
+		        (long long)p->budget);
+	else if (p->recorded_batches)
+		fprintf(fp,
+		        "  the same lengths re-packed at %lld tokens a batch (as recorded in %zu of %zu batches, "
+		        "rebuilt in "
+		        "the rest from each batch's n, min, max and tokens):\n",
+		        (long long)p->budget, p->recorded_batches, p->batches);
 	else
-		fprintf(fp, "  the same lengths re-packed at %lld tokens a batch%s:\n", (long long)p->budget,
-		        p->reconstructed ? " (lengths rebuilt from each batch's n, min, max and tokens)" : "");
+		fprintf(
+		    fp,
+		    "  the same lengths re-packed at %lld tokens a batch (rebuilt from each batch's n, min, max and "
+		    "tokens):\n",
+		    (long long)p->budget);
 	for (int s = 0; s < RM_PACK_COUNT; s++) {
 		fprintf(fp, "    %-31s %6.1f%%", rm_strategy_name((enum rm_strategy)s), 100 * p->strategy_eff[s]);
 		if (s == RM_PACK_FITTED && p->fitted_k) {
 			fputs("   boundaries ", fp);
 			for (int i = 0; i <= p->fitted_k; i++)
 				fprintf(fp, "%s%lld", i ? "," : "", (long long)p->fitted[i]);
+			if (p->fit_kept_own)
+				fputs(" (the run's own: no fit pads less)", fp);
 		}
 		if (s == RM_PACK_INTERLEAVED)
 			fputs("   (bucketing's batches in another order)", fp);

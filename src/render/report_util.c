@@ -46,14 +46,23 @@ void rm_report_run_name(const struct rm_run_info *r, char *buf, size_t n)
 		snprintf(buf, n, "%s", r->name);
 }
 
+/* Every figure beside the measured efficiency is the re-packed one the
+ * table shows, and every move is from the measured figure (issue 66.2). */
 void rm_price_words(const struct rm_padding_result *c, char *buf, size_t n)
 {
 	const double *e = c->strategy_eff;
-	snprintf(buf, n,
-	         "interleaving keeps today's batches and their padding efficiency (%.1f%%); re-packing this run's"
-	         " lengths, fitted boundaries would move it by %+.1f points, fully random batches by %+.1f points",
-	         100 * c->efficiency, 100 * (e[RM_PACK_FITTED] - e[RM_PACK_INTERLEAVED]),
-	         100 * (e[RM_PACK_RANDOM] - e[RM_PACK_INTERLEAVED]));
+	double now = 100 * c->efficiency, random = 100 * e[RM_PACK_RANDOM], fitted = 100 * e[RM_PACK_FITTED];
+	int w =
+	    snprintf(buf, n,
+	             "interleaving keeps today's batches and their measured padding efficiency (%.1f%%); re-packing "
+	             "this run's lengths, fully random batches would give %.1f%% (%+.1f points)",
+	             now, random, random - now);
+	if (w < 0 || (size_t)w >= n || !isfinite(fitted))
+		return;
+	if (c->fit_kept_own)
+		snprintf(buf + w, n - (size_t)w, "; no fitted boundaries pad less than the run's own");
+	else
+		snprintf(buf + w, n - (size_t)w, " and fitted boundaries %.1f%% (%+.1f points)", fitted, fitted - now);
 }
 
 const char *rm_report_level(enum rm_severity s)

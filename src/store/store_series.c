@@ -578,6 +578,10 @@ void rm_store_series_release(struct rm_store_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Recorded lengths loaded for the cost side at most: what it re-packs
+ * (RM_PAD_MAX_SEQS, cost.h, a layer store does not use). */
+#define COST_LENS_MAX ((size_t)1 << 22)
+
 int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_t max_batches,
                        const struct rm_bucket_map *map, struct rm_store_cost *out, struct rm_err *err)
 {
@@ -593,7 +597,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 		return RM_OK;
 	s = rm_st_prepare(
 	    st,
-	    "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens, NULL, b.rank,"
+	    "SELECT b.step, b.bucket, b.n, b.min_len, b.max_len, b.tokens, b.padded_tokens, b.lens, b.rank,"
 	    /* the logged rows either side: a step's time is their time apart over their steps apart */
 	    " (SELECT step FROM steps WHERE run_id = ?1 AND step >= b.step ORDER BY step LIMIT 1),"
 	    " (SELECT COALESCE(runtime, ts) FROM steps WHERE run_id = ?1 AND step >= b.step ORDER BY step LIMIT 1),"
@@ -605,6 +609,7 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 		return RM_E_STORE;
 	int64_t span = hi - lo + 1, width = out->stride > 1 ? span / out->stride / BLOCKS + 1 : span;
 	int64_t *rank = NULL;
+	size_t lens_cap = 0;
 	int rc = RM_DB_DONE;
 	for (int blk = 0; blk < (out->stride > 1 ? BLOCKS : 1) && rc == RM_DB_DONE; blk++) {
 		int64_t a = lo + (int64_t)((double)span / BLOCKS * blk); /* span may be near 2^62 (fuzz_diagnose) */
@@ -634,6 +639,8 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 				GROW(out->padded, cap);
 				GROW(out->dt, cap);
 				GROW(out->step_dt, cap);
+				GROW(out->lens_at, cap);
+				GROW(out->lens_n, cap);
 				GROW(rank, cap);
 			}
 			size_t i = out->nb++;
@@ -648,6 +655,22 @@ int rm_store_load_cost(struct rm_store *st, int64_t run_id, int64_t since, size_
 			out->step_dt[i] = first ? v[5] : NAN;
 			out->dt[i] = v[5];
 			rank[i] = rm_dbq_col_int(s, 8);
+			/* The lengths the trainer recorded, when they are the batch's n:
+			 * the re-packing takes them as they are. */
+			size_t nbytes, want = v[0] >= 1 && v[0] <= RM_BATCH_MAX_N ? (size_t)v[0] : 0;
+			const uint8_t *blob = rm_dbq_col_blob(s, 7, &nbytes);
+			out->lens_at[i] = out->nlens;
+			out->lens_n[i] = 0;
+			if (blob && nbytes && want && out->nlens + want <= COST_LENS_MAX) {
+				if (out->nlens + want > lens_cap) {
+					lens_cap = (out->nlens + want) * 2;
+					out->lens = rm_xrealloc(out->lens, lens_cap * sizeof(int64_t));
+				}
+				if (rm_lens_decode(blob, nbytes, out->lens + out->nlens, want) == (long)want) {
+					out->lens_n[i] = (uint32_t)want;
+					out->nlens += want;
+				}
+			}
 		}
 	}
 	/* A batch's time: its step's, over the micro-batches its rank ran then. */
@@ -678,6 +701,9 @@ void rm_store_cost_release(struct rm_store_cost *c)
 	free(c->padded);
 	free(c->dt);
 	free(c->step_dt);
+	free(c->lens);
+	free(c->lens_at);
+	free(c->lens_n);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -145,4 +145,35 @@ grep -q "from the offsets of tokens" "$tmp/err" || fail "simulate column note"
 python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cost']; assert c['dataset_lengths']==693 and not c['lengths_reconstructed'], c" "$tmp/dg.json" || fail "diagnose --lengths-from json"
 "$runmon" --db "$tmp/d.db" diagnose ds --lengths-from "$data/arrow/seqlen" --lengths-column seq_len --fail-on critical 2>/dev/null | grep -q "the dataset's lengths (900 sequences) re-packed" || fail "diagnose --lengths-column"
 expect_err "--lengths-column goes with --lengths-from" diagnose ds --lengths-column seq_len
+# Issue 66.2: one padding model. A sidecar that recorded every batch's
+# lengths ("lens"): diagnose re-packs them as recorded, and fits the
+# boundaries `buckets` fits to the same lengths (the same K and budget),
+# with the same packed figure; the price's moves are from the measured
+# efficiency, to the re-packed figures the table shows.
+"$runmon" simulate --steps 3000 --lens --strategy chunked --run lens --out "$tmp/lens" >/dev/null 2>&1 || fail "simulate --lens"
+"$runmon" --db "$tmp/l.db" import --run lens "$tmp/lens/history.jsonl" "$tmp/lens/batches.jsonl" >/dev/null 2>&1 || fail "import lens"
+"$runmon" --db "$tmp/l.db" diagnose lens --json >"$tmp/l.json" || true
+"$runmon" --db "$tmp/l.db" diagnose lens >"$tmp/l.txt" || true
+grep -q "re-packed at [0-9]* tokens a batch (the lengths as recorded):" "$tmp/l.txt" || fail "lens: not re-packed as recorded: $(grep re-packed "$tmp/l.txt")"
+set -- $(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cost']; print(len(c['fitted_boundaries']) - 1, c['tokens_per_batch'])" "$tmp/l.json")
+"$runmon" buckets --k "$1" --tokens-per-batch "$2" --json "$tmp/lens/batches.jsonl" >"$tmp/lb.json" 2>/dev/null || fail "buckets on the lens"
+python3 - "$tmp/l.json" "$tmp/lb.json" "$tmp/l.txt" <<'PY' || fail "lens: diagnose and buckets disagree"
+import json, re, sys
+c = json.load(open(sys.argv[1]))["cost"]
+b = json.load(open(sys.argv[2]))
+assert c["lengths_recorded_batches"] == 3000 and not c["lengths_reconstructed"], c
+assert c["fitted_boundaries"] == b["fitted"]["boundaries"], (c["fitted_boundaries"], b["fitted"]["boundaries"])
+eff = {s["strategy"]: s["efficiency"] for s in c["strategies"]}
+assert abs(eff["bucketed (fitted boundaries)"] - b["fitted"]["packed_efficiency"]) < 0.002, (eff, b["fitted"])
+assert eff["bucketed (fitted boundaries)"] >= eff["bucketed (current boundaries)"], eff
+# recorded lengths re-packed on the run's own boundaries give the measured figure
+assert abs(eff["bucketed (current boundaries)"] - c["efficiency"]) < 0.01, (eff, c["efficiency"])
+text = open(sys.argv[3]).read()
+m = re.search(r"measured padding efficiency \(([\d.]+)%\); re-packing this run's lengths, fully random batches "
+              r"would give ([\d.]+)% \(([-+][\d.]+) points\)", text)
+assert m, re.findall(r"the price: .*", text)
+now, rnd, move = map(float, m.groups())
+assert abs(now - 100 * c["efficiency"]) < 0.06 and abs(rnd - 100 * eff["fully random"]) < 0.06, m.groups()
+assert abs((rnd - now) - move) < 0.11, m.groups()
+PY
 echo "e2e buckets: all checks passed"

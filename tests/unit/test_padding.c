@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runmon/cost.h"
 #include "runmon/store.h"
@@ -19,7 +20,8 @@ static void recorded_figures(void **state)
 	double pad[4];
 	for (int i = 0; i < 4; i++)
 		pad[i] = n[i] * hi[i] - tok[i];
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, NULL, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input in = {4,    step, bucket, n, lo,   hi, tok,  pad,  dt,
+	                              NULL, NULL, 0,      1, NULL, 0,  NULL, NULL, NULL};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -47,7 +49,8 @@ static void ranks_are_batches_of_their_own(void **state)
 	const double n[] = {4, 2, 2, 2}, lo[] = {100, 900, 900, 900}, hi[] = {200, 1000, 1000, 1000};
 	const double tok[] = {600, 1900, 1900, 1900}, pad[] = {200, 100, 100, 100};
 	const double dt[] = {2, 2, 0.5, 0.5}, step_dt[] = {2, NAN, 1, NAN};
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, dt, step_dt, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input in = {4,       step, bucket, n, lo,   hi, tok,  pad,  dt,
+	                              step_dt, NULL, 0,      1, NULL, 0,  NULL, NULL, NULL};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -70,7 +73,8 @@ static void dataset_lengths_replace_rebuilt(void **state)
 	int64_t lens[5000];
 	for (int i = 0; i < 5000; i++)
 		lens[i] = 300; /* all one length: every strategy packs without padding */
-	struct rm_padding_input in = {4, step, bucket, n, lo, hi, tok, pad, NULL, NULL, NULL, 0, 1, lens, 5000};
+	struct rm_padding_input in = {4,    step, bucket, n, lo,   hi,   tok,  pad,  NULL,
+	                              NULL, NULL, 0,      1, lens, 5000, NULL, NULL, NULL};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -109,7 +113,8 @@ static void strategies_rank(void **state)
 		tok[t] = floor(n[t] * (lo[t] + hi[t]) / 2);
 		pad[t] = n[t] * hi[t] - tok[t];
 	}
-	struct rm_padding_input in = {N, step, bucket, n, lo, hi, tok, pad, NULL, NULL, bounds, 5, 3, NULL, 0};
+	struct rm_padding_input in = {N,    step,   bucket, n, lo,   hi, tok,  pad,  NULL,
+	                              NULL, bounds, 5,      3, NULL, 0,  NULL, NULL, NULL};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	const double *e = r.strategy_eff;
@@ -117,11 +122,82 @@ static void strategies_rank(void **state)
 	assert_true(e[RM_PACK_SORTED] >= e[RM_PACK_BUCKETED]);
 	assert_true(e[RM_PACK_BUCKETED] > e[RM_PACK_RANDOM]);
 	assert_float_equal(e[RM_PACK_INTERLEAVED], e[RM_PACK_BUCKETED], 0);
-	assert_true(e[RM_PACK_FITTED] >= e[RM_PACK_BUCKETED] - 0.02);
+	assert_true(e[RM_PACK_FITTED] >= e[RM_PACK_BUCKETED]); /* never worse (issue 66.2) */
 	assert_int_equal(r.fitted_k, 4);
 	for (int s = 0; s < RM_PACK_COUNT; s++)
 		assert_true(e[s] > 0 && e[s] <= 1);
 	assert_true(isnan(r.tokens_per_s));
+}
+
+/* Issue 66.2: a fit never packs worse than the run's own boundaries. Over
+ * seeds of random bucketings, the fitted figure is at least the current
+ * one; a run already on its fitted boundaries keeps them and says so; and
+ * recorded lengths are re-packed as recorded, not rebuilt. */
+static void fit_never_worse_and_lengths_as_recorded(void **state)
+{
+	(void)state;
+	enum { N = 600, PER = 8 };
+	static int64_t step[N], lens[N * PER];
+	static size_t at[N];
+	static uint32_t cnt[N];
+	static int bucket[N];
+	static double n[N], lo[N], hi[N], tok[N], pad[N];
+	for (unsigned seed = 1; seed <= 20; seed++) {
+		unsigned x = seed;
+		int64_t bounds[5] = {0, 0, 0, 0, 4000};
+		for (int b = 1; b < 4; b++) {
+			x = x * 1103515245u + 12345u;
+			bounds[b] = bounds[b - 1] + 100 + (int64_t)((x >> 16) % 900);
+		}
+		for (int t = 0; t < N; t++) {
+			int b = t % 4;
+			double sum = 0, mn = 1e18, mx = 0;
+			for (int i = 0; i < PER; i++) {
+				x = x * 1103515245u + 12345u;
+				int64_t l =
+				    bounds[b] + 1 + (int64_t)((x >> 16) % (uint64_t)(bounds[b + 1] - bounds[b]));
+				lens[t * PER + i] = l;
+				sum += (double)l;
+				mn = fmin(mn, (double)l);
+				mx = fmax(mx, (double)l);
+			}
+			step[t] = t;
+			bucket[t] = b;
+			n[t] = PER;
+			lo[t] = mn;
+			hi[t] = mx;
+			tok[t] = sum;
+			pad[t] = PER * mx - sum;
+			at[t] = (size_t)t * PER;
+			cnt[t] = PER;
+		}
+		struct rm_padding_input in = {N,    step,   bucket, n,    lo,   hi, tok,  pad, NULL,
+		                              NULL, bounds, 5,      seed, NULL, 0,  lens, at,  cnt};
+		struct rm_padding_result r;
+		rm_padding_analyze(&in, &r);
+		assert_true(r.ok);
+		assert_false(r.reconstructed);
+		assert_int_equal(r.recorded_batches, N);
+		assert_true(r.strategy_eff[RM_PACK_FITTED] >= r.strategy_eff[RM_PACK_BUCKETED]);
+		assert_int_equal(r.fit_kept_own, !(r.strategy_eff[RM_PACK_FITTED] > r.strategy_eff[RM_PACK_BUCKETED]));
+		/* On its own fitted boundaries, the run keeps them. */
+		int64_t fitted[RM_PAD_MAX + 1];
+		int k = r.fitted_k;
+		memcpy(fitted, r.fitted, (size_t)(k + 1) * sizeof(int64_t));
+		in.bounds = fitted;
+		in.nbounds = k + 1;
+		rm_padding_analyze(&in, &r);
+		assert_true(r.fit_kept_own);
+		assert_int_equal(r.fitted_k, k);
+		assert_memory_equal(r.fitted, fitted, (size_t)(k + 1) * sizeof(int64_t));
+		assert_float_equal(r.strategy_eff[RM_PACK_FITTED], r.strategy_eff[RM_PACK_BUCKETED], 0);
+		/* Half the batches without their lengths: those are rebuilt. */
+		for (int t = 0; t < N; t += 2)
+			cnt[t] = 0;
+		rm_padding_analyze(&in, &r);
+		assert_true(r.reconstructed);
+		assert_int_equal(r.recorded_batches, N / 2);
+	}
 }
 
 /* Whatever the store holds (rows an older import let through), the cost
@@ -136,7 +212,8 @@ static void hostile_rows_bounded(void **state)
 	const double lo[] = {50, 50, 100, 50, 9e18, 10, 10, NAN};
 	const double tok[] = {100, 100, 600, 100, 4e6, 40, 40, 900};
 	const double pad[] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-	struct rm_padding_input in = {8, step, bucket, n, lo, hi, tok, pad, NULL, NULL, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input in = {8,    step, bucket, n, lo,   hi, tok,  pad,  NULL,
+	                              NULL, NULL, 0,      1, NULL, 0,  NULL, NULL, NULL};
 	struct rm_padding_result r;
 	rm_padding_analyze(&in, &r);
 	assert_true(r.ok);
@@ -152,7 +229,8 @@ static void hostile_rows_bounded(void **state)
 		st[t] = t, bk[t] = t % 2, nn[t] = RM_BATCH_MAX_N, lo2[t] = 1, hi2[t] = 8;
 		tk[t] = 4.0 * RM_BATCH_MAX_N, pd[t] = NAN;
 	}
-	struct rm_padding_input big = {M, st, bk, nn, lo2, hi2, tk, pd, NULL, NULL, NULL, 0, 1, NULL, 0};
+	struct rm_padding_input big = {M,    st,   bk, nn, lo2,  hi2, tk,   pd,   NULL,
+	                               NULL, NULL, 0,  1,  NULL, 0,   NULL, NULL, NULL};
 	rm_padding_analyze(&big, &r);
 	assert_true(r.ok);
 	assert_int_equal(r.batches, M);
@@ -166,6 +244,7 @@ int main(void)
 	    cmocka_unit_test(ranks_are_batches_of_their_own),
 	    cmocka_unit_test(dataset_lengths_replace_rebuilt),
 	    cmocka_unit_test(strategies_rank),
+	    cmocka_unit_test(fit_never_worse_and_lengths_as_recorded),
 	    cmocka_unit_test(hostile_rows_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
