@@ -37,7 +37,8 @@ static void usage(FILE *fp)
 {
 	fputs("usage: runmon [--db PATH] [--quiet] COMMAND [ARGS]\n"
 	      "       runmon help [COMMAND] | version | --version\n"
-	      "       runmon help --man [COMMAND] | --completion bash|zsh|fish | --json\n\n"
+	      "       runmon help --man [COMMAND] | --completion bash|zsh|fish | --json\n"
+	      "       runmon help terms [--markdown]   (what each statistic shown means)\n\n"
 	      "Training-run monitor: finds the loss signatures of homogeneous length-bucketed\n"
 	      "batching (trimodal split, ladders, same-bucket streaks, loss resets).\n\n"
 	      "Commands:\n",
@@ -49,7 +50,8 @@ static void usage(FILE *fp)
 	      "              $XDG_DATA_HOME/runmon/runmon.db or ~/.local/share/runmon/runmon.db)\n"
 	      "  --quiet     no progress line on stderr (it is drawn only on a terminal)\n\n"
 	      "Exit status: 0 done/healthy, 1 findings at the failing severity, 2 usage or\n"
-	      "input error, 3 network or server error, 4 database or file system error.\n",
+	      "input error, 3 network or server error, 4 database or file system error,\n"
+	      "5 compare: resolved at a price (padding or throughput beyond --max-cost).\n",
 	      fp);
 }
 
@@ -100,6 +102,10 @@ static int help(int argc, char **argv)
 		usage(stdout);
 		return RM_EXIT_OK;
 	}
+	if (!strcmp(what, "terms"))
+		return argc > 3
+		           ? (fprintf(stderr, "runmon: error: help terms takes one option at most\n"), RM_EXIT_USAGE)
+		           : rm_help_terms(stdout, argc > 2 ? argv[2] : NULL);
 	const struct rm_cmd *c = command_named(what);
 	return c ? rm_cmd_help(c) : unknown_command(what);
 }

@@ -81,6 +81,7 @@ struct rm_render_ctx {
 	int64_t since;       /* first step diagnosed (0: all) */
 	int color;           /* ANSI colour in text output */
 	const char *run_url; /* W&B run page, or NULL */
+	int width;           /* the terminal's columns: tables narrower than it by rows; 0: unlimited */
 };
 
 /* How far the losses and the batches meet, into buf: 0 (and "") when no
@@ -166,7 +167,9 @@ struct rm_compare_side {
 	const struct rm_diagnosis *d;
 };
 /* Two diagnoses side by side, what changed cause by cause, the price. */
-void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c);
+/* width: the terminal's columns; a table wider than it is written a row
+ * to a block (0: unlimited). */
+void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c, int width);
 /* The same as JSON, schema runmon.compare/1. */
 json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct rm_comparison *c);
 /* The comparison's table as text cells, for the text, HTML and Markdown. */
@@ -176,9 +179,10 @@ struct rm_compare_rows {
 	struct rm_compare_row {
 		char label[80];
 		char cell[2][320];
-		char change[64]; /* how it changed: "+5.6%", "-2.1 points", "resolved"; empty when nothing to say */
-		int worse;       /* the change is for the worse */
-		int better;      /* for the better, by the same yardstick (the report colours both) */
+		char change[64];  /* how it changed: "+5.6%", "-2.1 points", "resolved"; empty when nothing to say */
+		int worse;        /* the change is for the worse */
+		int better;       /* for the better, by the same yardstick (the report colours both) */
+		const char *term; /* its glossary id (rm_term_find), or NULL */
 	} row[RM_COMPARE_ROWS];
 	char price[200];   /* "padding efficiency a% -> b%, ...", or empty when unknown */
 	char summary[768]; /* rm_compare_summary */
@@ -190,5 +194,25 @@ void rm_compare_html(FILE *fp, const struct rm_report *r);
 void rm_compare_md(FILE *fp, const struct rm_report *r);
 /* "worse: ..." or "no worse: ...": the causes that changed, worse first. */
 void rm_compare_summary(const struct rm_comparison *c, char *buf, size_t n);
+
+/* ==== terms ================================================================= */
+/* The glossary (terms.c): each statistic shown, in one plain line. */
+struct rm_term {
+	const char *id;        /* the anchor: docs/terms.md#ID, the report's #term-ID */
+	const char *name;      /* as outputs show it */
+	const char *what;      /* what it measures */
+	const char *bad;       /* which way is bad */
+	const char *threshold; /* the threshold runmon uses */
+};
+extern const struct rm_term rm_terms[];
+extern const size_t rm_nterms;
+const struct rm_term *rm_term_find(const char *id);
+/* `runmon help terms` and docs/terms.md (`--markdown`). */
+void rm_terms_text(FILE *fp);
+void rm_terms_md(FILE *fp);
+/* " title='...'" for an HTML element: term id's line; nothing when unknown. */
+void rm_term_title(FILE *fp, const char *id);
+/* The report's glossary section. */
+void rm_terms_html(FILE *fp);
 
 #endif

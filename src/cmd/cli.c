@@ -15,6 +15,7 @@
 
 #include "cmd/cli.h"
 #include "runmon/common.h"
+#include "runmon/render.h"
 
 /* Messages quote file contents and names: escaped for the terminal. */
 static void vmsg(const char *level, const char *fmt, va_list ap) RM_PRINTF(2, 0);
@@ -221,5 +222,18 @@ int rm_ctx_open_store_flags(struct rm_ctx *ctx, struct rm_store **st, unsigned f
 		return rm_exit_code(err.code);
 	}
 	rm_store_on_wait(*st, tell_waiting, NULL);
+	return RM_EXIT_OK;
+}
+
+int rm_help_terms(FILE *fp, const char *form)
+{
+	if (form && strcmp(form, "--markdown")) {
+		fprintf(stderr, "runmon: error: help terms takes --markdown or nothing, not '%s'\n", rm_tx(form));
+		return RM_EXIT_USAGE;
+	}
+	if (form)
+		rm_terms_md(fp);
+	else
+		rm_terms_text(fp);
 	return RM_EXIT_OK;
 }

@@ -3,7 +3,9 @@
  * after a step, diagnosed and set side by side; exit 1 when AFTER got worse.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "runmon/analyze.h"
@@ -157,7 +159,8 @@ static int run_compare(int argc, char **argv, struct rm_ctx *ctx)
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		rm_render_compare_text(stdout, view, &cmp);
+		rm_render_compare_text(stdout, view, &cmp,
+		                       isatty(STDOUT_FILENO) || getenv("COLUMNS") ? (int)rm_terminal_width() : 0);
 	}
 	code = rm_compare_exit(&cmp);
 out:

@@ -160,7 +160,7 @@ static int run_demo(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_comparison cmp;
 	rm_compare(&sides[0].d, &sides[1].d, NULL, &cmp);
 	struct rm_compare_side view[2] = {{sides[0].name, &sides[0].d}, {sides[1].name, &sides[1].d}};
-	rm_render_compare_text(stdout, view, &cmp);
+	rm_render_compare_text(stdout, view, &cmp, 0);
 	const struct rm_padding_result *fix = &sides[1].d.cost, *rnd = &sides[2].d.cost;
 	if (fix->ok && rnd->ok)
 		printf("\nIts price: interleaving keeps bucketing's padding efficiency (%.1f%%, %.0f tokens/s);"

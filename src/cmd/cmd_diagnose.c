@@ -138,6 +138,30 @@ static int read_tfevents(struct rm_store *st, const char *spec, int64_t *run_id,
 	return rc ? -1 : 1;
 }
 
+/* The diagnosis on standard output: JSON, or text whose prose wraps at
+ * the terminal's width (its tables were made to fit it). */
+static void print_diagnosis(const struct rm_diagnosis *d, const struct rm_render_ctx *rc, int json)
+{
+	if (json) {
+		json_t *doc = rm_render_json(d, rc);
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+		json_decref(doc);
+	} else if (rc->width) { /* prose wraps at the terminal's width; tables were made to fit it */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		if (mem) {
+			rm_render_text(mem, d, rc);
+			fclose(mem);
+			rm_wrap(stdout, text, len, (size_t)rc->width);
+			free(text);
+		}
+	} else {
+		rm_render_text(stdout, d, rc);
+	}
+}
+
 static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 {
 	struct rm_analyze_opts o;
@@ -265,25 +289,12 @@ static int run_diagnose(int argc, char **argv, struct rm_ctx *ctx)
 	}
 	free(lens);
 	url = rm_run_page(&info);
-	struct rm_render_ctx rc = {.run = &info, .since = o.since, .color = !json && rm_use_color(), .run_url = url};
-	if (json) {
-		json_t *doc = rm_render_json(&d, &rc);
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-		putchar('\n');
-		json_decref(doc);
-	} else if (isatty(STDOUT_FILENO)) { /* prose wraps at the terminal's width */
-		char *text = NULL;
-		size_t len = 0;
-		FILE *mem = open_memstream(&text, &len);
-		if (mem) {
-			rm_render_text(mem, &d, &rc);
-			fclose(mem);
-			rm_wrap(stdout, text, len, rm_terminal_width());
-			free(text);
-		}
-	} else {
-		rm_render_text(stdout, &d, &rc);
-	}
+	struct rm_render_ctx rc = {.run = &info,
+	                           .since = o.since,
+	                           .color = !json && rm_use_color(),
+	                           .run_url = url,
+	                           .width = isatty(STDOUT_FILENO) || getenv("COLUMNS") ? (int)rm_terminal_width() : 0};
+	print_diagnosis(&d, &rc, json);
 	code = d.severity >= fail_on ? RM_EXIT_FINDINGS : RM_EXIT_OK;
 	free(url);
 	rm_diagnosis_release(&d);

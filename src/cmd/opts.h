@@ -101,5 +101,8 @@ const struct rm_opt *rm_cmd_common_opts(const struct rm_cmd *cmd);
 int rm_completion_write(FILE *fp, const char *shell, const struct rm_cmd_list *all);
 /* Every table as JSON, for tools and the option contract test. */
 int rm_tables_json(FILE *fp, const struct rm_cmd_list *all);
+/* `runmon help terms [--markdown]`: the glossary as text, or as
+ * docs/terms.md. Returns an exit status (2: another word after terms). */
+int rm_help_terms(FILE *fp, const char *form);
 
 #endif

@@ -14,9 +14,13 @@ const char *rm_severity_name(enum rm_severity s)
 	return sev_names[s];
 }
 
+/* One word per state a reader sees (issue 66.3): below warn there is
+ * nothing to act on, whether a finding was worth a note (info) or none
+ * was made, and both read "ok". Machine outputs keep the level itself
+ * (rm_severity_name), which --fail-on info can still select. */
 const char *rm_verdict_word(enum rm_severity s)
 {
-	return s == RM_SEV_NONE ? "ok" : sev_names[s];
+	return s < RM_SEV_WARN ? "ok" : sev_names[s];
 }
 
 int rm_severity_parse(const char *name, enum rm_severity *out)

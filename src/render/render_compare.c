@@ -48,7 +48,8 @@ static void cell_split(char *buf, size_t n, const struct rm_diagnosis *d)
 		snprintf(buf, n, "-");
 	else
 		snprintf(buf, n, "%s %.2f, %d mode%s%s", d->split.mixed ? "R^2" : "eta^2", d->split.eta2,
-		         d->split.modes, d->split.modes == 1 ? "" : "s", d->split.trimodal ? ", trimodal" : "");
+		         d->split.modes, d->split.modes == 1 ? "" : "s",
+		         d->split.trimodal && d->severity >= RM_SEV_WARN ? ", trimodal" : "");
 }
 
 static void cell_ladders(char *buf, size_t n, const struct rm_diagnosis *d)
@@ -185,6 +186,7 @@ static struct rm_compare_row *add(struct rm_compare_rows *r, const char *label, 
 	x->change[0] = 0;
 	x->worse = 0;
 	x->better = 0;
+	x->term = NULL;
 	return x;
 }
 
@@ -206,19 +208,25 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 		add(r, "buckets derived from lengths", a, "the same");
 	}
 	struct rm_compare_row *w = add(r, "verdict", rm_verdict_word(x->severity), rm_verdict_word(y->severity));
+	w->term = "severity";
 	snprintf(w->change, sizeof(w->change), "%s", rm_delta_name(c->severity));
 	w->worse = c->severity == RM_DELTA_NEW || c->severity == RM_DELTA_WORSE;
 	w->better = c->severity == RM_DELTA_RESOLVED || c->severity == RM_DELTA_BETTER;
 	cell_runs(a, sizeof(a), x);
 	cell_runs(b, sizeof(b), y);
 	w = add(r, "same-bucket streaks (z<0 long)", a, b);
+	w->term = "streaks";
 	if (x->runs.ok && y->runs.ok)
-		change_of(w->change, sizeof(w->change), x->runs.z, y->runs.z, 0, 1, " in z");
+		snprintf(w->change, sizeof(w->change), "z %+.1f (%s)", y->runs.z - x->runs.z,
+		         y->runs.z >= x->runs.z ? "streaks shorter" : "streaks longer");
 	cell_split(a, sizeof(a), x);
 	cell_split(b, sizeof(b), y);
 	w = add(r, "loss split by bucket", a, b);
-	if (x->split.ok && y->split.ok)
+	w->term = "eta2";
+	if (x->split.ok && y->split.ok && x->split.mixed == y->split.mixed)
 		change_of(w->change, sizeof(w->change), x->split.eta2, y->split.eta2, 0, 2, "");
+	else if (x->split.ok && y->split.ok) /* one R^2 on shares, one eta^2: not one yardstick */
+		snprintf(w->change, sizeof(w->change), "not comparable (R^2 vs eta^2)");
 	const char *labels[2 * RM_MAX_BUCKETS];
 	int nl = level_labels(s, labels);
 	int ratio = x->split.log_scale || y->split.log_scale; /* a ratio to the trend, else an offset */
@@ -232,11 +240,13 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	cell_ladders(a, sizeof(a), x);
 	cell_ladders(b, sizeof(b), y);
 	w = add(r, "ladders in the reported loss", a, b);
+	w->term = "ladder";
 	if (x->ladder.ok && y->ladder.ok)
 		change_of(w->change, sizeof(w->change), (double)x->ladder.count, (double)y->ladder.count, 0, 0, "");
 	cell_resets(a, sizeof(a), x);
 	cell_resets(b, sizeof(b), y);
 	w = add(r, "loss resets", a, b);
+	w->term = "reset";
 	change_of(w->change, sizeof(w->change), (double)x->resets.spikes, (double)y->resets.spikes, 0, 0, "");
 	if (c->common) {
 		snprintf(label, sizeof(label), "adjusted loss, steps %lld..%lld", (long long)c->common_first,
@@ -244,6 +254,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 		cell_number(a, sizeof(a), c->adjusted[0], 4, 0, "");
 		cell_number(b, sizeof(b), c->adjusted[1], 4, 0, "");
 		w = add(r, label, a, b);
+		w->term = "adjusted";
 		if (isfinite(c->adjusted_change))
 			snprintf(w->change, sizeof(w->change), "%+.1f%% (+-%.1f)%s", 100 * c->adjusted_change,
 			         100 * c->adjusted_se,
@@ -268,6 +279,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	cell_number(a, sizeof(a), efficiency(x), 1, 0, "%");
 	cell_number(b, sizeof(b), efficiency(y), 1, 0, "%");
 	w = add(r, "padding efficiency", a, b);
+	w->term = "padding";
 	change_of(w->change, sizeof(w->change), efficiency(x), efficiency(y), 0, 1, " points");
 	w->worse = c->efficiency_worse;
 	w->better = c->efficiency_better;
@@ -275,6 +287,7 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 		cell_number(a, sizeof(a), tps(x), 0, 0, "");
 		cell_number(b, sizeof(b), tps(y), 0, 0, "");
 		w = add(r, "tokens per second", a, b);
+		w->term = "throughput";
 		change_of(w->change, sizeof(w->change), tps(x), tps(y), 1, 0, "");
 		w->worse = c->tokens_per_s_worse;
 		w->better = c->tokens_per_s_better;
@@ -291,13 +304,27 @@ void rm_compare_rows(const struct rm_compare_side s[2], const struct rm_comparis
 	rm_compare_summary(c, r->summary, sizeof(r->summary));
 }
 
-void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c)
+void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const struct rm_comparison *c, int width)
 {
 	struct rm_compare_rows *r = rm_xmalloc(sizeof(*r));
 	rm_compare_rows(s, c, r);
-	row(fp, "", "before", "after", "change");
-	for (int i = 0; i < r->n; i++)
-		row(fp, r->row[i].label, r->row[i].cell[0], r->row[i].cell[1], r->row[i].change);
+	int wide = 2 + 30 + 1 + 2 * (CELL + 1);
+	for (int i = 0; i < r->n; i++) {
+		int w = wide + (int)strlen(r->row[i].change);
+		wide = w > wide ? w : wide;
+	}
+	if (!width || wide <= width) {
+		row(fp, "", "before", "after", "change");
+		for (int i = 0; i < r->n; i++)
+			row(fp, r->row[i].label, r->row[i].cell[0], r->row[i].cell[1], r->row[i].change);
+	} else { /* narrow: a row to a block, before and after on lines of their own */
+		for (int i = 0; i < r->n; i++) {
+			fprintf(fp, "  %s%s%s\n", rm_tx(r->row[i].label), r->row[i].change[0] ? ": " : "",
+			        r->row[i].change);
+			fprintf(fp, "      before  %s\n      after   %s\n", rm_tx(r->row[i].cell[0]),
+			        rm_tx(r->row[i].cell[1]));
+		}
+	}
 	fprintf(fp, "\nCauses:\n");
 	int shown = 0;
 	for (int h = 0; h < RM_H_COUNT; h++) {
@@ -318,6 +345,7 @@ void rm_render_compare_text(FILE *fp, const struct rm_compare_side s[2], const s
 	if (r->price[0])
 		fprintf(fp, "\nThe price: %s\n", r->price);
 	fprintf(fp, "\nResult: %s\n", r->summary);
+	fputs("(what each row's statistic means: runmon help terms, or docs/terms.md)\n", fp);
 	free(r);
 }
 
@@ -333,7 +361,7 @@ static json_t *side_json(const struct rm_compare_side *s)
 	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:{s:b, s:o, s:o, s:o}, s:{s:b, s:o, s:i, s:b, s:b, s:o},"
 	                 " s:{s:b, s:I, s:o, s:o}, s:{s:I, s:b}, s:o, s:o}",
 	                 "run", s->name, "first_step", (json_int_t)d->first_step, "last_step", (json_int_t)d->last_step,
-	                 "severity", rm_verdict_word(d->severity), "hypothesis", rm_verdict_name(d), "verdict", line,
+	                 "severity", rm_severity_name(d->severity), "hypothesis", rm_verdict_name(d), "verdict", line,
 	                 "runs_test", "ok", d->runs.ok, "runs", rm_json_num(d->runs.runs), "expected",
 	                 rm_json_num(d->runs.expected), "z", rm_json_num(d->runs.z), "split", "ok", d->split.ok, "eta2",
 	                 rm_json_num(d->split.eta2), "modes", d->split.modes, "mixed", d->split.mixed, "log_scale",
@@ -350,7 +378,7 @@ json_t *rm_render_compare_json(const struct rm_compare_side s[2], const struct r
 	for (int h = 0; h < RM_H_COUNT; h++)
 		json_array_append_new(
 		    hyp, json_pack("{s:s, s:s, s:s, s:s}", "hypothesis", rm_hypothesis_name(c->hyp[h].h), "before",
-		                   rm_verdict_word(c->hyp[h].before), "after", rm_verdict_word(c->hyp[h].after),
+		                   rm_severity_name(c->hyp[h].before), "after", rm_severity_name(c->hyp[h].after),
 		                   "change", rm_delta_name(c->hyp[h].change)));
 	json_t *common = json_null();
 	if (c->common)
@@ -395,7 +423,10 @@ void rm_compare_html(FILE *fp, const struct rm_report *r)
 	rm_html_esc(fp, rows->summary);
 	fputs("</p>\n<table><tr><th></th><th>before</th><th>after</th><th>change</th></tr>\n", fp);
 	for (int i = 0; i < rows->n; i++) {
-		fputs("<tr><td>", fp);
+		fputs("<tr><td", fp);
+		if (rows->row[i].term)
+			rm_term_title(fp, rows->row[i].term);
+		fputc('>', fp);
 		rm_html_esc(fp, rows->row[i].label);
 		for (int j = 0; j < 2; j++) {
 			fputs("</td><td>", fp);

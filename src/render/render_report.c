@@ -14,6 +14,15 @@
 
 /* ---- HTML ------------------------------------------------------------ */
 
+/* An evidence row's first cell: the detector, linked to its line of the
+ * report's glossary, the line itself its tooltip. */
+static void term_cell(FILE *fp, const char *label, const char *term)
+{
+	fprintf(fp, "<tr><td><a href='#term-%s'", term);
+	rm_term_title(fp, term);
+	fprintf(fp, ">%s</a></td>", label);
+}
+
 void rm_render_report_html(FILE *fp, const struct rm_report *r)
 {
 	const struct rm_report_run *runs = r->runs;
@@ -82,44 +91,55 @@ void rm_render_report_html(FILE *fp, const struct rm_report *r)
 		fputs("</ol>\n", fp);
 		rm_report_charts_html(fp, d, i);
 		fputs("<h3>Evidence</h3><table class='evidence'><tr><th>detector</th><th>finding</th></tr>\n", fp);
-		if (d->runs.ok)
+		if (d->runs.ok) {
+			term_cell(fp, "same-bucket streaks", "streaks");
 			fprintf(fp,
-			        "<tr><td>same-bucket streaks</td><td>%.0f streaks, %.0f expected at random, z = "
+			        "<td>%.0f streaks, %.0f expected at random, z = "
 			        "%.2f%s</td></tr>\n",
 			        d->runs.runs, d->runs.expected, d->runs.z, d->runs.flagged ? " (flagged)" : "");
-		if (d->split.ok)
-			fprintf(fp, "<tr><td>loss split</td><td>%s = %.3f, %d mode%s%s</td></tr>\n",
-			        d->split.mixed ? "R&sup2;" : "eta&sup2;", d->split.eta2, d->split.modes,
-			        d->split.modes == 1 ? "" : "s", d->split.trimodal ? " (trimodal)" : "");
-		if (d->length.ok)
+		}
+		if (d->split.ok) {
+			term_cell(fp, "loss split", "eta2");
+			fprintf(fp, "<td>%s = %.3f, %d mode%s%s</td></tr>\n", d->split.mixed ? "R&sup2;" : "eta&sup2;",
+			        d->split.eta2, d->split.modes, d->split.modes == 1 ? "" : "s",
+			        d->split.trimodal ? " (trimodal)" : "");
+		}
+		if (d->length.ok) {
+			term_cell(fp, "loss and length", "length-r2");
 			fprintf(fp,
-			        "<tr><td>loss and length</td><td>R&sup2; = %.3f [%.3f, %.3f], slope %.3f; length"
+			        "<td>R&sup2; = %.3f [%.3f, %.3f], slope %.3f; length"
 			        " autocorrelation %.2f%s%s</td></tr>\n",
 			        d->length.r2, d->length.r2_lo, d->length.r2_hi, d->length.slope, d->length.acf[0],
 			        d->length.coupled ? " (coupled)" : "", d->length.ordered ? " (ordered)" : "");
-		if (d->ladder.ok && d->ladder.perms)
-			fprintf(fp, "<tr><td>ladders</td><td>%zu, %.1f in shuffled order, p = %.3f%s</td></tr>\n",
-			        d->ladder.count, d->ladder.perm_mean, d->ladder.p,
-			        d->ladder.ramp ? "; length ramps" : "");
-		else if (d->ladder.ok)
-			fprintf(fp,
-			        "<tr><td>ladders</td><td>%zu staircases, not tested (no batch composition)</td></tr>\n",
+		}
+		if (d->ladder.ok && d->ladder.perms) {
+			term_cell(fp, "ladders", "ladder");
+			fprintf(fp, "<td>%zu, %.1f in shuffled order, p = %.3f%s</td></tr>\n", d->ladder.count,
+			        d->ladder.perm_mean, d->ladder.p, d->ladder.ramp ? "; length ramps" : "");
+		} else if (d->ladder.ok) {
+			term_cell(fp, "ladders", "ladder");
+			fprintf(fp, "<td>%zu staircases, not tested (no batch composition)</td></tr>\n",
 			        d->ladder.count);
-		if (d->resets.ok)
+		}
+		if (d->resets.ok) {
+			term_cell(fp, "loss resets", "reset");
 			fprintf(fp,
-			        "<tr><td>loss resets</td><td>%zu spikes; by bucket q = %.2g%s; after saves q = "
+			        "<td>%zu spikes; by bucket q = %.2g%s; after saves q = "
 			        "%.2g%s</td></tr>\n",
 			        d->resets.spikes, d->resets.chi2_q, d->resets.cluster_by_bucket ? " (clustered)" : "",
 			        d->resets.ckpt_q, d->resets.checkpoint_cause ? " (aligned)" : "");
+		}
 		if (d->cost.ok) {
 			char words[384];
 			rm_price_words(&d->cost, words, sizeof(words));
-			fputs("<tr><td>padding</td><td>", fp);
+			term_cell(fp, "padding", "padding");
+			fputs("<td>", fp);
 			rm_html_esc(fp, words);
 			fputs("</td></tr>\n", fp);
 		}
 		fputs("</table></section>\n", fp);
 	}
+	rm_terms_html(fp);
 	rm_report_html_script(fp);
 	fputs("</body></html>\n", fp);
 }

@@ -206,7 +206,7 @@ static void mixture_section(FILE *fp, const struct rm_diagnosis *d)
 	        m->persistence);
 }
 
-static void split_section(FILE *fp, const struct rm_diagnosis *d)
+static void split_section(FILE *fp, const struct rm_diagnosis *d, int width)
 {
 	const struct rm_split_result *s = &d->split;
 	const struct rm_curves *cv = &d->curves;
@@ -246,11 +246,17 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 			        "  %zu of %zu batches hold lengths of several buckets: each counts in every bucket by"
 			        " its share of the batch's tokens\n",
 			        s->mixed_batches, d->batches);
+		/* Trimodal is the braid's word: in a healthy order the same levels
+		 * are information (issue 66.3). */
 		fprintf(fp, "  %d mode%s in the detrended loss (Gaussian mixture, BIC)%s\n", s->modes,
 		        s->modes == 1 ? "" : "s",
-		        s->trimodal  ? ": a trimodal split lining up with bucket groups"
-		        : s->aligned ? ", lining up with bucket groups"
-		                     : "");
+		        s->trimodal && d->severity >= RM_SEV_WARN ? ": a trimodal split lining up with bucket groups"
+		        : s->aligned || s->trimodal               ? ", lining up with bucket groups"
+		                                                  : "");
+		if (s->modes > 1)
+			fputs(
+			    "  a bucket's mode below is the one most of its points fall in, numbered from the lowest\n",
+			    fp);
 	}
 	if (cv->k == 0)
 		return;
@@ -260,15 +266,20 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		range_of(cv->bucket_adjusted[i], cv->bins, &alo, &ahi);
 	}
 	int w = label_width(d), drawn = lo <= hi; /* a bucket has steps of its own to draw */
-	if (drawn)
-		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss  %-*s  adjusted\n", w, "bucket",
-		        s->log_scale ? "x trend" : "+ trend", "95% interval", cv->bins,
-		        "loss over time (shared scale)");
-	else
-		fprintf(fp, "  %*s  %-10s %-17s mode  mean loss\n", w, "bucket", s->log_scale ? "x trend" : "+ trend",
-		        "95% interval");
+	int intervals = 0;
+	for (int i = 0; s->ok && i < cv->k; i++)
+		intervals += isfinite(s->level_lo[i]);
+	/* The one-line rows with both sparklines, when the width holds them;
+	 * else the numbers, then each bucket's curves on rows of their own. */
+	int row_width = 2 + w + 2 + 10 + (intervals ? 18 : 0) + 5 + 11;
+	int inline_sparks = drawn && (!width || row_width + 2 * (cv->bins + 2) <= width);
+	fprintf(fp, "  %*s  %-10s %s mode  mean loss", w, "bucket", s->log_scale ? "x trend" : "+ trend",
+	        intervals ? "95% interval      " : "");
+	if (inline_sparks)
+		fprintf(fp, "  %-*s  adjusted", cv->bins, "loss over time (shared scale)");
+	fputc('\n', fp);
 	for (int i = 0; i < cv->k; i++) {
-		char lev[48], ci[48] = "-";
+		char lev[48], ci[48] = "-", mode[16] = "-";
 		if (s->ok)
 			snprintf(lev, sizeof(lev), s->log_scale ? "x%.3f" : "%+.3f", s->level[i]);
 		else
@@ -276,18 +287,41 @@ static void split_section(FILE *fp, const struct rm_diagnosis *d)
 		if (s->ok && isfinite(s->level_lo[i]))
 			snprintf(ci, sizeof(ci), s->log_scale ? "[%.3f, %.3f]" : "[%+.3f, %+.3f]", s->level_lo[i],
 			         s->level_hi[i]);
+		if (s->ok && s->mode_of_bucket[i] >= 0)
+			snprintf(mode, sizeof(mode), "%d", s->mode_of_bucket[i] + 1);
 		char mean[24] = "        -"; /* no step of this bucket alone (steps that mix buckets) */
 		if (isfinite(cv->bucket_mean[i]))
 			snprintf(mean, sizeof(mean), "%9.4f", cv->bucket_mean[i]);
-		fprintf(fp, "  %*s  %-10s %-17s %4d  %s", w, rm_tx(rm_bucket_label_short(d, cv->bucket[i])), lev, ci,
-		        s->ok ? s->mode_of_bucket[i] + 1 : 0, mean);
-		if (drawn) {
+		fprintf(fp, "  %*s  %-10s ", w, rm_tx(rm_bucket_label_short(d, cv->bucket[i])), lev);
+		if (intervals)
+			fprintf(fp, "%-17s ", ci);
+		fprintf(fp, "%4s  %s", mode, mean);
+		if (inline_sparks) {
 			fputs("  ", fp);
 			spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
 			fputs("  ", fp);
 			spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
 		}
 		fputc('\n', fp);
+	}
+	if (s->ok && !intervals)
+		fputs(d->runs.flagged || d->suspected
+		          ? "  no 95% intervals: buckets in streaks confound level and trend\n"
+		          : "  no 95% intervals: too few points for 20 blocks longer than the trend's window\n",
+		      fp);
+	if (drawn && !inline_sparks) {
+		fprintf(fp, "  %*s  loss over time (shared scale)\n", w, "bucket");
+		for (int i = 0; i < cv->k; i++) {
+			fprintf(fp, "  %*s  ", w, rm_tx(rm_bucket_label_short(d, cv->bucket[i])));
+			spark(fp, cv->bucket_loss[i], cv->bins, lo, hi);
+			fputc('\n', fp);
+		}
+		fprintf(fp, "  %*s  bucket-adjusted\n", w, "bucket");
+		for (int i = 0; i < cv->k; i++) {
+			fprintf(fp, "  %*s  ", w, rm_tx(rm_bucket_label_short(d, cv->bucket[i])));
+			spark(fp, cv->bucket_adjusted[i], cv->bins, alo, ahi);
+			fputc('\n', fp);
+		}
 	}
 	if (!drawn && s->ok)
 		fputs("  no step holds one bucket alone: the levels are the regression's, on each step's shares\n", fp);
@@ -543,18 +577,14 @@ static void cost_section(FILE *fp, const struct rm_diagnosis *d)
 		    "  the same lengths re-packed at %lld tokens a batch (rebuilt from each batch's n, min, max and "
 		    "tokens):\n",
 		    (long long)p->budget);
-	for (int s = 0; s < RM_PACK_COUNT; s++) {
-		fprintf(fp, "    %-31s %6.1f%%", rm_strategy_name((enum rm_strategy)s), 100 * p->strategy_eff[s]);
-		if (s == RM_PACK_FITTED && p->fitted_k) {
-			fputs("   boundaries ", fp);
-			for (int i = 0; i <= p->fitted_k; i++)
-				fprintf(fp, "%s%lld", i ? "," : "", (long long)p->fitted[i]);
-			if (p->fit_kept_own)
-				fputs(" (the run's own: no fit pads less)", fp);
-		}
-		if (s == RM_PACK_INTERLEAVED)
-			fputs("   (bucketing's batches in another order)", fp);
-		fputc('\n', fp);
+	for (int s = 0; s < RM_PACK_COUNT; s++)
+		fprintf(fp, "    %-31s %6.1f%%%s\n", rm_strategy_name((enum rm_strategy)s), 100 * p->strategy_eff[s],
+		        s == RM_PACK_INTERLEAVED ? "   (bucketing's batches reordered)" : "");
+	if (p->fitted_k) { /* below the table, so that its rows fit 80 columns */
+		fputs("  fitted boundaries: ", fp);
+		for (int i = 0; i <= p->fitted_k; i++)
+			fprintf(fp, "%s%lld", i ? "," : "", (long long)p->fitted[i]);
+		fputs(p->fit_kept_own ? " (the run's own: no fit pads less)\n" : "\n", fp);
 	}
 }
 
@@ -598,7 +628,7 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		      fp);
 	runs_section(fp, d);
 	mixture_section(fp, d);
-	split_section(fp, d);
+	split_section(fp, d, c ? c->width : 0);
 	length_section(fp, d);
 	ladder_section(fp, d);
 	divergence_section(fp, d);
@@ -612,4 +642,5 @@ void rm_render_text(FILE *fp, const struct rm_diagnosis *d, const struct rm_rend
 		        (long long)c->since);
 	else if (d->stored == RM_NOT_STORED_READONLY)
 		fputs("\nFindings not stored: the database is read-only.\n", fp);
+	fputs("\nWhat each statistic means (z, eta^2, q, BIC, ...): runmon help terms, or docs/terms.md\n", fp);
 }

@@ -130,10 +130,29 @@ static void change_words(const struct rm_run_change *c, char *buf, size_t n)
 		snprintf(buf, n, "%s", rm_change_name(c->kind));
 }
 
-/* "same bucket runs (warn) from step 1200" */
+/* A stored detector's name as the text and the glossary say it. */
+static const char *detector_words(const char *id)
+{
+	static const char *const names[][2] = {
+	    {"same_bucket_runs", "same-bucket streaks"},
+	    {"loss_split", "loss split by bucket"},
+	    {"loss_levels", "loss levels"},
+	    {"resets_by_bucket", "loss resets by bucket"},
+	    {"resets_at_checkpoints", "resets at saves"},
+	    {"resets_periodic", "periodic resets"},
+	    {"fixed_order", "a fixed data order"},
+	    {"batch_mixture", "batch mixture"},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(id, names[i][0]))
+			return names[i][1];
+	return id;
+}
+
+/* "same-bucket streaks (warn) from step 1200" */
 static void finding_words(const struct rm_seen_finding *f, char *buf, size_t n)
 {
-	size_t used = (size_t)snprintf(buf, n, "%s", f->detector);
+	size_t used = (size_t)snprintf(buf, n, "%s", detector_words(f->detector));
 	for (char *p = buf; *p; p++)
 		if (*p == '_')
 			*p = ' ';

@@ -86,6 +86,8 @@ const char *rm_verdict_name(const struct rm_diagnosis *d)
 		return "too few points to judge";
 	if (d->join.none && d->rank[0].severity < RM_SEV_WARN)
 		return "batches meet no loss step";
+	if (d->severity >= RM_SEV_WARN && d->suspected && d->rank[0].h == RM_H_HOMOGENEOUS)
+		return "suspected homogeneous batching"; /* judged from the loss alone: said so everywhere */
 	return d->severity >= RM_SEV_WARN ? rm_hypothesis_name(d->rank[0].h) : "healthy";
 }
 

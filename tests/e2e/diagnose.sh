@@ -41,7 +41,7 @@ PY
 # The fix: interleaved batches of the same data are healthy (exit 0).
 "$runmon" --db "$db" simulate --strategy interleaved --steps 6000 --seed 3 --run inter >/dev/null
 [ "$(rc "$runmon" --db "$db" diagnose inter)" = 0 ] || fail "interleaved run: exit 0 expected"
-grep -q "^VERDICT  info: healthy order" "$tmp/out" || fail "info verdict (a split in a healthy order)"
+grep -q "^VERDICT  ok: healthy order" "$tmp/out" || fail "info verdict (a split in a healthy order)"
 # --fail-on info makes the information-level split fail the job.
 [ "$(rc "$runmon" --db "$db" diagnose inter --fail-on info)" = 1 ] || fail "--fail-on info"
 
@@ -509,7 +509,7 @@ PY
 	"$runmon" --db "$db" import --run "shuffled-$seed" "$tmp/shuf$seed/history.jsonl" "$tmp/shuf$seed/batches.jsonl" >/dev/null \
 		|| fail "import shuffled-$seed"
 	[ "$(rc "$runmon" --db "$db" diagnose "shuffled-$seed")" = 0 ] || fail "shuffled-$seed flagged: $(grep VERDICT "$tmp/out")"
-	grep -q "^VERDICT  info: healthy order" "$tmp/out" || fail "shuffled-$seed: $(grep VERDICT "$tmp/out")"
+	grep -q "^VERDICT  ok: healthy order" "$tmp/out" || fail "shuffled-$seed: $(grep VERDICT "$tmp/out")"
 done
 
 # Resets logged as 10-step means of an interleaved order (issue 65.2):

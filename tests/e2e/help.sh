@@ -95,4 +95,55 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null || fail "cmake --inst
 [ -f "$tmp/prefix/share/runmon/python/_build/runmon_build.py" ] || fail "no _build backend installed beside pyproject.toml"
 MANPATH="$tmp/prefix/share/man" man -P cat runmon-report 2>/dev/null | sed 's/.\x08//g' | grep -q "fail-on-new" \
 	|| fail "man does not find the installed runmon-report(1)"
+# Issue 66.3: the glossary. `help terms` fits 80 columns; docs/terms.md is
+# what `help terms --markdown` writes; every statistic the outputs name has
+# its line; reports link each evidence row to it; at 80 columns diagnose and
+# compare keep every line within 80, their tables whole rows.
+docs=$(dirname "$0")/../../docs
+[ "$(rc "$runmon" help terms)" = 0 ] || fail "help terms: $(cat "$tmp/err")"
+python3 -c 'import sys; bad = [l for l in open(sys.argv[1]) if len(l.rstrip("\n")) > 80]; sys.exit(bool(bad))' "$tmp/out" ||
+	fail "help terms: a line over 80 columns"
+cp "$tmp/out" "$tmp/terms.txt"
+"$runmon" help terms --markdown | cmp -s - "$docs/terms.md" ||
+	fail "docs/terms.md is not what 'runmon help terms --markdown' writes: regenerate it"
+[ "$(rc "$runmon" help terms --bogus)" = 2 ] || fail "help terms --bogus: not refused"
+grep -q "help terms takes --markdown or nothing, not '--bogus'" "$tmp/err" || fail "help terms --bogus: $(cat "$tmp/err")"
+grep -q "runmon help terms" "$docs/../README.md" || fail "the README does not name runmon help terms"
+grep -q "(docs/terms.md)" "$docs/../README.md" || fail "the README does not link docs/terms.md"
+db=$tmp/terms.db
+"$runmon" --db "$db" demo --steps 3000 >/dev/null 2>&1 || fail "demo for the glossary"
+for word in "ok, info, warn, critical" "same-bucket streaks, z" "eta^2" "R^2 on bucket shares" "modes, trimodal" \
+	"BIC" "x trend" "95% interval" "q-value" "evidence" "Mann-Kendall z" "Cramer's V" "effective points" \
+	"coupled, ordered" "bucket-adjusted loss" "padding efficiency" "tokens per second" "lockstep"; do
+	grep -qF "$word" "$tmp/terms.txt" || fail "help terms: no line for '$word'"
+done
+for run in demo-homogeneous demo-interleaved demo-random; do
+	COLUMNS=80 "$runmon" --db "$db" diagnose "$run" >"$tmp/narrow.txt" || true
+	grep -q "runmon help terms" "$tmp/narrow.txt" || fail "$run: diagnose does not point at the glossary"
+	python3 - "$tmp/narrow.txt" "$run" <<'PY' || fail "$run at 80 columns"
+import re, sys
+text = open(sys.argv[1]).read()
+long = [l for l in text.splitlines() if len(l) > 80]
+assert not long, long[:3]
+sec = text.split("\nLoss by bucket\n")[1].split("\n\n")[0]
+rows = [l for l in sec.splitlines() if re.match(r"^ +[0-9]+  [x+-]", l)]
+assert len(rows) >= 4, sec  # one whole row a bucket, not fragments
+assert all(len(l.split()) >= 4 for l in rows), rows
+assert " mode " not in text or "mode  0" not in text
+PY
+done
+COLUMNS=80 "$runmon" --db "$db" compare demo-homogeneous demo-random >"$tmp/narrow.txt" || true
+python3 -c 'import sys; bad = [l for l in open(sys.argv[1]) if "|" not in l and len(l.rstrip("\n")) > 80 and not l.startswith(("Before,", "After,", "Result:", "The price:"))]; sys.exit(bool(bad))' "$tmp/narrow.txt" ||
+	fail "compare at 80 columns: a table line over 80"
+grep -q "^      before  139 vs\|^      before  [0-9]* vs [0-9]* random" "$tmp/narrow.txt" || fail "compare at 80 columns: not a row to a block"
+"$runmon" --db "$db" report demo-homogeneous -o "$tmp/terms.html" >/dev/null 2>&1 || true
+python3 - "$tmp/terms.html" <<'PY' || fail "report: the glossary"
+import re, sys
+html = open(sys.argv[1]).read()
+assert "<section id='terms'><h2>Terms</h2>" in html
+for term in ("streaks", "eta2", "reset", "padding"):
+    assert "<tr id='term-%s'>" % term in html, term
+    assert re.search(r"<td><a href='#term-%s' title='[^']+'>" % term, html), term
+PY
+
 echo "help: $pages man pages render without warnings, completion completes, install places both"

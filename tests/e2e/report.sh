@@ -66,7 +66,8 @@ class P(HTMLParser):
             self.links.append(a.get("href"))
 p = P()
 p.feed(text)
-assert p.sections == 3, p.sections
+assert p.sections == 4, p.sections  # three runs and the glossary (issue 66.3)
+assert p.cur == "terms", p.cur
 for run in ("run-0", "run-1"):  # the simulated runs have all three charts
     assert sorted(p.svgs[run]) == ["chart buckets", "chart loss", "chart strip"], p.svgs[run]
 assert p.svgs["run-2"] == ["chart loss"], p.svgs["run-2"]  # no batch composition: the loss only
@@ -74,14 +75,16 @@ for run in ("run-0", "run-1"):  # lengths recorded: the length-adjusted curve be
     lines = dict(p.lines[run])
     assert lines.get("adjusted", 0) > 100 and lines.get("length-adjusted", 0) == lines["adjusted"], p.lines[run]
 assert "length-adjusted" not in dict(p.lines.get("run-2", [])), p.lines.get("run-2")
-assert all(h.startswith("#run-") for h in p.links)
+assert all(h.startswith(("#run-", "#term-")) for h in p.links), p.links
+terms = set(re.findall(r"<tr id='(term-[a-z0-9-]+)'>", text))
+assert all(h[1:] in terms for h in p.links if h.startswith("#term-")), "a link to no glossary line"
 
 # Charts that explain themselves (issue 20): a legend naming every bucket
 # colour and every mark drawn, round ticks on both axes, hover text on
 # spikes, ladders and the longest runs, only significant ladders shaded,
 # the Okabe-Ito palette.
 import re
-sections = re.split(r"<section id='", text)[1:]
+sections = [s for s in re.split(r"<section id='", text)[1:] if not s.startswith("terms'")]
 for sec in sections:
     run = sec.split("'", 1)[0]
     loss = re.search(r"<svg class='chart loss'.*?</svg>", sec, re.S).group(0)
@@ -115,7 +118,7 @@ for sec in sections:
     assert bool(spikes) == any(k.startswith("loss reset") for k in keys), run
     # every reset ticked, the marked ones said to be the largest of all
     tick = re.search(r"<path class='resets'[^>]*><title>(\d+) loss resets?, each ticked in its column", loss)
-    said = re.search(r"<td>loss resets</td><td>(\d+) spikes?", sec)
+    said = re.search(r"<td><a href='#term-reset'[^>]*>loss resets</a></td><td>(\d+) spikes?", sec)
     assert bool(tick) == bool(spikes) and (not tick or (said and tick.group(1) == said.group(1))), (run, said)
     if tick and int(tick.group(1)) > len(spikes):
         assert any(k.startswith("loss reset: the %d largest of %s marked" % (len(spikes), tick.group(1)))

@@ -50,6 +50,9 @@ sim --strategy bucketed-random --steps 20000 --loss-only --run braid
 grep -q "^VERDICT  warn: suspected homogeneous batching (from the loss alone): it switches between 3 levels" "$tmp/out" \
 	|| fail "loss alone: $(grep VERDICT "$tmp/out")"
 grep -q "record each batch's bucket or lengths" "$tmp/out" || fail "loss alone: no way to confirm"
+# The report's overview keeps the word "suspected" (issue 66.3).
+"$runmon" --db "$db" report braid --format md -o "$tmp/braid.md" >/dev/null 2>&1 || true
+grep -q "| suspected homogeneous batching |" "$tmp/braid.md" || fail "report overview drops suspected: $(grep braid "$tmp/braid.md" | head -3)"
 # ... and a healthy one stays silent.
 sim --strategy mixed --steps 20000 --loss-only --run calm-alone
 [ "$(rc "$runmon" --db "$db" diagnose calm-alone)" = 0 ] || fail "mixed loss alone: $(grep VERDICT "$tmp/out")"

@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rm_comparison cmp; /* compare and its report section, against itself */
 	rm_compare(&d, &d, NULL, &cmp);
 	struct rm_compare_side sides[2] = {{"before", &d}, {"after", &d}};
-	rm_render_compare_text(devnull, sides, &cmp);
+	rm_render_compare_text(devnull, sides, &cmp, 0);
 	json_decref(rm_render_compare_json(sides, &cmp));
 	struct rm_report report = {
 	    .runs = &one, .n = 1, .compare = &cmp, .compare_side = sides, .overlay = sides, .noverlay = 2};
