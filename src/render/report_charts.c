@@ -108,7 +108,7 @@ static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const
 	double t[12];
 	fprintf(fp, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#bbb'/>", PAD, W - PAD - 10,
 	        H - 40);
-	fputs("<g class='yticks' font-size='10' text-anchor='end'>", fp);
+	fputs("<g class='yticks' font-size='12' text-anchor='end'>", fp);
 	int n = sc->log ? log_ticks(sc->lo, sc->hi, t) : ticks(sc->lo, sc->hi, 5, t);
 	for (int i = 0; i < n; i++) {
 		double v = t[i], y = sy(v, sc);
@@ -117,11 +117,11 @@ static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const
 	}
 	fputs("</g>", fp);
 	fprintf(fp,
-	        "<text class='ylabel' x='12' y='%d' font-size='11' text-anchor='middle' transform='rotate(-90 12 %d)'>"
+	        "<text class='ylabel' x='12' y='%d' font-size='12' text-anchor='middle' transform='rotate(-90 12 %d)'>"
 	        "%s%s</text>",
 	        H / 2 - 10, H / 2 - 10, ylabel, sc->log ? " (log scale)" : "");
 	if (x1 > x0) {
-		fputs("<g class='xticks' font-size='10' text-anchor='middle'>", fp);
+		fputs("<g class='xticks' font-size='12' text-anchor='middle'>", fp);
 		n = ticks((double)x0, (double)x1, 6, t);
 		for (int i = 0; i < n; i++) {
 			double x = sx((int64_t)t[i], x0, x1);
@@ -132,7 +132,7 @@ static void axes(FILE *fp, const struct scale *sc, int64_t x0, int64_t x1, const
 		}
 		fprintf(fp, "<text x='%d' y='%d'>step</text></g>", W - 24, H - 18);
 	}
-	fprintf(fp, "<text class='title' x='%d' y='%d' font-size='12' text-anchor='middle'>%s</text>", W / 2, H - 2,
+	fprintf(fp, "<text class='title' x='%d' y='%d' font-size='13' text-anchor='middle'>%s</text>", W / 2, H - 2,
 	        title);
 }
 
@@ -405,16 +405,17 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d, size_t run)
 	         : "loss of each bucket (coloured, least to greatest per column) and bucket-adjusted loss (line)");
 	zoom_open(fp, run, "loss", 10, H - 40);
 	size_t ladders = ladder_shading(fp, d, x0, x1);
-	loss_bands(fp, p, d, &sc);
-	fputs(
-	    "<polyline class='adjusted' data-name='adjusted loss' fill='none' stroke='#000' stroke-width='1' points='",
-	    fp);
+	/* The reference lines beneath the bucket marks, thin and translucent:
+	 * drawn over them they hid the bucket nearest the reference level. */
+	fputs("<polyline class='adjusted' data-name='adjusted loss' fill='none' stroke='#000' stroke-width='1.2' "
+	      "stroke-opacity='0.7' points='",
+	      fp);
 	for (int i = 0; i < p->n; i++)
 		fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->adjusted[i], &sc));
 	fputs("'/>", fp);
 	if (by_length) {
 		fputs("<polyline class='length-adjusted' data-name='length-adjusted loss' fill='none' stroke='#555' "
-		      "stroke-width='1'"
+		      "stroke-width='1' stroke-opacity='0.7'"
 		      " stroke-dasharray='4 2' points='",
 		      fp);
 		for (int i = 0; i < p->n; i++)
@@ -422,6 +423,7 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d, size_t run)
 				fprintf(fp, "%.1f,%.1f ", sx(p->step[i], x0, x1), sy(p->length_adjusted[i], &sc));
 		fputs("'/>", fp);
 	}
+	loss_bands(fp, p, d, &sc);
 	reset_ticks(fp, d);
 	fputs("</g></g>", fp);
 	size_t spikes = reset_marks(fp, d, &sc, hi, x0, x1);
@@ -454,7 +456,12 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		}
 	if (!(hi >= lo))
 		return; /* no bucket has a loss point of its own */
+	/* Room inside the frame: above the top whisker, and below the lowest
+	 * for the bucket labels, which never sit on a box (issue 66.4). */
 	struct scale sc = scale_of(lo, hi);
+	double span = sc.hi - sc.lo > 0 ? sc.hi - sc.lo : fabs(sc.hi) * 0.1 + 1e-9;
+	sc.lo -= 0.3 * span;
+	sc.hi += 0.06 * span;
 	fprintf(fp, "<svg class='chart buckets' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
 	fputs("<title>loss per bucket</title>", fp);
 	axes(fp, &sc, 0, 0, "loss",
@@ -477,8 +484,8 @@ static void box_chart(FILE *fp, const struct rm_diagnosis *d)
 		const char *lab = rm_bucket_label_short(d, d->curves.bucket[b]);
 		const char *pre = d->nderived > b + 1 ? "" : "bucket ";
 		int stagger = slot < 6.0 * (double)(strlen(pre) + strlen(lab)) && (b & 1);
-		fprintf(fp, "<text x='%.1f' y='%d' font-size='10' text-anchor='middle'>%s", x, H - (stagger ? 15 : 27),
-		        pre);
+		fprintf(fp, "<text class='blabel' x='%.1f' y='%d' font-size='12' text-anchor='middle'>%s", x,
+		        H - (stagger ? 36 : 50), pre);
 		rm_html_esc(fp, lab);
 		fputs("</text></g>", fp);
 	}
@@ -684,8 +691,44 @@ static void overlay_match(const struct rm_compare_side *s, int n, struct overlay
 		}
 }
 
-/* Each bucket's loss in every run side by side: the median and 25-75% of
- * the steps it leads (the table above has the fitted levels, coloured). */
+/* The split's index of the bucket labelled label in d, -1 none. */
+static int level_index(const struct rm_diagnosis *d, const char *label)
+{
+	for (int i = 0; d->split.ok && i < d->split.k; i++)
+		if (!strcmp(rm_bucket_label_short(d, d->split.bucket[i]), label))
+			return i;
+	return -1;
+}
+
+/* What the levels chart draws of bucket b in run j: the fitted level and
+ * its 95% interval (the compare table's numbers) when every run has a
+ * split on one scale, else the median and 25-75% of the steps it leads.
+ * Returns 0 when the run has nothing of the bucket. */
+static int level_point(const struct rm_compare_side *s, const struct overlay_buckets *o, int fitted, int b, int j,
+                       double v[3])
+{
+	const struct rm_diagnosis *d = s[j].d;
+	if (fitted) {
+		int i = level_index(d, o->label[b]);
+		if (i < 0 || !isfinite(d->split.level[i]))
+			return 0;
+		v[0] = d->split.level_lo[i];
+		v[1] = d->split.level[i];
+		v[2] = d->split.level_hi[i];
+		return 1;
+	}
+	if (o->dense[b][j] < 0)
+		return 0;
+	const float *q = d->plot.q[o->dense[b][j]];
+	v[0] = q[1];
+	v[1] = q[2];
+	v[2] = q[3];
+	return 1;
+}
+
+/* Each bucket in every run side by side, from the numbers the compare
+ * table shows: the fitted levels (issue 66.4: a chart of medians beside
+ * a table of levels told two stories). */
 static void overlay_levels(FILE *fp, const struct rm_compare_side *s, int n)
 {
 	struct overlay_buckets o;
@@ -693,34 +736,49 @@ static void overlay_levels(FILE *fp, const struct rm_compare_side *s, int n)
 	if (o.k == 0)
 		return;
 	n = n < 4 ? n : 4;
-	double lo = INFINITY, hi = -INFINITY;
+	int fitted = 1, log_scale = s[0].d->split.log_scale, mixed = 0;
+	for (int j = 0; j < n; j++) {
+		fitted &= s[j].d->split.ok && s[j].d->split.log_scale == log_scale;
+		mixed |= s[j].d->plot.q_dominant || s[j].d->split.mixed_batches > 0;
+	}
+	double lo = INFINITY, hi = -INFINITY, v[3];
 	for (int b = 0; b < o.k; b++)
 		for (int j = 0; j < n; j++)
-			if (o.dense[b][j] >= 0) {
-				lo = fmin(lo, s[j].d->plot.q[o.dense[b][j]][1]);
-				hi = fmax(hi, s[j].d->plot.q[o.dense[b][j]][3]);
-			}
-	struct scale sc = scale_of(lo, hi);
+			if (level_point(s, &o, fitted, b, j, v))
+				for (int e = 0; e < 3; e++)
+					if (isfinite(v[e])) {
+						lo = fmin(lo, v[e]);
+						hi = fmax(hi, v[e]);
+					}
+	if (!(hi >= lo))
+		return;
+	double padv = (hi - lo) * 0.08 + 1e-9; /* whiskers and markers inside the frame */
+	struct scale sc = scale_of(lo - padv, hi + padv);
 	fprintf(fp, "<svg class='chart levels' viewBox='0 0 %d %d' width='%d' height='%d' role='img'>", W, H, W, H);
 	fputs("<title>loss level of each bucket in each run</title>", fp);
-	axes(fp, &sc, 0, 0, "loss", "loss of each bucket in each run: median (marker) and 25-75% (line)");
+	axes(fp, &sc, 0, 0, fitted ? (log_scale ? "level (x trend)" : "level (+ trend)") : "loss",
+	     fitted
+	         ? "fitted level of each bucket in each run, as in the table: marker, with its 95% interval where known"
+	     : mixed ? "loss of each bucket in each run: median and 25-75%; mixed batches count under their longest "
+	               "sample's bucket"
+	             : "loss of each bucket in each run: median (marker) and 25-75% (line)");
 	double slot = (double)(W - PAD - 10) / o.k;
 	for (int b = 0; b < o.k; b++) {
 		for (int j = 0; j < n; j++) {
-			int db = o.dense[b][j];
-			if (db < 0)
+			if (!level_point(s, &o, fitted, b, j, v))
 				continue;
-			const float *q = s[j].d->plot.q[db];
+			int db = o.dense[b][j];
 			double x = PAD + slot * b + slot * (j + 1) / (n + 1);
-			fprintf(fp,
-			        "<g data-b='%d'><line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s' "
-			        "stroke-width='2'/>",
-			        db, x, x, sy(q[1], &sc), sy(q[3], &sc), run_ink[j]);
-			run_marker(fp, j, x, sy(q[2], &sc), bucket_colour(s[j].d, db));
+			fprintf(fp, "<g data-b='%d' data-level='%.6g'>", db, v[1]);
+			if (isfinite(v[0]) && isfinite(v[2]))
+				fprintf(fp,
+				        "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s' stroke-width='2'/>",
+				        x, x, sy(v[0], &sc), sy(v[2], &sc), run_ink[j]);
+			run_marker(fp, j, x, sy(v[1], &sc), db >= 0 ? bucket_colour(s[j].d, db) : "#fff");
 			fputs("</g>", fp);
 		}
-		fprintf(fp, "<text x='%.1f' y='%d' font-size='10' text-anchor='middle'>bucket ", PAD + slot * (b + 0.5),
-		        H - 27);
+		fprintf(fp, "<text x='%.1f' y='%d' font-size='12' text-anchor='middle'>bucket ", PAD + slot * (b + 0.5),
+		        H - 16);
 		rm_html_esc(fp, o.label[b]);
 		fputs("</text>", fp);
 	}

@@ -213,6 +213,7 @@ def check_report(page, path, case, width, sections_min, shot):
                 fail("%s at %d px, %s: the %s chart draws %s, the legend has %s" %
                      (case, width, r["name"], cls, sorted(drawn), sorted(legend)))
     first = "#" + runs[0]["id"]
+    check_layout(page, case, width, first)
     loss = first + " svg.chart.loss"
     c = runs[0]["charts"]["loss"]
     # hover a quarter of the way along the plot: the readout names that step
@@ -285,6 +286,42 @@ return getComputedStyle(m).display=='none'}).length""" % first)
     return runs
 
 
+LAYOUT = """(function(sec){
+var out = {tick: 1e9, overlap: [], outside: [], order: true};
+var loss = sec.querySelector('svg.chart.loss');
+[].forEach.call(sec.querySelectorAll('svg.chart .yticks text, svg.chart .xticks text'), function (t) {
+  out.tick = Math.min(out.tick, t.getBoundingClientRect().height); });
+if (loss) {
+  var line = loss.querySelector('polyline.adjusted'), band = loss.querySelector('path.band');
+  out.order = !line || !band || !!(line.compareDocumentPosition(band) & Node.DOCUMENT_POSITION_FOLLOWING);
+}
+var box = sec.querySelector('svg.chart.buckets');
+if (box) {
+  var frame = box.querySelector('rect').getBoundingClientRect();
+  var marks = [].slice.call(box.querySelectorAll('g[data-b] rect, g[data-b] line'));
+  marks.forEach(function (m) { var r = m.getBoundingClientRect();
+    if (r.top < frame.top - 0.5 || r.bottom > frame.bottom + 0.5) out.outside.push(m.outerHTML.slice(0, 80)); });
+  [].forEach.call(box.querySelectorAll('text.blabel'), function (t) { var a = t.getBoundingClientRect();
+    marks.forEach(function (m) { var b = m.getBoundingClientRect();
+      if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) out.overlap.push(t.textContent); }); });
+}
+return out; })(document.querySelector(%s))"""
+
+
+def check_layout(page, case, width, selector):
+    """Issue 66.4: ticks readable, the reference lines beneath the bucket
+    marks, whiskers inside the frame, bucket labels clear of the boxes."""
+    got = page.js(LAYOUT % json.dumps(selector))
+    if got["tick"] < 10:
+        fail("%s at %d px: tick labels %.1f px high, under 10" % (case, width, got["tick"]))
+    if not got["order"]:
+        fail("%s at %d px: the adjusted line is drawn over the bucket marks" % (case, width))
+    if got["outside"]:
+        fail("%s at %d px: box-plot marks outside the frame: %s" % (case, width, got["outside"][:2]))
+    if got["overlap"]:
+        fail("%s at %d px: bucket labels on the boxes: %s" % (case, width, got["overlap"][:3]))
+
+
 def take(page, selector, path, case, width):
     size = page.shot(selector, path)
     if size < 10000:
@@ -316,6 +353,15 @@ return s ? [].map.call(s.querySelectorAll('polyline[data-name]'), function (p) {
     levels = page.js("document.querySelectorAll('section.overlay svg.chart.levels g[data-b]').length")
     if levels < 3 * k:
         fail("%s: %d bucket levels drawn for %d runs" % (case, levels, k))
+    if case == "compare":  # the chart draws the table's levels (issue 66.4)
+        drawn = page.js("""[].map.call(document.querySelectorAll('section.overlay svg.chart.levels g[data-level]'),
+function (g) { return +g.dataset.level })""")
+        table = page.js("""[].concat.apply([], [].map.call(document.querySelectorAll('#compare tr'), function (tr) {
+var c = tr.querySelectorAll('td'); if (c.length < 3 || c[0].textContent.indexOf('level, bucket') < 0) return [];
+return [c[1].textContent, c[2].textContent].filter(function (t) { return t != '-' })
+ .map(function (t) { return parseFloat(t.replace('x', '')) }) }))""")
+        if not table or sorted(round(v, 3) for v in drawn) != sorted(round(v, 3) for v in table):
+            fail("compare at %d px: the levels chart draws %s, the table says %s" % (width, sorted(drawn), sorted(table)))
     take(page, "section.overlay", shot, case, width)
 
 
