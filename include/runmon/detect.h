@@ -30,6 +30,7 @@ static inline int rm_plot_col(int64_t step, int64_t first, int64_t last)
 /* From the loss alone, levels whose sequence alternates more than this
  * (runs-test z) look interleaved: no suspicion. */
 #define RM_LEVELS_INTERLEAVED_Z 3.0
+#define RM_BRAID_MIN_POINTS     300 /* points before a braid of levels from the loss alone is suspected */
 
 /* What the detectors read. Loss points are the steps that have a loss row
  * (every step, or one per logging interval); batch composition is per

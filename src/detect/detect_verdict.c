@@ -593,7 +593,14 @@ void rm_detect_all(const struct rm_series *whole_given, const struct rm_detect_o
 	 * id, resets are measured on the length-adjusted loss. */
 	d->resets_by_length = s->derived_bounds && !s->derived_cut_points && d->length.adjusted;
 	rm_detect_resets(&p, &d->split, d->resets_by_length ? d->length.adjusted : NULL, s, o, &d->resets);
-	d->suspected = p.nb == 0 && d->split.levels >= 2 && d->split.level_runs_z < RM_LEVELS_INTERLEAVED_Z;
+	/* Blocks of levels (z <= -4) are suspected at once; a braid (levels in
+	 * random order) only once an interleaved order would have shown itself
+	 * alternating (z >= RM_LEVELS_INTERLEAVED_Z): under RM_BRAID_MIN_POINTS
+	 * its z stays low too, and 50- and 100-point prefixes of stride and
+	 * interleaved runs were suspected (issue 65.3, tests/bench/detect_latency). */
+	d->suspected = p.nb == 0 && d->split.levels >= 2 &&
+	               (d->split.level_runs_z <= -4 ||
+	                (d->split.level_runs_z < RM_LEVELS_INTERLEAVED_Z && p.n >= RM_BRAID_MIN_POINTS));
 	if (threaded)
 		pthread_join(th, NULL);
 	if (othreaded)

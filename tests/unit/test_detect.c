@@ -1417,6 +1417,55 @@ static void divergence_and_what_is_not(void **state)
 	rm_diagnosis_release(&dg);
 }
 
+/* Issue 65.3: from the loss alone, a braid of levels is suspected only
+ * once an interleaved order would have shown itself alternating: short
+ * prefixes of interleaved and stride runs are never suspected (5 seeds x
+ * 50 to 250 points), a bucketed-random braid is from RM_BRAID_MIN_POINTS. */
+static void braid_waits_for_power(void **state)
+{
+	(void)state;
+	const enum rm_sim_strategy healthy[] = {RM_SIM_INTERLEAVED, RM_SIM_STRIDE};
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		for (size_t h = 0; h < 2; h++) {
+			struct rm_sim_opts o;
+			struct rm_sim_series ss;
+			rm_sim_opts_default(&o);
+			o.strategy = healthy[h];
+			o.seed = seed + 1000;
+			o.steps = 250;
+			o.loss_only = 1;
+			rm_sim_series_make(&o, &ss);
+			for (size_t k = 50; k <= 250; k += 50) {
+				struct rm_series s = ss.s;
+				s.n = k;
+				struct rm_detect_opts dopt;
+				struct rm_diagnosis d;
+				rm_detect_opts_default(&dopt);
+				rm_detect_all(&s, &dopt, &d);
+				assert_false(d.suspected);
+				assert_true(d.severity < RM_SEV_WARN);
+				rm_diagnosis_release(&d);
+			}
+			rm_sim_series_release(&ss);
+		}
+		struct rm_sim_opts o;
+		struct rm_sim_series ss;
+		rm_sim_opts_default(&o);
+		o.strategy = RM_SIM_BUCKETED_RANDOM;
+		o.seed = seed;
+		o.steps = 2 * RM_BRAID_MIN_POINTS;
+		o.loss_only = 1;
+		rm_sim_series_make(&o, &ss);
+		struct rm_detect_opts dopt;
+		struct rm_diagnosis d;
+		rm_detect_opts_default(&dopt);
+		rm_detect_all(&ss.s, &dopt, &d);
+		assert_true(d.suspected);
+		rm_diagnosis_release(&d);
+		rm_sim_series_release(&ss);
+	}
+}
+
 /* compare: the fix resolves homogeneous batching and is no worse; the
  * reverse is worse; two healthy orders (other seeds, other samplers) are
  * never called worse, over 10 seeds. */
@@ -2166,6 +2215,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(ladder_sequential_stop),
 	    cmocka_unit_test(names_are_complete),
 	    cmocka_unit_test(compare_names_the_change),
+	    cmocka_unit_test(braid_waits_for_power),
 	    cmocka_unit_test(compare_judges_the_adjusted_loss),
 	    cmocka_unit_test(compare_levels_both_ways),
 	    cmocka_unit_test(one_is_singular),
