@@ -111,7 +111,7 @@ grep -q "help terms takes --markdown or nothing, not '--bogus'" "$tmp/err" || fa
 grep -q "runmon help terms" "$docs/../README.md" || fail "the README does not name runmon help terms"
 grep -q "(docs/terms.md)" "$docs/../README.md" || fail "the README does not link docs/terms.md"
 db=$tmp/terms.db
-"$runmon" --db "$db" demo --steps 3000 >/dev/null 2>&1 || fail "demo for the glossary"
+"$runmon" --db "$db" demo --steps 1500 >/dev/null 2>&1 || fail "demo for the glossary"
 for word in "ok, info, warn, critical" "same-bucket streaks, z" "eta^2" "R^2 on bucket shares" "modes, trimodal" \
 	"BIC" "x trend" "95% interval" "q-value" "evidence" "Mann-Kendall z" "Cramer's V" "effective points" \
 	"coupled, ordered" "bucket-adjusted loss" "padding efficiency" "tokens per second" "lockstep"; do
