@@ -133,8 +133,9 @@ int main(int argc, char **argv)
 					alarmed += alarms(&d);
 					if (alarms(&d) && getenv("LATENCY_VERBOSE"))
 						fprintf(stderr, "  %s, %s, seed %d, %zu points: %s (%s)\n",
-						        rm_sim_strategy_name(healthy[i]), comp_name[c], seed + 1000, prefix[p],
-						        rm_hypothesis_name(d.rank[0].h), rm_severity_name(d.severity));
+						        rm_sim_strategy_name(healthy[i]), comp_name[c], seed + 1000,
+						        prefix[p], rm_hypothesis_name(d.rank[0].h),
+						        rm_severity_name(d.severity));
 					rm_diagnosis_release(&d);
 				}
 				rm_sim_series_release(&ss);
