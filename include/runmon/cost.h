@@ -56,6 +56,9 @@ void rm_buckets_eval(const struct rm_lengths *d, const int64_t *bound, int k, st
  * pad it past budget tokens (its count times its longest), each padded to
  * its own longest; adds the real and the padding tokens to *tok, *pad. */
 void rm_pack_greedy(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad);
+struct rm_rng; /* stats.h */
+/* Fisher-Yates over a[0..n) with r: the one shuffle the re-packings use. */
+void rm_shuffle_i64(struct rm_rng *r, int64_t *a, size_t n);
 /* Padding efficiency when each bucket's sequences, shuffled (seeded), are
  * packed by rm_pack_greedy at tokens_per_batch. */
 double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k, int64_t tokens_per_batch,

@@ -236,6 +236,16 @@ void rm_buckets_quantile(const struct rm_lengths *d, int k, struct rm_bucketing 
 	rm_buckets_eval(d, bound, k, out);
 }
 
+void rm_shuffle_i64(struct rm_rng *r, int64_t *a, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)rm_rng_below(r, i);
+		int64_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
 void rm_pack_greedy(const int64_t *seq, size_t n, int64_t budget, double *tok, double *pad)
 {
 	int64_t mx = 0, sum = 0, cnt = 0;
@@ -279,12 +289,7 @@ double rm_buckets_packed(const struct rm_lengths *d, const int64_t *bound, int k
 				seq[n++] = d->len[i];
 			i++;
 		}
-		for (size_t j = n; j > 1; j--) {
-			size_t r = (size_t)rm_rng_below(&rng, j);
-			int64_t t = seq[j - 1];
-			seq[j - 1] = seq[r];
-			seq[r] = t;
-		}
+		rm_shuffle_i64(&rng, seq, n);
 		rm_pack_greedy(seq, n, tokens_per_batch, &tok, &pad);
 	}
 	free(seq);

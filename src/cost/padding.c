@@ -33,16 +33,6 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void shuffle(struct rm_rng *r, int64_t *a, size_t n)
-{
-	for (size_t i = n; i > 1; i--) {
-		size_t j = (size_t)rm_rng_below(r, i);
-		int64_t t = a[i - 1];
-		a[i - 1] = a[j];
-		a[j] = t;
-	}
-}
-
 /* The run's own boundaries cur[0..kc] and the fit `runmon buckets --k K`
  * makes of the same lengths, packed by the same model; the fit is never
  * worse: the run's own stand for it when they pack at least as well. */
@@ -198,7 +188,7 @@ void rm_padding_analyze(const struct rm_padding_input *in, struct rm_padding_res
 		out->strategy_eff[RM_PACK_BUCKETED] = out->strategy_eff[RM_PACK_FITTED] = NAN;
 	out->strategy_eff[RM_PACK_INTERLEAVED] = out->strategy_eff[RM_PACK_BUCKETED];
 	struct rm_rng r = {in->seed};
-	shuffle(&r, seq, ns);
+	rm_shuffle_i64(&r, seq, ns);
 	st = sp = 0;
 	rm_pack_greedy(seq, ns, out->budget, &st, &sp);
 	out->strategy_eff[RM_PACK_RANDOM] = st / (st + sp);
