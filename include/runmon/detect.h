@@ -92,7 +92,9 @@ struct rm_detect_opts {
 	double runs_z;       /* runs-test z at or below which runs are flagged (default -4) */
 	double alpha;        /* false discovery rate (default 0.01) */
 	int reading;         /* enum rm_reading: RM_READ_AUTO fits the readings (diagnose --loss-is) */
+	int plot_fine;       /* the zoom's columns at most (struct rm_plot's fine grid); 0: none */
 };
+#define RM_PLOT_FINE 8192 /* a single run's zoom grid: exact per step up to this many steps */
 void rm_detect_opts_default(struct rm_detect_opts *o);
 
 /* 1. Same-bucket runs. */
@@ -361,6 +363,15 @@ struct rm_plot {
 	 * bucket has no point; band k holds the points of no bucket. */
 	float *band;
 	int bands; /* k + 1 */
+	/* The same M4 at a finer grid, for a zoom to re-aggregate per pixel
+	 * column of the range it shows: fine_cols columns over the same steps
+	 * (one step each when the run spans no more), stored compactly:
+	 * column c holds fine_n[c] cells, in band order, from cell fine_at[c];
+	 * cell i is band fine_b[i], least and greatest loss fine_v[2i], [2i+1]. */
+	int fine_cols; /* 0: none (detect opts' plot_fine) */
+	uint8_t *fine_n, *fine_b;
+	uint32_t *fine_at;
+	float *fine_v;
 	/* Each strip cell's share of each bucket's batches: [strip_n][share_k]. */
 	float *share;
 	int share_k;

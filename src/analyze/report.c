@@ -10,6 +10,15 @@
 #include "runmon/analyze.h"
 #include "runmon/render.h"
 
+/* The charts' zoom grid (struct rm_plot): the finest for up to 128 runs,
+ * then about a million columns in all, so a report of many runs stays a
+ * file a browser opens. */
+static int zoom_cols(size_t n)
+{
+	size_t c = n ? ((size_t)1 << 20) / n : RM_PLOT_FINE;
+	return c > RM_PLOT_FINE ? RM_PLOT_FINE : c < 2 * RM_PLOT_COLS ? 2 * RM_PLOT_COLS : (int)c;
+}
+
 int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
                     const struct rm_voice *v, struct rm_report_outcome *out, struct rm_err *err)
 {
@@ -21,6 +30,8 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	char **urls = rm_xcalloc(n ? n : 1, sizeof(char *));
 	struct rm_analyze_opts o;
 	rm_analyze_opts_default(&o);
+	if (!strcmp(spec->format, "html"))
+		o.detect.plot_fine = zoom_cols(n);
 	enum rm_severity worst = RM_SEV_NONE;
 	size_t done = 0;
 	code = RM_OK;

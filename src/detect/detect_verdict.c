@@ -456,16 +456,69 @@ static void bands(const struct rm_prepared *p, struct rm_plot *pl)
 	}
 }
 
+/* The zoom's grid: M4 per bucket at up to `cols` columns, kept as the
+ * cells that hold points (a bucketed run fills one or two per column).
+ * Column c is centred on step first + c (last - first) / (cols - 1), so
+ * that with one step a column each, column c is step first + c. */
+static void fine_bands(const struct rm_prepared *p, int cols, struct rm_plot *pl)
+{
+	int64_t first = p->step[0], last = p->step[p->n - 1];
+	if (cols <= 0)
+		return;
+	if ((uint64_t)(last - first) + 1 < (uint64_t)cols)
+		cols = (int)(last - first + 1);
+	int nb = p->k + 1;
+	float *grid = rm_xmalloc((size_t)cols * (size_t)nb * 2 * sizeof(float));
+	for (size_t i = 0; i < (size_t)cols * (size_t)nb * 2; i++)
+		grid[i] = NAN;
+	size_t cells = 0;
+	for (size_t j = 0; j < p->n; j++) {
+		if (!isfinite(p->y[j]))
+			continue;
+		int b = p->dom[j] >= 0 && p->dom[j] < p->k ? p->dom[j] : p->k;
+		int c = last > first
+		            ? (int)floor((double)(p->step[j] - first) / (double)(last - first) * (cols - 1) + 0.5)
+		            : 0;
+		float *v = &grid[((size_t)c * (size_t)nb + (size_t)b) * 2], y = (float)p->y[j];
+		cells += isnan(v[0]);
+		if (!(v[0] <= y))
+			v[0] = y;
+		if (!(v[1] >= y))
+			v[1] = y;
+	}
+	pl->fine_cols = cols;
+	pl->fine_n = rm_xcalloc((size_t)cols, 1);
+	pl->fine_at = rm_xmalloc((size_t)cols * sizeof(uint32_t));
+	pl->fine_b = rm_xmalloc(cells ? cells : 1);
+	pl->fine_v = rm_xmalloc((cells ? cells : 1) * 2 * sizeof(float));
+	uint32_t i = 0;
+	for (int c = 0; c < cols; c++) {
+		pl->fine_at[c] = i;
+		for (int b = 0; b < nb; b++) {
+			const float *v = &grid[((size_t)c * (size_t)nb + (size_t)b) * 2];
+			if (isnan(v[0]))
+				continue;
+			pl->fine_n[c]++;
+			pl->fine_b[i] = (uint8_t)b;
+			pl->fine_v[2 * i] = v[0];
+			pl->fine_v[2 * i + 1] = v[1];
+			i++;
+		}
+	}
+	free(grid);
+}
+
 /* Per-bucket quantiles from at most 20000 evenly spaced points, and the
  * bucket strips. */
 static void plot(const struct rm_prepared *p, const struct rm_split_result *sp, const double *len_adj,
-                 const struct rm_runs_result *runs, struct rm_plot *pl)
+                 const struct rm_runs_result *runs, int fine_cols, struct rm_plot *pl)
 {
 	memset(pl, 0, sizeof(*pl));
 	if (p->n == 0)
 		return;
 	lttb(p, sp->adjusted, len_adj, pl);
 	bands(p, pl);
+	fine_bands(p, fine_cols, pl);
 	size_t stride = p->n > 20000 ? p->n / 20000 : 1, cap = p->n / stride + 1;
 	/* Steps of one bucket alone show its loss; where ranks or mixed batches
 	 * leave none, each step counts for its dominant bucket. */
@@ -609,7 +662,7 @@ void rm_detect_all(const struct rm_series *whole_given, const struct rm_detect_o
 	rm_detect_verdict(o, d);
 	curves(&p, &d->split, d->length.adjusted, &d->curves);
 	length_ranges(s, &d->curves);
-	plot(&p, &d->split, d->length.adjusted, &d->runs, &d->plot);
+	plot(&p, &d->split, d->length.adjusted, &d->runs, o->plot_fine, &d->plot);
 	d->points = whole->n;
 	d->nonfinite = whole->n - p.n;
 	d->first_step = whole->n ? whole->step[0] : -1;
@@ -667,6 +720,10 @@ void rm_diagnosis_release(struct rm_diagnosis *d)
 	free(d->split.adjusted);
 	free(d->length.adjusted);
 	free(d->plot.band);
+	free(d->plot.fine_n);
+	free(d->plot.fine_b);
+	free(d->plot.fine_at);
+	free(d->plot.fine_v);
 	free(d->plot.share);
 	memset(d, 0, sizeof(*d));
 }

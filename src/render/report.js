@@ -5,8 +5,8 @@
 // focused chart; the pointer shows the step, losses, buckets and ranks under
 // it; a bucket's legend button hides or shows it. It reads the SVG it sits
 // in (data-x0/x1: the chart's steps; data-pad/w: its plot area; data-lo/hi/
-// log: the loss scale), so no data is written twice, and without script the
-// charts stay as drawn.
+// log: the loss scale; data-m4: the finer grid a zoom re-aggregates), and
+// without script the charts stay as drawn.
 (function () {
 	'use strict';
 	var NS = 'http://www.w3.org/2000/svg', COLS = 420;
@@ -60,6 +60,7 @@
 		if (!(this.x1 > this.x0)) return;
 		var a = (this.x1 - this.x0) / (v[1] - v[0]);
 		var b = this.pad - a * this.pad + this.w * (this.x0 - v[0]) / (v[1] - v[0]);
+		this.a = a; this.b = b;
 		if (this.zoom) this.zoom.setAttribute('transform', 'matrix(' + a + ' 0 0 1 ' + b + ' 0)');
 		var self = this;
 		[].forEach.call(this.svg.querySelectorAll('.mark[data-step]'), function (m) {
@@ -118,6 +119,63 @@
 		});
 		return out;
 	}
+	// The zoom's data (data-m4, written by report_charts.c): per column of
+	// a grid finer than the chart, each bucket's least and greatest loss as
+	// y. A view is drawn anew from it, M4 per pixel column of the steps it
+	// shows, so a zoom shows the points a column holds, never the full
+	// view's columns spread apart.
+	function M4(chart) {
+		var raw = atob(chart.svg.getAttribute('data-m4')), cols = num(chart.svg, 'm4-cols');
+		var nb = num(chart.svg, 'm4-bands'), ph = num(chart.svg, 'ph'), at = new Uint32Array(cols + 1);
+		var cells = (raw.length - cols) / 5, band = new Uint8Array(cells), y = new Float32Array(2 * cells);
+		for (var c = 0, j = 0, i = 0; c < cols; c++) {
+			var k = raw.charCodeAt(j++);
+			at[c] = i;
+			for (; k > 0; k--, i++) {
+				band[i] = raw.charCodeAt(j);
+				y[2 * i] = 10 + ph * (raw.charCodeAt(j + 1) | raw.charCodeAt(j + 2) << 8) / 65535;
+				y[2 * i + 1] = 10 + ph * (raw.charCodeAt(j + 3) | raw.charCodeAt(j + 4) << 8) / 65535;
+				j += 5;
+			}
+		}
+		at[cols] = i;
+		return {cols: cols, nb: nb, at: at, band: band, y: y};
+	}
+	// Redraws the bands for view v (in the zoom layer's coordinates, whose
+	// transform the chart set) and keeps each display column's values for
+	// the readout: bs[].cols[d] = [least, greatest].
+	function redraw(chart, m4, bs, v, toV) {
+		var x0 = chart.x0, span = chart.x1 - chart.x0, per = (v[1] - v[0]) / COLS, d, f, i;
+		// per band, the y of the greatest loss (top) and of the least (bottom)
+		var top = new Float32Array(m4.nb), bot = new Float32Array(m4.nb), ds = [], byKey = {}, b;
+		for (b = 0; b < m4.nb; b++) ds.push([]);
+		bs.forEach(function (band) { band.cols = {}; byKey[band.b] = band; });
+		for (d = 0; d < COLS; d++) {
+			// the fine columns whose steps this pixel column covers
+			var ua = (v[0] + d * per - x0) / span * (m4.cols - 1) + 0.5;
+			var ub = (v[0] + (d + 1) * per - x0) / span * (m4.cols - 1) + 0.5;
+			var fa = Math.max(0, Math.floor(ua)), fb = Math.min(m4.cols - 1, Math.ceil(ub) - 1);
+			if (fa > fb) continue;
+			top.fill(Infinity); bot.fill(-Infinity);
+			for (f = fa; f <= fb; f++)
+				for (i = m4.at[f]; i < m4.at[f + 1]; i++) {
+					b = m4.band[i];
+					top[b] = Math.min(top[b], m4.y[2 * i]);
+					bot[b] = Math.max(bot[b], m4.y[2 * i + 1]);
+				}
+			var x = (chart.pad + chart.w * (d + 0.5) / COLS - chart.b) / chart.a;
+			for (b = 0; b < m4.nb; b++) {
+				if (top[b] === Infinity) continue;
+				var key = String(b === m4.nb - 1 ? -1 : b);
+				ds[b].push('M' + x.toFixed(3) + ' ' + top[b].toFixed(1) + 'V' + bot[b].toFixed(1));
+				if (byKey[key]) byKey[key].cols[d] = [toV(bot[b]), toV(top[b])];
+			}
+		}
+		for (b = 0; b < m4.nb; b++) {
+			var band = byKey[String(b === m4.nb - 1 ? -1 : b)];
+			if (band) band.path.setAttribute('d', ds[b].join('') || 'M0 0');
+		}
+	}
 	function rankCells(chart) {
 		var rows = [];
 		[].forEach.call(chart.svg.querySelectorAll('g.rank'), function (g) {
@@ -140,18 +198,20 @@
 		});
 		names['-1'] = 'no single bucket';
 		function nameOf(b) { return names[b] || 'bucket ' + b; }
-		var lossSvg = sec.querySelector('svg.chart[data-lo]'), loss = null, lines = [], bs = [], ranks = null;
+		var lossSvg = sec.querySelector('svg.chart[data-lo]'), loss = null, lines = [], bs = [], ranks = null, m4 = null;
+		var toV = null;
 		charts.forEach(function (c) {
 			if (c.svg === lossSvg) loss = c;
 			if (c.svg.classList.contains('ranks')) ranks = c;
 		});
 		if (loss) {
-			var toV = inverseY(lossSvg);
+			toV = inverseY(lossSvg);
 			[].forEach.call(lossSvg.querySelectorAll('polyline[data-name]'), function (p) {
 				var c = curve(loss, p, toV);
 				if (c.s.length) lines.push(c);
 			});
 			bs = bands(loss, toV);
+			if (lossSvg.hasAttribute('data-m4')) m4 = M4(loss);
 		}
 		var rankRows = ranks ? rankCells(ranks) : [];
 		var readout = document.createElement('p');
@@ -162,8 +222,12 @@
 			'Keys on a focused chart: + - zoom, \u2190 \u2192 pan, 0 resets.';
 		var anchor = lossSvg ? lossSvg.nextElementSibling : charts[0].svg;
 		anchor.parentNode.insertBefore(readout, anchor.nextSibling);
+		if (m4) show();
 
-		function show() { charts.forEach(function (c) { c.show(view); }); }
+		function show() {
+			charts.forEach(function (c) { c.show(view); });
+			if (m4) redraw(loss, m4, bs, view, toV);
+		}
 		function zoomTo(a, b) {
 			var min = Math.max(2, (full[1] - full[0]) / 2000);
 			if (b - a < min) { var m = (a + b) / 2; a = m - min / 2; b = m + min / 2; }
@@ -180,7 +244,8 @@
 				if (Math.abs(c.s[i] - step) <= (loss.x1 - loss.x0) / 100) parts.push(c.name + ' ' + fmt(c.v[i]));
 			});
 			if (bs.length) {
-				var col = Math.floor((step - loss.x0) / (loss.x1 - loss.x0 + 1) * COLS), seen = [];
+				var seen = [], col = m4 ? Math.floor((step - view[0]) / (view[1] - view[0]) * COLS)
+					: Math.floor((step - loss.x0) / (loss.x1 - loss.x0 + 1) * COLS);
 				bs.forEach(function (band) {
 					var v = band.cols[col];
 					if (v && !hidden[band.b])

@@ -327,13 +327,45 @@ static void loss_bands(FILE *fp, const struct rm_plot *p, const struct rm_diagno
 			if (!any++)
 				fprintf(fp,
 				        "<path class='band' data-b='%d' fill='none' stroke='%s' stroke-width='2.2' "
-				        "stroke-linecap='round' stroke-opacity='0.8' d='",
+				        "stroke-linecap='round' stroke-opacity='0.8' "
+				        "vector-effect='non-scaling-stroke' d='",
 				        b < p->bands - 1 ? b : -1, bucket_colour(d, b < p->bands - 1 ? b : -1));
 			fprintf(fp, "M%.1f %.1fV%.1f", col_x(c), sy(v[1], sc), sy(v[0], sc));
 		}
 		if (any)
 			fputs("'/>", fp);
 	}
+}
+
+/* The zoom's data on the loss chart (report.js re-aggregates it per pixel
+ * column of the range shown): base64 of, per column of the fine grid, a
+ * count byte, then per cell its band and the y of its greatest and least
+ * loss, each a 16-bit fraction of the plot's height (little-endian). */
+static void zoom_data(FILE *fp, const struct rm_plot *p, const struct scale *sc)
+{
+	if (p->fine_cols <= 0)
+		return;
+	size_t cells = p->fine_at[p->fine_cols - 1] + p->fine_n[p->fine_cols - 1];
+	size_t n = (size_t)p->fine_cols + cells * 5, j = 0;
+	uint8_t *raw = rm_xmalloc(n);
+	for (int c = 0; c < p->fine_cols; c++) {
+		raw[j++] = p->fine_n[c];
+		for (uint32_t i = p->fine_at[c]; i < p->fine_at[c] + p->fine_n[c]; i++) {
+			raw[j++] = p->fine_b[i];
+			for (int e = 1; e >= 0; e--) {
+				double u = (sy(p->fine_v[2 * i + e], sc) - 10) / (H - 40) * 65535;
+				uint16_t q = (uint16_t)(u < 0 ? 0 : u > 65535 ? 65535 : u + 0.5);
+				raw[j++] = (uint8_t)(q & 0xff);
+				raw[j++] = (uint8_t)(q >> 8);
+			}
+		}
+	}
+	size_t cap = (n + 2) / 3 * 4 + 1;
+	char *b64 = rm_xmalloc(cap);
+	rm_base64(raw, n, b64, cap);
+	fprintf(fp, " data-m4-cols='%d' data-m4-bands='%d' data-m4='%s'", p->fine_cols, p->bands, b64);
+	free(b64);
+	free(raw);
 }
 
 /* Every reset ticked under the curve in its column. */
@@ -396,7 +428,9 @@ static void loss_chart(FILE *fp, const struct rm_diagnosis *d, size_t run)
 	struct scale sc = scale_of(lo, hi);
 	int64_t x0 = p->step[0], x1 = p->step[p->n - 1];
 	step_chart_open(fp, "loss", H, x0, x1);
-	fprintf(fp, " data-lo='%.9g' data-hi='%.9g' data-log='%d' data-ph='%d'>", sc.lo, sc.hi, sc.log, H - 40);
+	fprintf(fp, " data-lo='%.9g' data-hi='%.9g' data-log='%d' data-ph='%d'", sc.lo, sc.hi, sc.log, H - 40);
+	zoom_data(fp, p, &sc);
+	fputc('>', fp);
 	fputs("<title>loss by step</title>", fp);
 	axes(fp, &sc, x0, x1, "loss",
 	     by_length

@@ -7,7 +7,8 @@ On the demo's three runs, a 4-rank run with derived buckets,
 `report --compare` and `report --overlay` of three runs: every chart of many points draws every bucket's colour,
 a bucket keeps its colour across runs, hovering the loss chart reads out the
 step under the pointer, the wheel changes the step range of every chart of
-that run (and of no other), a legend click hides that bucket's marks, the
+that run (and of no other) and draws the loss anew from the data of the steps
+shown (checked against `runmon export`), a legend click hides that bucket's marks, the
 compare report has one chart holding both runs (all three with --overlay); no console error, no CSP
 violation, no request other than the file itself.
 
@@ -322,6 +323,56 @@ def check_layout(page, case, width, selector):
         fail("%s at %d px: bucket labels on the boxes: %s" % (case, width, got["overlap"][:3]))
 
 
+# The loss chart's bands as drawn now: per bucket name, the least and
+# greatest loss of the strokes inside the plot, and how many distinct pixel
+# columns hold a stroke.
+BANDS = r"""(function(sec){
+var svg=sec.querySelector('svg.chart.loss'),lo=+svg.dataset.lo,hi=+svg.dataset.hi,lg=+svg.dataset.log,
+ ph=+svg.dataset.ph,p=+svg.dataset.pad,w=+svg.dataset.w,
+ m=svg.querySelector('.zoom').getAttribute('transform').match(/[-\d.e]+/g).map(Number),a=m[0],b=m[4],xs={},out={};
+function val(y){var u=lo+(1-(y-10)/ph)*(hi-lo);return lg?Math.pow(10,u):u}
+[].forEach.call(svg.querySelectorAll('path.band[data-b]'),function(path){
+ var k=sec.querySelector('button[data-b="'+path.dataset.b+'"]'),name=k?k.dataset.name:'mixed',re=/M([-\d.]+) ([-\d.]+)V([-\d.]+)/g,mm;
+ while((mm=re.exec(path.getAttribute('d')))){var x=a*parseFloat(mm[1])+b;if(x<p-0.5||x>p+w+0.5)continue;
+  xs[Math.round(x*4)]=1;var o=out[name]||(out[name]=[Infinity,-Infinity]);
+  o[0]=Math.min(o[0],val(+mm[3]));o[1]=Math.max(o[1],val(+mm[2]))}});
+return {bands:out,cols:Object.keys(xs).length}})(document.querySelector(%s))"""
+
+
+def check_zoom_data(page, case, width, first, series):
+    """Issue 66.4: a zoom re-aggregates the data (M4 per pixel column of
+    the steps shown), so the bands of a zoomed view hold exactly the losses
+    of those steps, as `runmon export` reads them, and a deep zoom leaves no
+    column empty; spreading the full view's columns would fail both."""
+    loss = first + " svg.chart.loss"
+    xa, y = centre_of(page, loss, 0.40)
+    xb, _ = centre_of(page, loss, 0.50)
+    page.mouse("mousePressed", xa, y, button="left", clickCount=1)
+    page.mouse("mouseMoved", (xa + xb) / 2, y)
+    page.mouse("mouseMoved", xb, y)
+    page.mouse("mouseReleased", xb, y, button="left", clickCount=1)
+    v0, v1 = page.js(STATE)[0]["charts"]["loss"]["range"]
+    got = page.js(BANDS % json.dumps(first))["bands"]
+    allv = [l for _, l, _ in series]
+    tol = 0.003 * (max(allv) - min(allv))
+    edge = 3  # a column of the zoom's grid holds at most 20000/8192 steps
+    for name, (lo, hi) in got.items():
+        wide = [l for s, l, b in series if b == name and v0 - edge <= s <= v1 + edge]
+        narrow = [l for s, l, b in series if b == name and v0 + edge <= s <= v1 - edge]
+        if not narrow:
+            continue
+        if not (min(wide) - tol <= lo <= min(narrow) + tol and max(narrow) - tol <= hi <= max(wide) + tol):
+            fail("%s at %d px: zoomed to steps %.0f-%.0f, bucket %s draws %.4f-%.4f, its losses there are %.4f-%.4f"
+                 % (case, width, v0, v1, name, lo, hi, min(narrow), max(narrow)))
+    for _ in range(4):  # about 125 steps: fewer steps than pixel columns
+        page.call("Input.dispatchKeyEvent", type="keyDown", key="+", text="+")
+    cols = page.js(BANDS % json.dumps(first))["cols"]
+    if cols < 0.95 * 420:
+        fail("%s at %d px: zoomed deep, %d of 420 pixel columns hold a stroke: gaps that are not in the data"
+             % (case, width, cols))
+    page.call("Input.dispatchKeyEvent", type="keyDown", key="0", text="0")
+
+
 def take(page, selector, path, case, width):
     size = page.shot(selector, path)
     if size < 10000:
@@ -373,6 +424,13 @@ def main():
     demo = [n for n in names if n.startswith("demo")]
     if len(demo) != 3:
         sys.exit("explore: the demo made runs %s" % names)
+    series = {}  # each demo run's (step, loss, bucket), as exported
+    for name in demo:
+        rows = run("export", name).strip().split("\n")
+        head = rows[0].split(",")
+        at = {k: head.index(k) for k in ("step", "loss", "bucket")}
+        series[name] = [(int(r[at["step"]]), float(r[at["loss"]]), r[at["bucket"]])
+                        for r in (row.split(",") for row in rows[1:]) if r[at["loss"]] not in ("", "nan")]
     reports = {}
     for case, args, n in (("demo", demo, 3), ("ranks4", ["ranks4"], 1), ("compare", ["--compare"] + demo[:2], 2),
                           ("overlay", ["--overlay"] + demo, 3)):
@@ -385,7 +443,9 @@ def main():
             page = Page(b, width)
             for case, (path, n) in reports.items():
                 shot = os.path.join(tmp, "explore-%s-%d.png" % (case, width))
-                check_report(page, path, case, width, n, shot)
+                runs = check_report(page, path, case, width, n, shot)
+                if case == "demo" and runs:
+                    check_zoom_data(page, case, width, "#" + runs[0]["id"], series[runs[0]["name"]])
                 if case in ("compare", "overlay"):
                     check_overlay(page, shot, width, case, 2 if case == "compare" else 3)
     finally:

@@ -229,6 +229,54 @@ static void diagnose(enum rm_sim_strategy strat, uint64_t seed, int64_t steps, e
 	simrun_free(&r);
 }
 
+/* Issue 66.4: the zoom's grid (struct rm_plot's fine cells) holds every
+ * point. With a column per step, each column is its step's loss alone; on
+ * a coarser grid, each column's cells span exactly its points' losses, one
+ * cell per bucket met there. */
+static void zoom_grid_holds_every_point(void **state)
+{
+	(void)state;
+	struct simrun r;
+	simrun_make(&r, RM_SIM_BUCKETED_RANDOM, 5, 3000, RM_SIM_SPIKES_NONE, 1);
+	const int cols[] = {0, RM_PLOT_FINE, 500};
+	for (int v = 0; v < 3; v++) {
+		struct rm_detect_opts o;
+		struct rm_diagnosis d;
+		rm_detect_opts_default(&o);
+		o.plot_fine = cols[v];
+		rm_detect_all(&r.s, &o, &d);
+		const struct rm_plot *p = &d.plot;
+		assert_int_equal(p->fine_cols, v == 1 ? 3000 : cols[v]);
+		int64_t first = r.s.step[0], last = r.s.step[r.s.n - 1];
+		for (int c = 0; c < p->fine_cols; c++) {
+			double lo = INFINITY, hi = -INFINITY;
+			int seen[RM_MAX_BUCKETS + 1] = {0}, kinds = 0;
+			for (size_t t = 0; t < r.s.n; t++) {
+				int at = (int)floor(
+				    (double)(r.s.step[t] - first) / (double)(last - first) * (p->fine_cols - 1) + 0.5);
+				if (at != c)
+					continue;
+				lo = fmin(lo, (float)r.s.loss[t]);
+				hi = fmax(hi, (float)r.s.loss[t]);
+				kinds += !seen[r.bucket[t]]++;
+			}
+			assert_int_equal(p->fine_n[c], kinds);
+			double clo = INFINITY, chi = -INFINITY;
+			for (uint32_t i = p->fine_at[c]; i < p->fine_at[c] + p->fine_n[c]; i++) {
+				assert_true(p->fine_v[2 * i] <= p->fine_v[2 * i + 1]);
+				assert_true(p->fine_b[i] < p->bands);
+				clo = fmin(clo, p->fine_v[2 * i]);
+				chi = fmax(chi, p->fine_v[2 * i + 1]);
+			}
+			assert_true(clo == lo && chi == hi);
+			if (v == 1)
+				assert_true(p->fine_n[c] == 1 && p->fine_v[2 * p->fine_at[c]] == (float)r.s.loss[c]);
+		}
+		rm_diagnosis_release(&d);
+	}
+	simrun_free(&r);
+}
+
 /* Exact mean and variance of the runs count over all distinct orders of
  * a multiset, by enumeration (next permutation in lexicographic order). */
 static int next_perm(int *a, int n)
@@ -2242,6 +2290,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(rank_shapes),
 	    cmocka_unit_test(mixed_batches_by_token_share),
 	    cmocka_unit_test(runs_per_slot),
+	    cmocka_unit_test(zoom_grid_holds_every_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
