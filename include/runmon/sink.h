@@ -67,7 +67,8 @@ struct rm_import_opts {
 /* What a file's rows imply of its keys (infer.c). */
 #define RM_GUESS_ALSO      8
 #define RM_GUESS_SUMMARIES 8
-#define RM_GUESS_TAG       "tag" /* a log line's leading "[N]": a rank, or a counter */
+#define RM_GUESS_TAG       "tag"       /* a log line's leading "[N]": a rank, or a counter */
+#define RM_GUESS_UNNAMED   "(unnamed)" /* the number of a line of a counter and one number */
 struct rm_guess {
 	char *loss;                /* NULL: a known name, or none */
 	char *step;                /* NULL: a known name, or none */

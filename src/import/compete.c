@@ -96,6 +96,7 @@ static void try_reader(const struct rm_import_opts *opts, const struct import_fo
 		t->points += r->steps;
 		t->good += r->steps + r->evals + r->batches;
 		t->bad += r->skipped;
+		t->unnamed |= r->loss_key && !strcmp(r->loss_key, RM_GUESS_UNNAMED);
 		if (r->skipped && !t->why[0])
 			snprintf(t->why, sizeof(t->why), "line %llu: %s", (unsigned long long)r->bad_line[0],
 			         r->bad_msg);
@@ -110,12 +111,14 @@ static void try_reader(const struct rm_import_opts *opts, const struct import_fo
  * wins only by explaining more than twice its records. A file that reads
  * as what it says it is keeps that reading, and its bad lines are told as
  * they were (a JSON-lines file with one broken line is no console log);
- * a first guess that explains little of the file loses. */
+ * a first guess that explains little of the file loses. A loss the file
+ * names explains more than one taken unnamed ("step<TAB>loss" over rows of
+ * two numbers is a table with its header). */
 static int beats(const struct rm_trial *a, const struct rm_trial *first)
 {
 	if (a->failed || a->good == 0)
 		return 0;
-	if (first->failed)
+	if (first->failed || (first->unnamed && !a->unnamed && a->points >= first->points))
 		return 1;
 	return a->good > 2 * first->good + 2;
 }

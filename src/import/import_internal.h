@@ -122,6 +122,7 @@ struct rm_trial {
 	uint64_t lines, points, good, bad; /* lines read, loss points, records of any kind, bad lines */
 	double score;
 	int failed;    /* the reader stopped with an error */
+	int unnamed;   /* its loss is a number no name in the file says (RM_GUESS_UNNAMED) */
 	char why[560]; /* its error, or its first bad line */
 };
 int rm_compete(const struct rm_import_opts *opts, const char *path, const struct import_format *const *c, size_t n,

@@ -146,6 +146,8 @@ static int loss_score(const char *k, size_t n)
 	char w[MAX_WORDS][24];
 	const char *last;
 	size_t lastlen;
+	if (n == strlen(RM_GUESS_UNNAMED) && !memcmp(k, RM_GUESS_UNNAMED, n))
+		return 10; /* a counter's one number, where nothing is named a loss */
 	if (evalish(k, n))
 		return 0;
 	int nw = key_words(k, n, w, &last, &lastlen), loss = 0, says_whole = 0;
@@ -458,11 +460,17 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 	if (!o->loss_key && !in->known_loss && (loss = pick_loss(in))) {
 		g->loss = rm_xstrdup(loss->name);
 		g->loss_log = perplexity_name(loss->name, loss->len);
-		say(g, "loss '%s': named like a loss%s", loss->name,
-		    g->loss_log              ? " (a perplexity, exp of a loss: stored as its logarithm)"
-		    : loss->loss_score >= 95 ? ""
-		    : loss->loss_score >= 72 ? " (a total, a cost, a cross-entropy)"
-		                             : "");
+		if (!strcmp(loss->name, RM_GUESS_UNNAMED))
+			say(g,
+			    "loss %s: the number beside a counter on lines of those two alone, where no series is "
+			    "named a loss",
+			    loss->name);
+		else
+			say(g, "loss '%s': named like a loss%s", loss->name,
+			    g->loss_log              ? " (a perplexity, exp of a loss: stored as its logarithm)"
+			    : loss->loss_score >= 95 ? ""
+			    : loss->loss_score >= 72 ? " (a total, a cost, a cross-entropy)"
+			                             : "");
 		pick_also(in, loss, g);
 		if (g->nalso)
 			say(g, ", the first of %zu loss-named series that vary (the others kept apart)", g->nalso + 1);

@@ -492,6 +492,44 @@ static void steps_from_log_every(void **state)
 	rm_import_report_release(&rep);
 }
 
+/* Issue 63: a line of a counter and one number ("12:\t0.583", WaveGlow's
+ * print) is a step and an unnamed number, the loss only where nothing in
+ * the file is named one; two numbers with no counter, or a counter and a
+ * whole number, are no such line; and a table's time column ("00:41") is
+ * a number of its row. */
+static void counter_and_number(void **state)
+{
+	(void)state;
+	struct rm_import_opts o = {0};
+	struct rm_import_report rep;
+	struct rm_err err;
+	const char *db;
+	import_text("bare.log",
+	            "output directory checkpoints\nEpoch: 0\n0:\t0.583\nGradient overflow. Skipping step\n1:\t-0.21\n"
+	            "2 -0.5e-1\n0.5 0.6\n3:\t7\n",
+	            &o, 0, &rep, &err, &db);
+	assert_string_equal(rm_format_name(rep.r[0].format), "log");
+	assert_string_equal(rep.r[0].loss_key, RM_GUESS_UNNAMED);
+	assert_int_equal(rep.r[0].steps, 3);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 1") == -0.21);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps WHERE step = 2") == -0.05);
+	rm_import_report_release(&rep);
+	/* a loss named anywhere is the loss; the bare lines' numbers are not */
+	import_text("named.log", "step 1 loss 0.9\n7:\t0.25\nstep 2 loss 0.8\nstep 3 loss 0.7\n", &o, 0, &rep, &err,
+	            &db);
+	assert_string_equal(rep.r[0].loss_key, "loss");
+	assert_int_equal(tu_q_int(db, "SELECT COUNT(*) FROM steps WHERE loss = 0.25"), 0);
+	rm_import_report_release(&rep);
+	import_text(
+	    "table.log",
+	    "epoch     train_loss  valid_loss  accuracy  time\n0         1.183467    0.402818    0.871448  00:41\n"
+	    "1         0.655180    0.317225    0.896482  01:02:03\n",
+	    &o, 0, &rep, &err, &db);
+	assert_int_equal(rep.r[0].steps, 2);
+	assert_true(tu_q_dbl(db, "SELECT loss FROM steps ORDER BY step LIMIT 1") == 1.183467);
+	rm_import_report_release(&rep);
+}
+
 /* Detection: a Python dict first line is a log, not trainer_state.json;
  * CSV and JSON lines stay what they were; a file of banners alone is
  * nothing to import. */
@@ -659,6 +697,7 @@ int main(void)
 	    cmocka_unit_test(rank_means_in_windows),
 	    cmocka_unit_test(steps_from_log_every),
 	    cmocka_unit_test(detection),
+	    cmocka_unit_test(counter_and_number),
 	    cmocka_unit_test(not_records),
 	    cmocka_unit_test(follow),
 	    cmocka_unit_test(pattern),

@@ -298,6 +298,8 @@ static enum line_kind log_parse(struct log_reader *r, char *line, size_t len, in
 	const char *text = rm_log_normalize(ll, line + i, &n);
 	if (!r->table.n || !rm_log_table_row(&r->table, ll, text, n))
 		rm_log_pairs(ll, text, n);
+	if (!ll->row.n && !has_bar)
+		rm_log_bare_pair(ll, text, n);
 	if (!ll->row.n && !has_bar && rm_log_table_header(text, n, &r->table)) {
 		snprintf(why, whylen, "a table's header");
 		return LINE_NONE;

@@ -101,6 +101,9 @@ void rm_log_add_pair(struct log_line *ll, const char *key, size_t klen, const ch
 void rm_log_add_text(struct log_line *ll, const char *key, size_t klen, const char *raw, size_t rlen);
 /* Adds the pair key = v, its text kept in the line. */
 void rm_log_add_number(struct log_line *ll, const char *key, int64_t v);
+/* A line of an integer counter and one number ("12:\t0.583"): the step
+ * and the number, unnamed (RM_GUESS_UNNAMED); nothing for any other. */
+void rm_log_bare_pair(struct log_line *ll, const char *s, size_t n);
 /* Is w[0..n) one of list's words (NULL-terminated), case aside? */
 int rm_log_word_in(const char *w, size_t n, const char *const *list);
 /* The length of the evaluation prefix key opens with ("val_", "valid_",

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "log_internal.h"
 #include "runmon/parse.h"
+#include "runmon/sink.h"
 
 #define MAX_KEY_WORDS 4 /* "elapsed time per iteration" */
 #define MAX_KEY       RM_LOG_MAX_KEY
@@ -638,4 +640,34 @@ const char *rm_log_normalize(struct log_line *ll, const char *s, size_t *np)
 	out[o] = 0;
 	*np = o;
 	return out;
+}
+
+/* "12:\t0.583" (NVIDIA WaveGlow's print of an iteration and its loss), "12
+ * 0.583": a line of an integer counter and one number with a fraction,
+ * nothing else. The counter is the step; the number is kept unnamed, and
+ * is the loss only where the file names none (rm_infer). */
+void rm_log_bare_pair(struct log_line *ll, const char *s, size_t n)
+{
+	size_t i = 0, a, b;
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	a = i;
+	while (i < n && isdigit((unsigned char)s[i]))
+		i++;
+	if (i == a || i - a > 15)
+		return;
+	size_t ae = i;
+	if (i < n && (s[i] == ':' || s[i] == ','))
+		i++;
+	if (i == n || (!isspace((unsigned char)s[i]) && i == ae))
+		return;
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	b = i;
+	double step, v;
+	if (b == n || !memchr(s + b, '.', n - b) || memchr(s + b, ' ', n - b) || memchr(s + b, '\t', n - b) ||
+	    !rm_log_number(s + a, ae - a, &step) || !rm_log_number(s + b, n - b, &v) || !isfinite(v))
+		return;
+	rm_log_add_number(ll, "step", (int64_t)step);
+	rm_log_add_pair(ll, RM_GUESS_UNNAMED, strlen(RM_GUESS_UNNAMED), s + b, n - b, v);
 }

@@ -230,8 +230,10 @@ void rm_log_roles_decide(const struct log_roles *r, int whole, struct rm_guess *
 	 * every line after the first validation); where each brings a value
 	 * of its own (nanoGPT's "step 250: train loss 1.97, val loss 2.01"),
 	 * the line is an evaluation, its train loss an estimate over
-	 * evaluation batches. */
-	g->keyed_train = r->keyed_lines >= 2 && r->carried * 2 >= r->keyed_lines;
+	 * evaluation batches, unless no other line holds a training loss:
+	 * then these lines are the training record (fastai's epoch table
+	 * "epoch train_loss valid_loss accuracy time"). */
+	g->keyed_train = r->keyed_lines >= 2 && (r->carried * 2 >= r->keyed_lines || r->train_lines == 0);
 	g->logging_steps = r->logging_steps;
 	/* a head read whole may say the interval by its banner's total (the
 	 * reader's bar and --log-every still come first) */

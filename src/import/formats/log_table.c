@@ -62,6 +62,30 @@ int rm_log_table_header(const char *s, size_t n, struct log_table *t)
 	return 1;
 }
 
+/* A table's time column, "00:41" or "1:02:03" (fastai's, Keras's): the
+ * seconds. Only whole cells of digit groups parted by ':' , the later
+ * groups of two digits each. */
+static int duration(const char *s, size_t n, double *out)
+{
+	double v = 0;
+	int groups = 0;
+	for (size_t i = 0; i < n;) {
+		size_t st = i;
+		unsigned g = 0;
+		while (i < n && isdigit((unsigned char)s[i]) && i - st < 4)
+			g = g * 10 + (unsigned)(s[i++] - '0');
+		if (i == st || (groups && (i - st != 2 || g > 59)) || ++groups > 3)
+			return 0;
+		v = v * 60 + g;
+		if (i < n && (s[i] != ':' || ++i == n))
+			return 0;
+	}
+	if (groups < 2)
+		return 0;
+	*out = v;
+	return 1;
+}
+
 int rm_log_table_row(const struct log_table *t, struct log_line *ll, const char *s, size_t n)
 {
 	const char *w[RM_LOG_TABLE_MAX];
@@ -70,7 +94,7 @@ int rm_log_table_row(const struct log_table *t, struct log_line *ll, const char 
 	if (!t->n || words(s, n, w, wl, RM_LOG_TABLE_MAX) != t->n)
 		return 0;
 	for (int i = 0; i < t->n; i++)
-		if (!rm_log_number(w[i], wl[i], &v[i]))
+		if (!rm_log_number(w[i], wl[i], &v[i]) && !duration(w[i], wl[i], &v[i]))
 			return 0;
 	for (int i = 0; i < t->n; i++) {
 		const char *kw[1] = {t->name[i]};
