@@ -57,10 +57,12 @@ static const char *const none[] = {NULL};
  * Megatron's iteration, Marian's Up., nanoGPT's iter; losses as Megatron
  * (lm loss), Marian (Cost), OpenNMT-py (xent: the cross-entropy, its ppl
  * being exp(xent)) and OLMo (train/CrossEntropyLoss) name them. Interval
- * durations ("time" in nanoGPT and Marian) are no timestamps. */
+ * durations ("time" in nanoGPT and Marian) are no timestamps. A line's
+ * global_step comes before its step (Coqui's "STEP: 5/20 -- GLOBAL_STEP:
+ * 25": the step within the epoch, and the run's). */
 static const char *const log_step[] = {
-    "step",  "num_updates", "valid_num_updates", "iteration", "iter", "global_step", "up", "total_update", "update",
-    "steps", "batch",       "batches",           NULL};
+    "global_step", "step",  "num_updates", "valid_num_updates", "iteration", "iter", "up", "total_update",
+    "update",      "steps", "batch",       "batches",           NULL};
 static const char *const log_loss[] = {
     "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
