@@ -517,9 +517,10 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 		}
 	}
 	g->has_step = known_step || step;
-	/* Bars hold the records when the loss is never printed but in them
-	 * (YOLO's table under a bar); a "loss_ota=1" in a settings line
-	 * elsewhere does not count. */
+	/* Bars hold the records when the loss is printed elsewhere at most a
+	 * quarter as often (YOLO's table under a bar; AllenNLP's epoch table
+	 * beside its frames); a "loss_ota=1" in a settings line elsewhere does
+	 * not count. */
 	uint64_t bar = 0, line = 0;
 	for (int i = 0; i < in->nkeys; i++) {
 		struct key_stat *s = &in->key[i];
@@ -528,7 +529,7 @@ void rm_infer_decide(struct rm_infer *in, struct rm_guess *g)
 			line += s->rows - s->bar_rows;
 		}
 	}
-	g->bar_records = bar && !line;
+	g->bar_records = bar && line * 4 <= bar;
 	size_t n = strlen(g->why);
 	while (n && (g->why[n - 1] == ' ' || g->why[n - 1] == ';'))
 		g->why[--n] = 0;

@@ -57,14 +57,24 @@ static const char *const none[] = {NULL};
  * Megatron's iteration, Marian's Up., nanoGPT's iter; losses as Megatron
  * (lm loss), Marian (Cost), OpenNMT-py (xent: the cross-entropy, its ppl
  * being exp(xent)) and OLMo (train/CrossEntropyLoss) name them. Interval
- * durations ("time" in nanoGPT and Marian) are no timestamps. A line's
+ * durations ("time" in nanoGPT and Marian) are no timestamps. A batch's
+ * loss comes before a loss beside it (AllenNLP's bar "batch_loss: 0.61,
+ * loss: 0.70": the batch's, and the epoch's running mean). A line's
  * global_step comes before its step (Coqui's "STEP: 5/20 -- GLOBAL_STEP:
  * 25": the step within the epoch, and the run's). */
 static const char *const log_step[] = {
     "global_step", "step",  "num_updates", "valid_num_updates", "iteration", "iter", "up", "total_update",
     "update",      "steps", "batch",       "batches",           NULL};
-static const char *const log_loss[] = {
-    "loss", "train_loss", "lm_loss", "cost", "train/loss", "training_loss", "xent", "train/crossentropyloss", NULL};
+static const char *const log_loss[] = {"batch_loss",
+                                       "loss",
+                                       "train_loss",
+                                       "lm_loss",
+                                       "cost",
+                                       "train/loss",
+                                       "training_loss",
+                                       "xent",
+                                       "train/crossentropyloss",
+                                       NULL};
 static const char *const log_lr[] = {"lr", "learning_rate", "l.r", "train/lr", NULL};
 static const char *const log_epoch[] = {"epoch", "ep", "train/epoch", "train_epoch", "training_epoch", NULL};
 static const char *const log_grad[] = {"grad_norm", "gnorm", "train/grad_norm", NULL};
