@@ -74,6 +74,10 @@ struct rm_report_spec {
 	int compare;    /* two runs, before and after: the report opens with their comparison */
 	int overlay;    /* the named runs (2 to RM_OVERLAY_MAX) on one chart, in the order named */
 	int keep;       /* keep what it saw as the next report's baseline */
+	/* Runs diagnosed at once, each on a connection of its own to db (the
+	 * store's path or URI as given); 1 or no db: one after another. */
+	int jobs;
+	const char *db;
 };
 
 /* What a written report found, for the exit status and the line that

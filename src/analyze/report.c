@@ -4,6 +4,7 @@
  * one file, and kept in the store as the next report's baseline.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,100 @@ static int zoom_cols(size_t n)
 {
 	size_t c = n ? ((size_t)1 << 20) / n : RM_PLOT_FINE;
 	return c > RM_PLOT_FINE ? RM_PLOT_FINE : c < 2 * RM_PLOT_COLS ? 2 * RM_PLOT_COLS : (int)c;
+}
+
+/* The runs being diagnosed: each worker takes the next, with a store
+ * connection of its own, and leaves its diagnosis at the run's index, so
+ * the report is the same file whatever the number of workers. */
+struct workers {
+	pthread_mutex_t lock;
+	const int64_t *ids;
+	size_t n, next, done;
+	const struct rm_analyze_opts *o;
+	struct rm_diagnosis *ds;
+	struct rm_run_info *infos;
+	const char *db;
+	size_t failed_at; /* the first run that failed, n: none */
+	struct rm_err err;
+};
+
+static int diagnose_one(struct rm_store *st, struct workers *w, size_t i, struct rm_err *err)
+{
+	if (rm_analyze_run(st, w->ids[i], w->o, &w->ds[i], &w->infos[i], err))
+		return err->code;
+	/* Charts need the plot data only: drop the per-point arrays, so that a
+	 * report of many runs holds the workers' runs' at a time. */
+	struct rm_diagnosis *d = &w->ds[i];
+	free(d->split.trend);
+	free(d->split.adjusted);
+	free(d->length.adjusted);
+	d->split.trend = d->split.adjusted = d->length.adjusted = NULL;
+	return RM_OK;
+}
+
+/* One worker: st, or a connection of its own to w->db (NULL st). */
+static void work(struct workers *w, struct rm_store *st)
+{
+	struct rm_err err = {0};
+	struct rm_store *own = NULL;
+	int rc = st ? RM_OK : rm_store_open_flags(&own, w->db, RM_STORE_MUST_EXIST, &err);
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		size_t i = w->next++;
+		int stop = i >= w->n || w->failed_at < w->n;
+		pthread_mutex_unlock(&w->lock);
+		if (stop)
+			break;
+		if (!rc)
+			rc = diagnose_one(st ? st : own, w, i, &err);
+		pthread_mutex_lock(&w->lock);
+		if (rc && i < w->failed_at) {
+			w->failed_at = i;
+			w->err = err;
+		}
+		rm_progress_at((double)++w->done);
+		pthread_mutex_unlock(&w->lock);
+		if (rc)
+			break;
+	}
+	rm_store_close(own);
+}
+
+static void *work_thread(void *arg)
+{
+	work(arg, NULL);
+	return NULL;
+}
+
+/* Diagnoses ids[0..n) into ds and infos: spec->jobs at once (this thread
+ * on st, the others each on a connection of its own), one after another
+ * without spec->db. On an error, the first failed run's. */
+static int diagnose_all(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_analyze_opts *o,
+                        const struct rm_report_spec *spec, struct rm_diagnosis *ds, struct rm_run_info *infos,
+                        struct rm_err *err)
+{
+	struct workers w = {.ids = ids, .n = n, .o = o, .ds = ds, .infos = infos, .db = spec->db, .failed_at = n};
+	pthread_mutex_init(&w.lock, NULL);
+	size_t extra = spec->db && spec->jobs > 1 ? (size_t)spec->jobs - 1 : 0;
+	if (extra > n - (n > 0))
+		extra = n - (n > 0);
+	pthread_t *th = rm_xcalloc(extra ? extra : 1, sizeof(*th));
+	size_t started = 0;
+	rm_progress_start("report: diagnosing", "runs", (double)n);
+	for (; started < extra; started++)
+		if (pthread_create(&th[started], NULL, work_thread, &w))
+			break; /* fewer workers: the rest is done by those there are */
+	work(&w, st);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	rm_progress_end();
+	free(th);
+	pthread_mutex_destroy(&w.lock);
+	if (w.failed_at < n) {
+		*err = w.err;
+		return err->code;
+	}
+	return RM_OK;
 }
 
 int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const struct rm_report_spec *spec,
@@ -33,29 +128,16 @@ int rm_report_write(struct rm_store *st, const int64_t *ids, size_t n, const str
 	if (!strcmp(spec->format, "html"))
 		o.detect.plot_fine = zoom_cols(n);
 	enum rm_severity worst = RM_SEV_NONE;
-	size_t done = 0;
-	code = RM_OK;
-	rm_progress_start("report: diagnosing", "runs", (double)n);
-	for (; done < n; done++) {
-		rm_progress_at((double)done);
-		if (rm_analyze_run(st, ids[done], &o, &ds[done], &infos[done], err)) {
-			code = err->code;
-			rm_progress_end();
-			goto out;
-		}
-		/* Charts need the plot data only: drop the per-point arrays, so
-		 * that a report of many runs holds one run's at a time. */
-		free(ds[done].split.trend);
-		free(ds[done].split.adjusted);
-		free(ds[done].length.adjusted);
-		ds[done].split.trend = ds[done].split.adjusted = ds[done].length.adjusted = NULL;
+	size_t done = n;
+	if ((code = diagnose_all(st, ids, n, &o, spec, ds, infos, err)))
+		goto out;
+	for (done = 0; done < n; done++) {
 		urls[done] = rm_run_page(&infos[done]);
 		runs[done] = (struct rm_report_run){&ds[done], &infos[done], urls[done], NULL};
 		if (ds[done].severity > worst)
 			worst = ds[done].severity;
 		out->at_fail_on += ds[done].severity >= spec->fail_on;
 	}
-	rm_progress_end();
 	/* Before and after, as named: the comparison is made before the runs
 	 * are ordered for the overview. */
 	struct rm_comparison cmp;
@@ -148,7 +230,7 @@ out_seen:
 		free(names[i]);
 	free(names);
 out:
-	for (size_t i = 0; i < done; i++) {
+	for (size_t i = 0; i < done; i++) { /* a failed diagnosis leaves its entries released or zero */
 		rm_diagnosis_release(&ds[i]);
 		rm_run_info_release(&infos[i]);
 		free(urls[i]);

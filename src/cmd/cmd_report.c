@@ -55,6 +55,9 @@ static const struct rm_opt options[] = {
      0},
     {"keep", 'k', NULL, RM_ARG_NONE, "keep this report as the next one's baseline", "with --all", NULL, 0},
     {"no-keep", 'K', NULL, RM_ARG_NONE, "do not keep this report as a baseline (an ad-hoc --all)", NULL, NULL, 0},
+    {"jobs", 'j', "N", RM_ARG_COUNT,
+     "diagnose N runs at once, each on a connection of its own (the report is the same file for any N)", "the cores",
+     NULL, 0},
     {0},
 };
 
@@ -90,6 +93,8 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
 	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0, overlay = 0, keep = -1;
 	double report_age = 0, report_at = -1;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t jobs = cores > 0 ? (cores < 256 ? cores : 256) : 1;
 	struct rm_since since;
 	int has_since = 0;
 	const char *format = NULL, *output = NULL, *baseline = NULL, *since_report = NULL;
@@ -133,6 +138,10 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 		case 'O': overlay = 1; break;
 		case 'k': keep = 1; break;
 		case 'K': keep = 0; break;
+		case 'j':
+			if (rm_parse_int(op.arg, 1, &jobs) || jobs > 256)
+				return rm_cmd_usage_error(&cmd_report, "--jobs wants 1..256, not '%s'", op.arg);
+			break;
 		case 'D': ctx->db_path = op.arg; break;
 		case 'h': return rm_cmd_help(&cmd_report);
 		default: return RM_EXIT_USAGE; /* rm_opt_next said why */
@@ -224,7 +233,9 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	                              .fail_on_new = fail_on_new,
 	                              .fail_worst = fail_worst,
 	                              .fail_new = new_given,
-	                              .keep = keep < 0 ? all : keep};
+	                              .keep = keep < 0 ? all : keep,
+	                              .jobs = (int)jobs,
+	                              .db = ctx->db_path};
 	if (rm_report_write(st, ids, n, &spec, &rm_cli_voice, &got, &err)) {
 		rm_error("%s", err.msg);
 		code = rm_exit_code(err.code);

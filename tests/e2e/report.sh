@@ -218,3 +218,22 @@ python3 -c "import json; print('\n'.join(json.dumps({'step': s, 'bucket': s % 3}
 grep -q "^| noloss | batches, no loss logged | ok | new | - | - |$" "$tmp/noloss.md" \
 	|| fail "a run without loss: $(grep '^| noloss' "$tmp/noloss.md")"
 echo "e2e report: all checks passed"
+# --jobs (issue 68.2): runs diagnosed at once, each worker on its own
+# connection, and the same file as one after another, byte for byte.
+"$runmon" --db "$db" simulate --strategy sorted --steps 3000 --seed 3 --run third >/dev/null
+"$runmon" --db "$db" simulate --strategy mixed --steps 3000 --seed 4 --run fourth >/dev/null
+for j in 1 3; do
+	for f in html json; do
+		"$runmon" --db "$db" report --all --no-keep --jobs $j -o "$tmp/jobs$j.$f" 2>/dev/null || [ $? = 1 ] || fail "--jobs $j --format $f"
+	done
+done
+cmp -s "$tmp/jobs1.html" "$tmp/jobs3.html" || fail "--jobs 3 wrote another HTML than --jobs 1"
+cmp -s "$tmp/jobs1.json" "$tmp/jobs3.json" || fail "--jobs 3 wrote another JSON than --jobs 1"
+[ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['runs']))" "$tmp/jobs3.json")" \
+	= "$("$runmon" --db "$db" runs --names | wc -l)" ] || fail "--jobs 3: not every run in the report"
+for bad in 0 x 257; do
+	set +e
+	"$runmon" --db "$db" report --all --jobs $bad -o "$tmp/bad.html" 2>"$tmp/err"; rc=$?
+	set -e
+	[ $rc = 2 ] && grep -q -- "--jobs" "$tmp/err" || fail "--jobs $bad: exit $rc, $(cat "$tmp/err")"
+done
