@@ -37,6 +37,11 @@ Rank 0 also logs the same losses the ways common trainers do, every
 
 then OUTDIR/ORDER/history.jsonl and OUTDIR/ORDER/batches-rank*.jsonl are
 one run each: runmon import --run torch-ORDER OUTDIR/ORDER/*.jsonl
+
+With --per-sample, each rank also writes OUTDIR/ORDER/samples-rankR.csv:
+every sample's own loss (the mean cross-entropy over its bytes) and length
+at every step, the material of the truth matrix's second generator
+(tests/tools/replay.c re-batches these real samples in any order).
 """
 
 import argparse
@@ -217,11 +222,22 @@ def train(rank, args, order, docs):
     rec = BatchRecorder(os.path.join(out, "batches-rank{rank}.jsonl"), rank=rank)
     styles = TrainerLogs(out, args.steps, args.log_every, len(docs) / (BATCH * WORLD)) if rank == 0 else None
     batches = batches_of(order, lengths, rank)
+    samples = open(os.path.join(out, f"samples-rank{rank}.csv"), "w") if args.per_sample else None
+    if samples:
+        samples.write("step,len,loss\n")
     for step in range(args.steps):
         idx = next(batches)
         rec.record(step, lens=[lengths[i] for i in idx])
         x, y = collate([docs[i] for i in idx])
-        loss = loss_fn(model(x).reshape(-1, PAD), y.reshape(-1))
+        if samples:  # the same mean over real tokens, kept per sample too
+            tok = nn.functional.cross_entropy(model(x).reshape(-1, PAD), y.reshape(-1), ignore_index=PAD,
+                                              reduction="none").reshape(y.shape)
+            real = (y != PAD).sum(1)
+            loss = tok.sum() / real.sum()
+            own = (tok.sum(1) / real.clamp(min=1)).tolist()
+            samples.write("".join(f"{step},{lengths[i]},{v:.5g}\n" for i, v in zip(idx, own)))
+        else:
+            loss = loss_fn(model(x).reshape(-1, PAD), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -231,6 +247,8 @@ def train(rank, args, order, docs):
             styles.step(step, mean.item() / WORLD)
     if styles:
         styles.close()
+    if samples:
+        samples.close()
     dist.destroy_process_group()
 
 
@@ -241,6 +259,7 @@ def main():
     ap.add_argument("--docs", type=int, default=6000, help="paragraphs of text to train on (default 6000)")
     ap.add_argument("--orders", default="sorted,stride,random")
     ap.add_argument("--log-every", type=int, default=5, help="the console logs' interval (default 5)")
+    ap.add_argument("--per-sample", action="store_true", help="also write each sample's loss and length a step")
     args = ap.parse_args()
     docs = corpus(args.docs)
     for order in args.orders.split(","):

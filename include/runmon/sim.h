@@ -179,6 +179,9 @@ struct rm_sim_series {
 };
 void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out);
 void rm_sim_series_release(struct rm_sim_series *ss);
+/* Lengths only: the series' buckets derived from each batch's min_len and
+ * max_len as the store derives them (the bucket ids are replaced). */
+void rm_sim_series_derive(struct rm_sim_series *ss, const double *min_len);
 
 struct rm_store;
 struct rm_err;

@@ -82,21 +82,26 @@ void rm_sim_series_make(const struct rm_sim_opts *o, struct rm_sim_series *out)
 	                            .mix = out->mix.n ? &out->mix : NULL,
 	                            .checkpoint_every = o->save_every,
 	                            .steps_per_epoch = out->truth.steps_per_epoch};
-	if (o->no_bucket && N) { /* as the store derives them */
-		struct rm_bucket_map *map = rm_xcalloc(1, sizeof(*map));
-		if (rm_bucket_map_derive(map, NULL, 0, min_len, out->max_len, N, out->bucket)) {
-			out->s.labels = map->label;
-			out->s.nlabels = map->k;
-			out->s.derived_bounds = map->bound;
-			out->s.nderived_bounds = map->nbound;
-			out->s.derived_cut_points = map->cut_points;
-		} else {
-			for (size_t i = 0; i < N; i++)
-				out->bucket[i] = -1;
-		}
-		out->derived = map;
-	}
+	if (o->no_bucket && N)
+		rm_sim_series_derive(out, min_len);
 	free(min_len);
+}
+
+void rm_sim_series_derive(struct rm_sim_series *out, const double *min_len)
+{
+	size_t n = out->s.nb;
+	struct rm_bucket_map *map = rm_xcalloc(1, sizeof(*map));
+	if (rm_bucket_map_derive(map, NULL, 0, min_len, out->max_len, n, out->bucket)) {
+		out->s.labels = map->label;
+		out->s.nlabels = map->k;
+		out->s.derived_bounds = map->bound;
+		out->s.nderived_bounds = map->nbound;
+		out->s.derived_cut_points = map->cut_points;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			out->bucket[i] = -1;
+	}
+	out->derived = map;
 }
 
 void rm_sim_series_release(struct rm_sim_series *ss)

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 			int named[NPREFIX] = {0}, first[64];
 			int nfirst = 0;
 			for (int seed = 1; seed <= seeds; seed++) {
-				struct truth_cell cell = {sick[i], RK_ONE, 1, (enum truth_comp)c, EV_NONE};
+				struct truth_cell cell = {sick[i], RK_ONE, 1, (enum truth_comp)c, EV_NONE, 0};
 				struct rm_sim_opts o;
 				struct rm_sim_series ss;
 				truth_opts(&cell, (uint64_t)seed, &o);
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 		for (int c = 0; c < COMP_COUNT; c++) {
 			int alarmed = 0;
 			for (int seed = 1; seed <= seeds; seed++) {
-				struct truth_cell cell = {healthy[i], RK_ONE, 1, (enum truth_comp)c, EV_NONE};
+				struct truth_cell cell = {healthy[i], RK_ONE, 1, (enum truth_comp)c, EV_NONE, 0};
 				struct rm_sim_opts o;
 				struct rm_sim_series ss;
 				truth_opts(&cell, (uint64_t)seed + 1000, &o);

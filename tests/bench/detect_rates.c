@@ -177,6 +177,8 @@ static int truth_rates(int seeds, const char *filter)
 			found += (double)out.found;
 			if (!first[0] && out.why[0])
 				snprintf(first, sizeof(first), "seed %d: %s", seed, out.why);
+			if (getenv("RUNMON_TRUTH_VERBOSE") && out.why[0]) /* every failure, not only the first */
+				fprintf(stderr, "%s seed %d: %s\n", name, seed, out.why);
 		}
 		worst_false = fa > worst_false ? fa : worst_false;
 		printf("%-48s %5.1f%% %5.1f%% %5.1f%% %8.1f %8.1f  %s\n", name, 100.0 * miss / seeds,

@@ -101,5 +101,33 @@ grep -q "^  join: 0 of 1000 loss points have their batches; 0 of 2000 batches ha
 	|| fail "apart: import's join: $(cat "$tmp/imp")"
 [ "$(rc "$runmon" --db "$db" diagnose torch-apart)" = 1 ] || fail "apart: exit $(grep VERDICT "$tmp/out")"
 grep -q "batches meet no loss step" "$tmp/out" || fail "apart: $(grep VERDICT "$tmp/out")"
-echo "e2e torch: sorted flagged, the sampler healthy, resolved; derived boundaries the sampler's; five logging styles joined"
+
+# --per-sample (issue 65.1: the truth matrix's second generator re-batches
+# what it writes): every sample's loss and length at every step, and a
+# rank's token-weighted mean of them is that rank's loss, so the mean over
+# the ranks is the logged loss of the step.
+py=
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null && "$p" -c "import torch" 2>/dev/null; then py=$p; break; fi
+done
+[ -n "$py" ] || fail "no python3 with PyTorch (run.sh found one)"
+"$py" "$src/examples/torch/train.py" "$tmp/ps" --steps 12 --orders random --per-sample >"$tmp/ps.log" 2>&1 \
+	|| fail "train.py --per-sample: $(tail -5 "$tmp/ps.log")"
+python3 - "$tmp/ps/random" <<'PY' || fail "--per-sample: the samples do not make the logged loss"
+import csv, json, os, sys
+d = sys.argv[1]
+logged = {r["_step"]: r["train/loss"] for r in map(json.loads, open(os.path.join(d, "history.jsonl")))}
+per = {}
+for rank in (0, 1):
+    rows = list(csv.DictReader(open(os.path.join(d, "samples-rank%d.csv" % rank))))
+    assert len(rows) == 12 * 16, len(rows)
+    for r in rows:
+        num, den = per.setdefault((int(r["step"]), rank), [0.0, 0])
+        per[(int(r["step"]), rank)] = [num + float(r["loss"]) * (int(r["len"]) - 1), den + int(r["len"]) - 1]
+for step, loss in logged.items():
+    mean = sum(per[(step, k)][0] / per[(step, k)][1] for k in (0, 1)) / 2
+    assert abs(mean - loss) < 2e-5 * loss, (step, mean, loss)  # 5 digits a sample; len-weighting is off by 2e-4
+assert sorted(logged) == list(range(12))
+PY
+echo "e2e torch: sorted flagged, the sampler healthy, resolved; derived boundaries the sampler's; five logging styles joined; per-sample losses make the logged loss"
 sed 's/^/  /' "$tmp/styles"
