@@ -89,6 +89,33 @@ static void tell_outcome(const struct rm_report_spec *spec, size_t n, const stru
 		        rm_severity_name(spec->fail_on));
 }
 
+/* The runs a report covers: those named (names[0..nnames)), else every
+ * run, updated since *since when given. *ids is malloc'd. */
+static int run_ids(struct rm_store *st, char **names, int nnames, const struct rm_since *since, double now,
+                   int64_t **ids, size_t *n, struct rm_err *err)
+{
+	*n = 0;
+	if (names) {
+		*ids = rm_xmalloc((size_t)(nnames ? nnames : 1) * sizeof(int64_t));
+		for (int i = 0; i < nnames; i++)
+			if (rm_store_find_run(st, names[i], &(*ids)[(*n)++], err)) {
+				free(*ids);
+				return err->code;
+			}
+		return RM_OK;
+	}
+	struct rm_run_info *list;
+	size_t ln;
+	if (rm_store_list_runs(st, &list, &ln, err))
+		return err->code;
+	*ids = rm_xmalloc((ln ? ln : 1) * sizeof(int64_t));
+	for (size_t i = 0; i < ln; i++)
+		if (!since || list[i].synced_at >= rm_since_time(since, now))
+			(*ids)[(*n)++] = list[i].id;
+	rm_run_info_free(list, ln);
+	return RM_OK;
+}
+
 static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 {
 	int c, all = 0, code, fail_on_given = 0, new_given = 0, compare = 0, overlay = 0, keep = -1;
@@ -196,30 +223,13 @@ static int run_report(int argc, char **argv, struct rm_ctx *ctx)
 	struct rm_err err;
 	if ((code = rm_ctx_open_store_flags(ctx, &st, RM_STORE_MUST_EXIST)))
 		return code;
-	int64_t *ids = NULL;
-	size_t n = 0;
-	if (all) {
-		struct rm_run_info *list;
-		size_t ln;
-		if (rm_store_list_runs(st, &list, &ln, &err)) {
-			rm_error("%s", err.msg);
-			rm_store_close(st);
-			return rm_exit_code(err.code);
-		}
-		ids = rm_xmalloc((ln ? ln : 1) * sizeof(int64_t));
-		for (size_t i = 0; i < ln; i++)
-			if (!has_since || list[i].synced_at >= rm_since_time(&since, now))
-				ids[n++] = list[i].id;
-		rm_run_info_free(list, ln);
-	} else {
-		ids = rm_xmalloc((size_t)(argc - op.ind) * sizeof(int64_t));
-		for (int i = op.ind; i < argc; i++)
-			if (rm_store_find_run(st, argv[i], &ids[n++], &err)) {
-				rm_error("%s", err.msg);
-				free(ids);
-				rm_store_close(st);
-				return rm_exit_code(err.code);
-			}
+	int64_t *ids;
+	size_t n;
+	if (run_ids(st, all ? NULL : argv + op.ind, all ? 0 : argc - op.ind, has_since ? &since : NULL, now, &ids, &n,
+	            &err)) {
+		rm_error("%s", err.msg);
+		rm_store_close(st);
+		return rm_exit_code(err.code);
 	}
 	struct rm_report_outcome got;
 	struct rm_report_spec spec = {.compare = compare,
